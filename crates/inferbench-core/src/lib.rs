@@ -1,0 +1,20 @@
+//! Core types of inferbench: the record (raw evidence of one request), the evidence file
+//! lines, the run plan, the manifest, the frozen workload and metric results. No I/O here.
+
+pub mod evidence;
+pub mod manifest;
+pub mod plan;
+pub mod record;
+pub mod seed;
+pub mod summary;
+pub mod time;
+pub mod workload;
+
+pub use evidence::{Evidence, EvidenceEnd, EvidenceHeader, EvidenceLine, PhaseWindow, StopReason};
+pub use plan::RunPlan;
+pub use record::{ErrorKind, Event, EventKind, Frame, Phase, Record, RecordError, TokenCounts};
+pub use summary::{MetricResult, MetricValue, Stats, Summary};
+
+/// This tool's name and version, as written into artifacts.
+pub const TOOL_NAME: &str = "inferbench";
+pub const TOOL_VERSION: &str = env!("CARGO_PKG_VERSION");

@@ -1,0 +1,80 @@
+//! The run manifest: what was held fixed, so that a run can be reproduced and compared.
+
+use serde::{Deserialize, Serialize};
+
+use crate::evidence::StopReason;
+use crate::plan::RunPlan;
+
+pub const MANIFEST_FILE: &str = "inferbench_manifest.json";
+pub const MANIFEST_SCHEMA_VERSION: u32 = 1;
+
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct ToolIdentity {
+    pub name: String,
+    pub version: String,
+    /// SHA-256 of the running executable, when it could be read.
+    pub binary_sha256: Option<String>,
+}
+
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct HostIdentity {
+    pub hostname: String,
+    pub os: String,
+    pub kernel: Option<String>,
+    pub arch: String,
+    pub cpus: usize,
+    pub memory_bytes: Option<u64>,
+}
+
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct TokenizerIdentity {
+    /// `builtin:o200k_base` or the path given.
+    pub name: String,
+    /// SHA-256 of the vocabulary file (tokenizer.json, or the embedded BPE ranks).
+    pub sha256: String,
+}
+
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct DatasetIdentity {
+    /// `synthetic`, or the dataset type.
+    pub kind: String,
+    pub entries: usize,
+    /// SHA-256 over the canonical serialization of the frozen request bodies (see
+    /// `docs/evidence.md`): equal hashes mean byte-identical requests in the same order.
+    pub workload_sha256: String,
+    /// SHA-256 of the prompt corpus the synthetic prompts were cut from.
+    pub corpus_sha256: Option<String>,
+}
+
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct ServerIdentity {
+    /// `GET /v1/models` as the server answered it (None when it could not be read).
+    pub models_response: Option<serde_json::Value>,
+    /// `simulated` for the built-in server.
+    pub kind: String,
+}
+
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct Manifest {
+    pub schema_version: u32,
+    pub benchmark_id: String,
+    pub tool: ToolIdentity,
+    pub host: HostIdentity,
+    /// The resolved plan (secrets redacted by construction).
+    pub plan: RunPlan,
+    pub tokenizer: TokenizerIdentity,
+    pub dataset: DatasetIdentity,
+    pub random_seed: Option<u64>,
+    /// e.g. `concurrency 4 (burst)`.
+    pub arrival: String,
+    pub warmup: String,
+    pub stop_rule: String,
+    pub stop_reason: StopReason,
+    pub partial: bool,
+    pub started_at: String,
+    pub ended_at: Option<String>,
+    pub anchor_unix_ns: u64,
+    pub server: ServerIdentity,
+    /// Files written, relative to the run directory.
+    pub files: Vec<String>,
+}

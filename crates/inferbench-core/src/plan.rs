@@ -1,0 +1,218 @@
+//! The validated, serializable run plan. The binary turns raw flags into this; the manifest
+//! records it (with secrets redacted); the engine runs it.
+
+use serde::{Deserialize, Serialize};
+
+/// A secret value (API key, sensitive header). It serializes as [`REDACTED`], so it can never
+/// reach an artifact or a log through serde, and its `Debug` hides it too.
+#[derive(Clone, PartialEq, Eq, Default)]
+pub struct Secret(String);
+
+pub const REDACTED: &str = "<redacted>";
+
+impl Secret {
+    pub fn new(s: impl Into<String>) -> Self {
+        Secret(s.into())
+    }
+    /// The real value, for the one place that needs it: building the HTTP request.
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Debug for Secret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(REDACTED)
+    }
+}
+
+impl Serialize for Secret {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(REDACTED)
+    }
+}
+
+impl<'de> Deserialize<'de> for Secret {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        Ok(Secret(String::deserialize(d)?))
+    }
+}
+
+/// Header names whose values are treated as secrets.
+pub fn is_sensitive_header(name: &str) -> bool {
+    let n = name.to_ascii_lowercase();
+    n == "authorization"
+        || n == "proxy-authorization"
+        || n == "x-api-key"
+        || n == "api-key"
+        || n == "cookie"
+        || n.contains("token")
+        || n.contains("secret")
+        || n.contains("key")
+}
+
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum EndpointType {
+    Chat,
+    Completions,
+}
+
+impl EndpointType {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EndpointType::Chat => "chat",
+            EndpointType::Completions => "completions",
+        }
+    }
+    /// Default URL path (AIPerf's `endpoint_path`).
+    pub fn default_path(self) -> &'static str {
+        match self {
+            EndpointType::Chat => "/v1/chat/completions",
+            EndpointType::Completions => "/v1/completions",
+        }
+    }
+    pub fn supports_streaming(self) -> bool {
+        true
+    }
+}
+
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum TokenizerSpec {
+    /// The embedded tiktoken `o200k_base` vocabulary.
+    Builtin,
+    /// A Hugging Face `tokenizer.json`, or a directory holding one.
+    HuggingFace { path: String },
+}
+
+/// A normal distribution of token counts (AIPerf's `sample_positive_normal_integer`).
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq)]
+pub struct LengthDist {
+    pub mean: f64,
+    pub stddev: f64,
+}
+
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum ExportLevel {
+    Summary,
+    Records,
+    Raw,
+}
+
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum UiKind {
+    Dashboard,
+    Simple,
+    None,
+}
+
+/// Where the server is: a URL given by the user, or the built-in simulated server.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Target {
+    Url { url: String },
+    /// Started in-process on 127.0.0.1, port 0. The URL is filled in once it listens.
+    Simulated { ttft_ms: f64, itl_ms: f64 },
+}
+
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct LoadPlan {
+    /// Concurrent sessions (slots). Burst mode: a new request as soon as a slot frees.
+    pub concurrency: usize,
+    /// Requests in the profiling phase.
+    pub request_count: u64,
+    /// Requests in the warmup phase (0 = no warmup).
+    pub warmup_request_count: u64,
+}
+
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct ArtifactPlan {
+    /// The parent directory (`--artifact-dir`).
+    pub dir: String,
+    /// The run directory actually used (`<dir>/<model>-openai-<endpoint>-<load>`).
+    pub run_dir: String,
+    /// `--profile-export-prefix` (default `profile_export`).
+    pub prefix: String,
+    pub export_level: ExportLevel,
+}
+
+/// Everything a run needs, validated. Serialized into the manifest (secrets redacted).
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct RunPlan {
+    pub models: Vec<String>,
+    pub target: Target,
+    /// Base URL actually used (for the simulated server, filled in at start).
+    pub url: String,
+    pub endpoint_type: EndpointType,
+    /// URL path (`--custom-endpoint` or the endpoint's default).
+    pub endpoint_path: String,
+    pub streaming: bool,
+    pub api_key: Option<Secret>,
+    /// Extra headers in order. Values of sensitive names are secrets.
+    pub headers: Vec<(String, HeaderValue)>,
+    /// `--extra-inputs`, merged into every body after the base payload.
+    pub extra_inputs: serde_json::Map<String, serde_json::Value>,
+    pub request_timeout_seconds: f64,
+    pub tokenizer: TokenizerSpec,
+    pub use_server_token_count: bool,
+    pub use_legacy_max_tokens: bool,
+    pub isl: LengthDist,
+    pub osl: Option<LengthDist>,
+    pub num_dataset_entries: usize,
+    pub random_seed: Option<u64>,
+    pub load: LoadPlan,
+    pub artifacts: ArtifactPlan,
+    pub ui: UiKind,
+    /// The command line as typed, with secret values replaced.
+    pub cli_command: String,
+}
+
+/// A header value that is redacted in serialization when its name is sensitive.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[serde(untagged)]
+pub enum HeaderValue {
+    Secret(Secret),
+    Plain(String),
+}
+
+impl HeaderValue {
+    pub fn for_header(name: &str, value: impl Into<String>) -> Self {
+        if is_sensitive_header(name) {
+            HeaderValue::Secret(Secret::new(value))
+        } else {
+            HeaderValue::Plain(value.into())
+        }
+    }
+    pub fn expose(&self) -> &str {
+        match self {
+            HeaderValue::Secret(s) => s.expose(),
+            HeaderValue::Plain(s) => s,
+        }
+    }
+}
+
+impl RunPlan {
+    /// AIPerf's stimulus name: `concurrency4`, used in the run directory name.
+    pub fn load_label(&self) -> String {
+        format!("concurrency{}", self.load.concurrency)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn secrets_never_serialize() {
+        let s = Secret::new("sk-very-secret");
+        assert_eq!(serde_json::to_string(&s).unwrap(), "\"<redacted>\"");
+        assert_eq!(format!("{s:?}"), "<redacted>");
+        let h = HeaderValue::for_header("Authorization", "Bearer x");
+        assert_eq!(serde_json::to_string(&h).unwrap(), "\"<redacted>\"");
+        let h = HeaderValue::for_header("X-Trace", "abc");
+        assert_eq!(serde_json::to_string(&h).unwrap(), "\"abc\"");
+    }
+}

@@ -1,0 +1,58 @@
+//! The frozen workload: every request body, rendered before the run, in order.
+
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+/// One rendered request.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct Payload {
+    pub conversation_id: String,
+    pub turn_index: u32,
+    /// The exact body bytes (JSON text) that go on the wire.
+    pub body: String,
+    /// Client token count of the input texts (None when the tokenizer is not used).
+    pub input_tokens: Option<u64>,
+    /// `max_completion_tokens` / `max_tokens` in the body.
+    pub requested_output_tokens: Option<u64>,
+}
+
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
+pub struct Workload {
+    pub payloads: Vec<Payload>,
+}
+
+impl Workload {
+    /// SHA-256 over the canonical serialization: for each payload in order, its body's byte
+    /// length as 8 little-endian bytes, then the bytes. Body bytes are what is sent, so equal
+    /// hashes mean byte-identical requests in the same order.
+    pub fn sha256(&self) -> String {
+        let mut h = Sha256::new();
+        for p in &self.payloads {
+            h.update((p.body.len() as u64).to_le_bytes());
+            h.update(p.body.as_bytes());
+        }
+        hex::encode(h.finalize())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hash_depends_on_boundaries_and_order() {
+        let p = |b: &str| Payload {
+            conversation_id: "s".into(),
+            turn_index: 0,
+            body: b.into(),
+            input_tokens: None,
+            requested_output_tokens: None,
+        };
+        let a = Workload { payloads: vec![p("ab"), p("c")] };
+        let b = Workload { payloads: vec![p("a"), p("bc")] };
+        let c = Workload { payloads: vec![p("c"), p("ab")] };
+        assert_ne!(a.sha256(), b.sha256());
+        assert_ne!(a.sha256(), c.sha256());
+        assert_eq!(a.sha256(), a.clone().sha256());
+    }
+}
