@@ -56,6 +56,8 @@ impl Stats {
     }
 }
 
+// A summary holds a few dozen of these; boxing the large variant buys nothing.
+#[allow(clippy::large_enum_variant)]
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum MetricValue {

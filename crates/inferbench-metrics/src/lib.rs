@@ -1,1 +1,72 @@
-//! placeholder
+//! Metrics of inferbench: pure functions from evidence records to results, under named,
+//! versioned definition sets. The same records can be re-scored under any set at any time.
+//!
+//! Sets: [`aiperf::NAME`] (`aiperf-0.13`), AIPerf 0.13.0's definitions. Formulas, units and
+//! validity rules are documented in `docs/metrics.md`.
+
+pub mod aiperf;
+pub mod stats;
+
+use inferbench_core::summary::{RecordMetric, Summary};
+use inferbench_core::{Evidence, Phase};
+
+/// Per-request metric values of one record (display units), for `profile_export.jsonl`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PerRecord {
+    /// [`inferbench_core::Record::id`].
+    pub id: u64,
+    /// Empty when no metric applies (e.g. an error record without a client ISL).
+    pub metrics: Vec<RecordMetric>,
+}
+
+/// Everything one definition set computes for one phase.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Computed {
+    pub summary: Summary,
+    /// One entry per record of the phase, in evidence order.
+    pub per_record: Vec<PerRecord>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum MetricsError {
+    UnknownDefinitions {
+        name: String,
+        known: &'static [&'static str],
+    },
+}
+
+impl std::fmt::Display for MetricsError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            MetricsError::UnknownDefinitions { name, known } => write!(
+                f,
+                "unknown metric definitions '{name}' (known: {})",
+                known.join(", ")
+            ),
+        }
+    }
+}
+
+impl std::error::Error for MetricsError {}
+
+const SETS: &[&str] = &[aiperf::NAME];
+
+/// Names of the definition sets this build can compute.
+pub fn definition_sets() -> &'static [&'static str] {
+    SETS
+}
+
+/// Compute the metrics of `phase` under the definition set named `definitions`.
+pub fn compute(
+    definitions: &str,
+    evidence: &Evidence,
+    phase: Phase,
+) -> Result<Computed, MetricsError> {
+    match definitions {
+        aiperf::NAME => Ok(aiperf::compute(evidence, phase)),
+        _ => Err(MetricsError::UnknownDefinitions {
+            name: definitions.to_string(),
+            known: SETS,
+        }),
+    }
+}

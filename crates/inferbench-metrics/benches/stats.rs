@@ -1,0 +1,93 @@
+//! Throughput of the statistics and of a whole `aiperf-0.13` computation.
+
+use criterion::{Criterion, black_box, criterion_group, criterion_main};
+use inferbench_core::evidence::{EvidenceHeader, PhaseWindow};
+use inferbench_core::{Event, Evidence, Phase, Record, TokenCounts};
+use inferbench_metrics::{compute, stats::stats};
+
+/// Deterministic pseudo-random values (xorshift), so runs are comparable.
+fn values(n: usize) -> Vec<f64> {
+    let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+    (0..n)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x % 1_000_000_000) as f64
+        })
+        .collect()
+}
+
+fn evidence(n: u64) -> Evidence {
+    let records = (0..n)
+        .map(|i| {
+            let start = i * 1_000_000;
+            let events = (0..17u64)
+                .map(|k| Event {
+                    frame: k as u32,
+                    t_ns: start + 20_000_000 + k * 5_000_000 + (i * 7919 + k * 104_729) % 300_000,
+                    content: Some(" the".into()),
+                    ..Default::default()
+                })
+                .collect();
+            Record {
+                id: i,
+                request_id: format!("r{i}"),
+                streaming: true,
+                planned_ns: start,
+                start_ns: start + 1000,
+                end_ns: start + 110_000_000,
+                requested_output_tokens: Some(17),
+                events,
+                tokens: TokenCounts {
+                    input: Some(32),
+                    output: Some(17),
+                    reasoning: None,
+                },
+                ..Default::default()
+            }
+        })
+        .collect();
+    Evidence {
+        header: EvidenceHeader {
+            schema_version: 1,
+            tool: "inferbench".into(),
+            tool_version: "bench".into(),
+            anchor_unix_ns: 1_795_978_615_000_000_000,
+            benchmark_id: "bench".into(),
+            endpoint_type: "chat".into(),
+            streaming: true,
+            tokenizer: "builtin".into(),
+            use_server_token_count: false,
+        },
+        records,
+        phases: vec![PhaseWindow {
+            phase: Phase::Profiling,
+            start_ns: 0,
+            sent_end_ns: n * 1_000_000,
+            requests_end_ns: n * 1_000_000 + 110_000_000,
+            scheduled: n,
+            completed: n,
+            errors: 0,
+            cancelled: false,
+        }],
+        end: None,
+    }
+}
+
+fn bench(c: &mut Criterion) {
+    let v10k = values(10_000);
+    let v1m = values(1_000_000);
+    c.bench_function("stats 10k", |b| b.iter(|| stats(black_box(&v10k))));
+    let mut g = c.benchmark_group("large");
+    g.sample_size(10);
+    g.bench_function("stats 1M", |b| b.iter(|| stats(black_box(&v1m))));
+    let ev = evidence(10_000);
+    g.bench_function("compute aiperf-0.13 10k records", |b| {
+        b.iter(|| compute("aiperf-0.13", black_box(&ev), Phase::Profiling).unwrap())
+    });
+    g.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);
