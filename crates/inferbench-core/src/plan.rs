@@ -113,9 +113,14 @@ pub enum UiKind {
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Target {
-    Url { url: String },
+    Url {
+        url: String,
+    },
     /// Started in-process on 127.0.0.1, port 0. The URL is filled in once it listens.
-    Simulated { ttft_ms: f64, itl_ms: f64 },
+    Simulated {
+        ttft_ms: f64,
+        itl_ms: f64,
+    },
 }
 
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]

@@ -55,7 +55,10 @@ mod tests {
             iso_utc_micros(951_827_696_789_012_000),
             "2000-02-29T12:34:56.789012"
         );
-        assert_eq!(iso_utc_seconds(951_827_696_789_012_000), "2000-02-29T12:34:56Z");
+        assert_eq!(
+            iso_utc_seconds(951_827_696_789_012_000),
+            "2000-02-29T12:34:56Z"
+        );
         // rounding to the nearest microsecond
         assert_eq!(iso_utc_micros(1_999_999_999), "1970-01-01T00:00:02.000000");
     }

@@ -48,9 +48,15 @@ mod tests {
             input_tokens: None,
             requested_output_tokens: None,
         };
-        let a = Workload { payloads: vec![p("ab"), p("c")] };
-        let b = Workload { payloads: vec![p("a"), p("bc")] };
-        let c = Workload { payloads: vec![p("c"), p("ab")] };
+        let a = Workload {
+            payloads: vec![p("ab"), p("c")],
+        };
+        let b = Workload {
+            payloads: vec![p("a"), p("bc")],
+        };
+        let c = Workload {
+            payloads: vec![p("c"), p("ab")],
+        };
         assert_ne!(a.sha256(), b.sha256());
         assert_ne!(a.sha256(), c.sha256());
         assert_eq!(a.sha256(), a.clone().sha256());

@@ -1,1 +1,30 @@
-//! placeholder
+//! The built-in simulated OpenAI-compatible inference server.
+//!
+//! It answers `/v1/chat/completions` and `/v1/completions` (streaming and not) with
+//! deterministic token text on an absolute-deadline timing model (token *i* is due at
+//! arrival + TTFT + *i* × ITL), can inject HTTP 500s and cut streams, and keeps server-side
+//! counters (`GET /sim/stats`). It is the target of `inferbench mock-server` and of
+//! `inferbench profile` without `--url`. See `docs/simulated-server.md`.
+//!
+//! ```no_run
+//! # async fn run() -> std::io::Result<()> {
+//! use inferbench_sim::{SimConfig, SimServer};
+//! let server = SimServer::start(SimConfig::default(), "127.0.0.1:0".parse().unwrap()).await?;
+//! let url = format!("http://{}", server.local_addr());
+//! # let _ = url;
+//! let stats = server.run_until(async { let _ = tokio::signal::ctrl_c().await; }).await;
+//! # let _ = stats;
+//! # Ok(()) }
+//! ```
+
+mod body;
+mod config;
+mod render;
+mod request;
+mod server;
+mod stats;
+
+pub use body::StreamCut;
+pub use config::{MAX_OUTPUT_TOKENS, ReasoningField, SimConfig, SimConfigError, default_words};
+pub use server::{SimServer, serve_until};
+pub use stats::{SimStats, TimingStats};

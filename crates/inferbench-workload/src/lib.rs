@@ -1,1 +1,20 @@
-//! placeholder
+//! The workload side of inferbench: the client tokenizer, the bundled prompt corpus,
+//! synthetic prompts of exact token length, the frozen request bodies (and AIPerf's
+//! `inputs.json` view of them), the payload sampler, and the single-token words the simulated
+//! server streams. See `docs/workload.md`.
+
+pub mod corpus;
+pub mod error;
+pub mod render;
+pub mod sampler;
+pub mod sim_vocab;
+pub mod synthetic;
+pub mod tokenizer;
+
+pub use corpus::Corpus;
+pub use error::WorkloadError;
+pub use render::{RenderedWorkload, inputs_json, render_workload};
+pub use sampler::{Sampler, SamplingStrategy};
+pub use sim_vocab::single_token_words;
+pub use synthetic::{PromptGenerator, resolve_seed, sample_positive_normal_integer};
+pub use tokenizer::Tokenizer;

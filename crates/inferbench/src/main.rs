@@ -1,1 +1,65 @@
-fn main() {}
+//! The `inferbench` binary: flags in, a validated plan out, then the library crates do the
+//! work. Errors are one line on stderr and a non-zero exit code.
+
+mod cli;
+mod host;
+mod metrics_cmd;
+mod mock;
+mod profile;
+mod progress;
+
+use std::process::ExitCode;
+
+use clap::FromArgMatches;
+
+/// A failure to report: one line, and the exit code.
+#[derive(Debug)]
+pub struct Failure {
+    pub code: u8,
+    pub message: String,
+}
+
+impl Failure {
+    /// Bad input (flags, files): exit 2.
+    pub fn input(message: impl Into<String>) -> Self {
+        Failure {
+            code: 2,
+            message: message.into(),
+        }
+    }
+    /// The run could not be done (server unreachable, I/O): exit 1.
+    pub fn run(message: impl Into<String>) -> Self {
+        Failure {
+            code: 1,
+            message: message.into(),
+        }
+    }
+}
+
+fn main() -> ExitCode {
+    let argv: Vec<String> = std::env::args().collect();
+    let matches = match cli::command_with_unbuilt().try_get_matches_from(&argv) {
+        Ok(m) => m,
+        Err(e) => e.exit(),
+    };
+    if let Err(e) = cli::check_unbuilt(&matches) {
+        eprintln!("inferbench: error: {e}");
+        return ExitCode::from(2);
+    }
+    let parsed = match cli::Cli::from_arg_matches(&matches) {
+        Ok(c) => c,
+        Err(e) => e.exit(),
+    };
+    let result = match parsed.command {
+        cli::Command::Profile(a) => profile::run(&a, &argv),
+        cli::Command::MockServer(a) => mock::run(&a),
+        cli::Command::Metrics(a) => metrics_cmd::run(&a),
+    };
+    match result {
+        Ok(code) => ExitCode::from(code),
+        Err(f) => {
+            eprintln!("inferbench: error: {}", f.message);
+            ExitCode::from(f.code)
+        }
+    }
+}

@@ -1,0 +1,149 @@
+//! The console summary, AIPerf style: the binary prints it and saves it as
+//! `profile_export_console.txt`.
+
+use comfy_table::{CellAlignment, ContentArrangement, Table};
+use inferbench_core::{MetricResult, MetricValue, Summary};
+
+/// Light borders with a heavy header rule: close to the `rich` tables AIPerf prints.
+const PRESET: &str = "││──┝━┿┥│    ┬┴┌┐└┘";
+
+/// Rows of AIPerf's "LLM Metrics" table, in its order (from real 0.13.0 console output);
+/// metrics not computed in a run are skipped.
+pub const CONSOLE_ROWS: [&str; 20] = [
+    "time_to_first_token",
+    "time_to_second_token",
+    "time_to_first_output_token",
+    "request_latency",
+    "decode_duration",
+    "inter_token_latency",
+    "output_token_throughput_per_user",
+    "e2e_output_token_throughput",
+    "output_sequence_length",
+    "input_sequence_length",
+    "output_token_throughput",
+    "input_token_throughput",
+    "request_throughput",
+    "completed_request_count",
+    "request_error_rate",
+    "request_count",
+    "adj_request_latency",
+    "adj_time_to_first_token",
+    "adj_decode_duration",
+    "adj_inter_token_latency",
+];
+
+const COLUMNS: [&str; 8] = ["Metric", "avg", "min", "max", "p99", "p90", "p50", "std"];
+
+/// `1251.6155` → `1,251.62`; `None` or non-finite → `N/A`.
+pub fn format_thousands(x: Option<f64>) -> String {
+    let Some(x) = x.filter(|x| x.is_finite()) else {
+        return "N/A".into();
+    };
+    let s = format!("{:.2}", x.abs());
+    let (int, frac) = s.split_once('.').unwrap_or((&s, ""));
+    let mut grouped = String::with_capacity(s.len() + s.len() / 3 + 1);
+    // Like Python's f"{x:,.2f}": the sign follows the value, even when it rounds to zero.
+    if x.is_sign_negative() {
+        grouped.push('-');
+    }
+    for (i, c) in int.chars().enumerate() {
+        if i > 0 && (int.len() - i) % 3 == 0 {
+            grouped.push(',');
+        }
+        grouped.push(c);
+    }
+    grouped.push('.');
+    grouped.push_str(frac);
+    grouped
+}
+
+fn row(m: &MetricResult) -> Vec<String> {
+    let mut cells = vec![format!("{} ({})", m.header, m.unit)];
+    match &m.value {
+        MetricValue::Scalar { value } => {
+            cells.push(format_thousands(Some(*value)));
+            cells.extend(std::iter::repeat_n("N/A".to_string(), 6));
+        }
+        MetricValue::Distribution { stats } => {
+            for c in &COLUMNS[1..] {
+                cells.push(format_thousands(stats.get(c)));
+            }
+        }
+    }
+    cells
+}
+
+fn new_table(header: &[&str]) -> Table {
+    let mut t = Table::new();
+    t.load_preset(PRESET)
+        .force_no_tty()
+        .set_content_arrangement(ContentArrangement::Disabled)
+        .set_header(header.to_vec());
+    t
+}
+
+fn titled(title: &str, table: &Table) -> String {
+    let body = table.trim_fmt();
+    let width = body.lines().next().map_or(0, |l| l.chars().count());
+    let pad = width.saturating_sub(title.chars().count()) / 2;
+    format!("{}{title}\n{body}\n", " ".repeat(pad))
+}
+
+/// The console text: an error summary table when there were errors, then the metrics table
+/// titled `inferbench | LLM Metrics (<definitions>)`.
+pub fn render_console(summary: &Summary) -> String {
+    let mut out = String::from("\n");
+    if !summary.error_summary.is_empty() {
+        let mut t = new_table(&["Code", "Type", "Message", "Count"]);
+        // Long server messages wrap instead of making the table as wide as the message.
+        t.set_content_arrangement(ContentArrangement::Dynamic)
+            .set_width(140);
+        for g in &summary.error_summary {
+            t.add_row(vec![
+                g.code.map_or("N/A".to_string(), |c| c.to_string()),
+                g.error_type.clone(),
+                g.message.clone(),
+                g.count.to_string(),
+            ]);
+        }
+        for i in [0, 1, 3] {
+            if let Some(c) = t.column_mut(i) {
+                c.set_cell_alignment(CellAlignment::Right);
+            }
+        }
+        out.push_str(&titled("inferbench | Error Summary", &t));
+        out.push('\n');
+    }
+    let mut t = new_table(&COLUMNS);
+    for tag in CONSOLE_ROWS {
+        if let Some(m) = summary.get(tag) {
+            t.add_row(row(m));
+        }
+    }
+    for i in 0..COLUMNS.len() {
+        if let Some(c) = t.column_mut(i) {
+            c.set_cell_alignment(CellAlignment::Right);
+        }
+    }
+    let title = format!("inferbench | LLM Metrics ({})", summary.definitions);
+    out.push_str(&titled(&title, &t));
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn thousands_separators() {
+        assert_eq!(format_thousands(Some(1251.6155)), "1,251.62");
+        assert_eq!(format_thousands(Some(5600.60569820833)), "5,600.61");
+        assert_eq!(format_thousands(Some(999.999)), "1,000.00");
+        assert_eq!(format_thousands(Some(22.371)), "22.37");
+        assert_eq!(format_thousands(Some(1234567.0)), "1,234,567.00");
+        assert_eq!(format_thousands(Some(-1234.5)), "-1,234.50");
+        assert_eq!(format_thousands(Some(0.0)), "0.00");
+        assert_eq!(format_thousands(None), "N/A");
+        assert_eq!(format_thousands(Some(f64::NAN)), "N/A");
+    }
+}

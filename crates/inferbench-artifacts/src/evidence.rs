@@ -1,0 +1,257 @@
+//! The evidence file writer: append-only JSON Lines, on the hot path of a run.
+
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use inferbench_core::evidence::{EVIDENCE_FILE, parse_evidence};
+use inferbench_core::{Evidence, EvidenceEnd, EvidenceHeader, PhaseWindow, Record};
+use serde::Serialize;
+
+use crate::{ArtifactError, Result};
+
+/// Flush once this much is buffered...
+pub const FLUSH_BYTES: usize = 64 * 1024;
+/// ...or once this long has passed since the last flush (checked on each write).
+pub const FLUSH_INTERVAL: Duration = Duration::from_millis(100);
+
+/// Borrowing twin of [`inferbench_core::EvidenceLine`]: same tag and variant names, so the
+/// bytes are identical, but a record is serialized in place (no clone, no `Value`).
+#[derive(Serialize)]
+#[serde(tag = "line", rename_all = "snake_case")]
+enum LineRef<'a> {
+    Header(&'a EvidenceHeader),
+    Record(&'a Record),
+    Phase(&'a PhaseWindow),
+    End(&'a EvidenceEnd),
+}
+
+/// Appends lines to `inferbench_evidence.jsonl`. A record reaches the OS at most
+/// [`FLUSH_INTERVAL`] after the next write following it, or when [`FLUSH_BYTES`] are
+/// buffered, so a killed run loses at most the last moments; phase and end lines are
+/// flushed at once. Flushing after every record would cost a syscall per record.
+pub struct EvidenceWriter {
+    path: PathBuf,
+    out: BufWriter<File>,
+    last_flush: Instant,
+    records: u64,
+}
+
+impl EvidenceWriter {
+    /// Create (truncate) `dir/inferbench_evidence.jsonl` and write the header line.
+    pub fn create(dir: &Path, header: &EvidenceHeader) -> Result<Self> {
+        let path = dir.join(EVIDENCE_FILE);
+        let file = File::create(&path).map_err(|e| ArtifactError::io(&path, e))?;
+        let mut w = EvidenceWriter {
+            path,
+            // Twice the threshold, so that BufWriter never flushes on its own mid-line.
+            out: BufWriter::with_capacity(2 * FLUSH_BYTES, file),
+            last_flush: Instant::now(),
+            records: 0,
+        };
+        w.line(&LineRef::Header(header))?;
+        w.flush()?;
+        Ok(w)
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Records written so far.
+    pub fn records(&self) -> u64 {
+        self.records
+    }
+
+    pub fn write_record(&mut self, record: &Record) -> Result<()> {
+        self.line(&LineRef::Record(record))?;
+        self.records += 1;
+        self.maybe_flush()
+    }
+
+    pub fn write_phase(&mut self, window: &PhaseWindow) -> Result<()> {
+        self.line(&LineRef::Phase(window))?;
+        self.flush()
+    }
+
+    /// Push everything buffered to the OS (e.g. from a periodic tick when records are rare).
+    pub fn flush(&mut self) -> Result<()> {
+        self.out
+            .flush()
+            .map_err(|e| ArtifactError::io(&self.path, e))?;
+        self.last_flush = Instant::now();
+        Ok(())
+    }
+
+    /// Write the end line, flush and fsync. Returns the file's path.
+    pub fn finish(mut self, end: EvidenceEnd) -> Result<PathBuf> {
+        self.line(&LineRef::End(&end))?;
+        self.flush()?;
+        self.out
+            .get_ref()
+            .sync_all()
+            .map_err(|e| ArtifactError::io(&self.path, e))?;
+        Ok(self.path.clone())
+    }
+
+    fn line(&mut self, line: &LineRef<'_>) -> Result<()> {
+        serde_json::to_writer(&mut self.out, line)
+            .map_err(|e| ArtifactError::json(&self.path, e))?;
+        self.out
+            .write_all(b"\n")
+            .map_err(|e| ArtifactError::io(&self.path, e))
+    }
+
+    fn maybe_flush(&mut self) -> Result<()> {
+        if self.out.buffer().len() >= FLUSH_BYTES || self.last_flush.elapsed() >= FLUSH_INTERVAL {
+            self.flush()?;
+        }
+        Ok(())
+    }
+}
+
+/// Read an evidence file back (a cut last line, from a crash mid-write, is ignored).
+pub fn read_evidence(path: &Path) -> Result<Evidence> {
+    let text = std::fs::read_to_string(path).map_err(|e| ArtifactError::io(path, e))?;
+    Ok(parse_evidence(&path.display().to_string(), &text)?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use inferbench_core::record::{ErrorKind, Event, Frame, RecordError};
+    use inferbench_core::{EvidenceLine, StopReason};
+
+    fn header() -> EvidenceHeader {
+        EvidenceHeader {
+            schema_version: 1,
+            tool: "inferbench".into(),
+            tool_version: "0.1.0".into(),
+            anchor_unix_ns: 1_795_978_615_000_000_000,
+            benchmark_id: "b1".into(),
+            endpoint_type: "chat".into(),
+            streaming: true,
+            tokenizer: "builtin:o200k_base".into(),
+            use_server_token_count: false,
+        }
+    }
+
+    fn record(id: u64) -> Record {
+        Record {
+            id,
+            request_id: format!("req-{id}"),
+            frames: vec![Frame { t_ns: 10, bytes: 5 }],
+            events: vec![Event {
+                t_ns: 10,
+                content: Some("hi \"there\"\n".into()),
+                ..Default::default()
+            }],
+            error: (id % 2 == 1).then(|| RecordError {
+                kind: ErrorKind::Http,
+                code: Some(500),
+                error_type: "Internal Server Error".into(),
+                message: "boom".into(),
+            }),
+            ..Default::default()
+        }
+    }
+
+    fn tmpdir(name: &str) -> PathBuf {
+        let d = std::env::temp_dir().join(format!("ib-art-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        d
+    }
+
+    #[test]
+    fn borrowed_lines_are_byte_identical_to_core_lines() {
+        let r = record(1);
+        let ours = serde_json::to_string(&LineRef::Record(&r)).unwrap();
+        let core = serde_json::to_string(&EvidenceLine::Record(Box::new(r))).unwrap();
+        assert_eq!(ours, core);
+        let h = header();
+        assert_eq!(
+            serde_json::to_string(&LineRef::Header(&h)).unwrap(),
+            serde_json::to_string(&EvidenceLine::Header(h.clone())).unwrap()
+        );
+    }
+
+    #[test]
+    fn round_trips_and_records_are_readable_before_finish() {
+        let dir = tmpdir("ev");
+        let mut w = EvidenceWriter::create(&dir, &header()).unwrap();
+        w.write_record(&record(0)).unwrap();
+        w.write_record(&record(1)).unwrap();
+        // Without finish: a killed run. After a flush (what the 100 ms rule guarantees),
+        // everything written so far must parse, and the run reads as partial.
+        w.flush().unwrap();
+        let ev = read_evidence(&dir.join(EVIDENCE_FILE)).unwrap();
+        assert_eq!(ev.records.len(), 2);
+        assert!(ev.is_partial());
+
+        let win = PhaseWindow {
+            phase: inferbench_core::Phase::Profiling,
+            start_ns: 0,
+            sent_end_ns: 5,
+            requests_end_ns: 20,
+            scheduled: 2,
+            completed: 2,
+            errors: 1,
+            cancelled: false,
+        };
+        w.write_phase(&win).unwrap();
+        let path = w
+            .finish(EvidenceEnd {
+                stop_reason: StopReason::Completed,
+                end_ns: 30,
+                records: 2,
+            })
+            .unwrap();
+        let ev = read_evidence(&path).unwrap();
+        assert_eq!(ev.header, header());
+        assert_eq!(ev.records, vec![record(0), record(1)]);
+        assert_eq!(ev.phases, vec![win]);
+        assert!(!ev.is_partial());
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(text.ends_with('\n'));
+        assert_eq!(text.lines().count(), 5);
+    }
+
+    #[test]
+    fn the_size_threshold_flushes_without_waiting() {
+        let dir = tmpdir("ev-size");
+        let mut w = EvidenceWriter::create(&dir, &header()).unwrap();
+        let mut big = record(0);
+        big.events[0].content = Some("x".repeat(FLUSH_BYTES));
+        w.write_record(&big).unwrap();
+        // No explicit flush: the ≥ 64 KiB rule must already have pushed it out.
+        let ev = read_evidence(&dir.join(EVIDENCE_FILE)).unwrap();
+        assert_eq!(ev.records.len(), 1);
+        drop(w);
+    }
+
+    #[test]
+    fn the_time_threshold_flushes_on_the_next_write() {
+        let dir = tmpdir("ev-time");
+        let mut w = EvidenceWriter::create(&dir, &header()).unwrap();
+        w.write_record(&record(0)).unwrap();
+        std::thread::sleep(FLUSH_INTERVAL + Duration::from_millis(20));
+        w.write_record(&record(2)).unwrap();
+        let ev = read_evidence(&dir.join(EVIDENCE_FILE)).unwrap();
+        assert_eq!(ev.records.len(), 2);
+        drop(w);
+    }
+
+    #[test]
+    fn errors_name_the_file() {
+        let missing = Path::new("/nonexistent-dir-ib/x");
+        let e = EvidenceWriter::create(missing, &header()).err().unwrap();
+        assert!(
+            e.to_string()
+                .contains("/nonexistent-dir-ib/x/inferbench_evidence.jsonl")
+        );
+        let e = read_evidence(&missing.join("e.jsonl")).unwrap_err();
+        assert!(e.to_string().contains("e.jsonl"));
+    }
+}

@@ -1,0 +1,563 @@
+//! Decoders for OpenAI-compatible `chat` and `completions` responses, streamed or not, following
+//! AIPerf 0.13's endpoint parsers:
+//!
+//! - chat reads `choices[0].delta` (streamed chunk) or `choices[0].message` (whole body);
+//!   content is `content`; reasoning is `reasoning_content`, or `reasoning` when that is absent
+//!   or empty (Python's `a or b`); tool-call text is `function.name + function.arguments` of
+//!   every call in the delta, concatenated (AIPerf counts it as output text);
+//! - completions reads `choices[0].text`;
+//! - `usage` is taken from any object that has one, including the trailing usage-only chunk
+//!   with `"choices": []`;
+//! - a top-level `error` (an object with `message`, or a string), or vLLM's older
+//!   `{"object": "error", "message": ...}`, gives [`Decoded::error`].
+//!
+//! Unlike AIPerf, the `object` field is not required to be `chat.completion(.chunk)`: some
+//! servers omit or misname it, so the chat decoders look at `delta` and fall back to `message`
+//! (the body decoder the other way round). All parts are kept separately; which of them count
+//! (AIPerf's precedence reasoning > content + tool calls) is left to the metrics.
+//!
+//! A chunk is parsed into borrowed typed structs: no `serde_json::Value` is built except for
+//! `usage` and `error`, which appear once per request. Unknown fields are skipped, and a text
+//! field holding `null` or a non-string is read as absent rather than failing the chunk.
+
+use std::borrow::Cow;
+use std::fmt;
+use std::marker::PhantomData;
+
+use serde::Deserialize;
+use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde_json::Value;
+
+/// The parts of one response object (a streamed chunk or a whole body).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Decoded {
+    /// Output text (`delta.content`, `message.content` or `text`); `Some("")` is kept as sent.
+    pub content: Option<String>,
+    /// Reasoning text (`reasoning_content`, else `reasoning`).
+    pub reasoning: Option<String>,
+    /// Tool-call text: `function.name + function.arguments` of each call, concatenated.
+    pub tool: Option<String>,
+    /// The `usage` object exactly as sent (absent or `null` gives `None`).
+    pub usage: Option<Value>,
+    /// `choices[0].finish_reason`.
+    pub finish_reason: Option<String>,
+    /// The error message when the object is an error response.
+    pub error: Option<String>,
+}
+
+/// Why a payload could not be decoded.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum DecodeError {
+    #[error("the response is not JSON: {excerpt}")]
+    NotJson { excerpt: String },
+    #[error(
+        "the response is JSON but not an OpenAI response (no choices, usage or error): {excerpt}"
+    )]
+    NotOpenAi { excerpt: String },
+}
+
+/// True for the `[DONE]` stream terminator (surrounding whitespace allowed).
+pub fn is_done(data: &str) -> bool {
+    data.trim_ascii() == "[DONE]"
+}
+
+/// Decodes one streamed `chat.completion.chunk` (`choices[0].delta`).
+pub fn decode_chat_chunk(data: &str) -> Result<Decoded, DecodeError> {
+    decode(data, Shape::Chat { body: false })
+}
+
+/// Decodes a non-streamed `chat.completion` body (`choices[0].message`).
+pub fn decode_chat_body(data: &str) -> Result<Decoded, DecodeError> {
+    decode(data, Shape::Chat { body: true })
+}
+
+/// Decodes one streamed `text_completion` chunk (`choices[0].text`).
+pub fn decode_completions_chunk(data: &str) -> Result<Decoded, DecodeError> {
+    decode(data, Shape::Completions)
+}
+
+/// Decodes a non-streamed `text_completion` body (`choices[0].text`, same shape as a chunk).
+pub fn decode_completions_body(data: &str) -> Result<Decoded, DecodeError> {
+    decode(data, Shape::Completions)
+}
+
+#[derive(Clone, Copy)]
+enum Shape {
+    Chat { body: bool },
+    Completions,
+}
+
+fn decode(data: &str, shape: Shape) -> Result<Decoded, DecodeError> {
+    let wire: Wire<'_> = match serde_json::from_str(data) {
+        Ok(w) => w,
+        // Slow path only on failure: tell "not JSON" from "JSON of another shape".
+        Err(_) => {
+            return Err(if serde_json::from_str::<IgnoredAny>(data).is_ok() {
+                DecodeError::NotOpenAi {
+                    excerpt: excerpt(data),
+                }
+            } else {
+                DecodeError::NotJson {
+                    excerpt: excerpt(data),
+                }
+            });
+        }
+    };
+    let error = error_message(&wire);
+    if wire.choices.is_none() && wire.usage.is_none() && error.is_none() {
+        return Err(DecodeError::NotOpenAi {
+            excerpt: excerpt(data),
+        });
+    }
+    let mut out = Decoded {
+        usage: wire.usage,
+        error,
+        ..Decoded::default()
+    };
+    let Some(choice) = wire.choices.and_then(|c| c.0) else {
+        return Ok(out);
+    };
+    out.finish_reason = owned(choice.finish_reason);
+    match shape {
+        Shape::Completions => out.content = owned(choice.text),
+        Shape::Chat { body } => {
+            let msg = if body {
+                choice.message.or(choice.delta)
+            } else {
+                choice.delta.or(choice.message)
+            };
+            if let Some(m) = msg {
+                out.content = owned(m.content);
+                out.reasoning = match owned(m.reasoning_content) {
+                    Some(r) if !r.is_empty() => Some(r),
+                    _ => owned(m.reasoning),
+                };
+                out.tool = m.tool_calls.and_then(tool_text);
+            }
+        }
+    }
+    Ok(out)
+}
+
+fn tool_text(calls: Vec<ToolCall<'_>>) -> Option<String> {
+    let mut text: Option<String> = None;
+    for f in calls.into_iter().filter_map(|c| c.function) {
+        for part in [f.name.0, f.arguments.0].into_iter().flatten() {
+            text.get_or_insert_with(String::new).push_str(&part);
+        }
+    }
+    text
+}
+
+fn error_message(w: &Wire<'_>) -> Option<String> {
+    match &w.error {
+        None | Some(Value::Bool(false)) => {}
+        Some(Value::String(s)) => return Some(s.clone()),
+        Some(e) => {
+            return Some(match e.get("message").and_then(Value::as_str) {
+                Some(m) => m.to_owned(),
+                None => excerpt(&e.to_string()),
+            });
+        }
+    }
+    if w.object.0.as_deref() == Some("error") {
+        return Some(
+            w.message
+                .0
+                .as_deref()
+                .map_or_else(|| "error".to_owned(), str::to_owned),
+        );
+    }
+    None
+}
+
+const EXCERPT_CHARS: usize = 120;
+
+/// The first [`EXCERPT_CHARS`] characters, for error messages.
+fn excerpt(s: &str) -> String {
+    match s.char_indices().nth(EXCERPT_CHARS) {
+        Some((i, _)) => format!("{}…", &s[..i]),
+        None => s.to_owned(),
+    }
+}
+
+fn owned(t: Text<'_>) -> Option<String> {
+    t.0.map(Cow::into_owned)
+}
+
+// ---- wire types -------------------------------------------------------------------------------
+
+#[derive(Deserialize)]
+struct Wire<'a> {
+    #[serde(borrow, default)]
+    object: Text<'a>,
+    #[serde(borrow, default)]
+    choices: Option<FirstChoice<'a>>,
+    #[serde(default)]
+    usage: Option<Value>,
+    #[serde(default)]
+    error: Option<Value>,
+    /// Only used with `"object": "error"`.
+    #[serde(borrow, default)]
+    message: Text<'a>,
+}
+
+#[derive(Deserialize)]
+struct Choice<'a> {
+    #[serde(borrow, default)]
+    delta: Option<Message<'a>>,
+    #[serde(borrow, default)]
+    message: Option<Message<'a>>,
+    #[serde(borrow, default)]
+    text: Text<'a>,
+    #[serde(borrow, default)]
+    finish_reason: Text<'a>,
+}
+
+#[derive(Deserialize)]
+struct Message<'a> {
+    #[serde(borrow, default)]
+    content: Text<'a>,
+    #[serde(borrow, default)]
+    reasoning_content: Text<'a>,
+    #[serde(borrow, default)]
+    reasoning: Text<'a>,
+    #[serde(borrow, default)]
+    tool_calls: Option<Vec<ToolCall<'a>>>,
+}
+
+#[derive(Deserialize)]
+struct ToolCall<'a> {
+    #[serde(borrow, default)]
+    function: Option<Function<'a>>,
+}
+
+#[derive(Deserialize)]
+struct Function<'a> {
+    #[serde(borrow, default)]
+    name: Text<'a>,
+    #[serde(borrow, default)]
+    arguments: Text<'a>,
+}
+
+/// A string field read leniently: a string (borrowed when it has no escapes) is kept; `null`,
+/// numbers, booleans, arrays and objects are skipped and read as absent.
+#[derive(Default)]
+struct Text<'a>(Option<Cow<'a, str>>);
+
+impl<'de: 'a, 'a> Deserialize<'de> for Text<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V<'a>(PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> Visitor<'de> for V<'a> {
+            type Value = Text<'a>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a string or anything else (ignored)")
+            }
+            fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Self::Value, E> {
+                Ok(Text(Some(Cow::Borrowed(v))))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
+                Ok(Text(Some(Cow::Owned(v.to_owned()))))
+            }
+            fn visit_string<E: de::Error>(self, v: String) -> Result<Self::Value, E> {
+                Ok(Text(Some(Cow::Owned(v))))
+            }
+            fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+                Ok(Text(None))
+            }
+            fn visit_none<E: de::Error>(self) -> Result<Self::Value, E> {
+                Ok(Text(None))
+            }
+            fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
+                Ok(Text(None))
+            }
+            fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
+                Ok(Text(None))
+            }
+            fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
+                Ok(Text(None))
+            }
+            fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
+                Ok(Text(None))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut a: A) -> Result<Self::Value, A::Error> {
+                while a.next_element::<IgnoredAny>()?.is_some() {}
+                Ok(Text(None))
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut a: A) -> Result<Self::Value, A::Error> {
+                while a.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+                Ok(Text(None))
+            }
+        }
+        d.deserialize_any(V(PhantomData))
+    }
+}
+
+/// `choices`, keeping only the first element (the rest are skipped without being built).
+struct FirstChoice<'a>(Option<Choice<'a>>);
+
+impl<'de: 'a, 'a> Deserialize<'de> for FirstChoice<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V<'a>(PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> Visitor<'de> for V<'a> {
+            type Value = FirstChoice<'a>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("an array of choices")
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut a: A) -> Result<Self::Value, A::Error> {
+                let first = a.next_element::<Choice<'a>>()?;
+                while a.next_element::<IgnoredAny>()?.is_some() {}
+                Ok(FirstChoice(first))
+            }
+        }
+        d.deserialize_seq(V(PhantomData))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    // Literal `value` strings from /work/shared/fixtures/*/aiperf/profile_export_raw.jsonl.
+    const S1_FIRST: &str = r#"{"id":"chatcmpl-mock","object":"chat.completion.chunk","created":0,"model":"mock-model","choices":[{"index":0,"delta":{"role":"assistant","content":" the"},"finish_reason":null}]}"#;
+    const S1_LAST: &str = r#"{"id":"chatcmpl-mock","object":"chat.completion.chunk","created":0,"model":"mock-model","choices":[{"index":0,"delta":{"content":" that"},"finish_reason":"length"}]}"#;
+    const S1_USAGE: &str = r#"{"id":"chatcmpl-mock","object":"chat.completion.chunk","created":0,"model":"mock-model","choices":[],"usage":{"prompt_tokens":23,"completion_tokens":16,"total_tokens":39}}"#;
+    const S2_ROLE: &str = r#"{"id":"chatcmpl-mock","object":"chat.completion.chunk","created":0,"model":"mock-model","choices":[{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":null}]}"#;
+    const S2_REASONING: &str = r#"{"id":"chatcmpl-mock","object":"chat.completion.chunk","created":0,"model":"mock-model","choices":[{"index":0,"delta":{"reasoning_content":" the"},"finish_reason":null}]}"#;
+    const S2_USAGE: &str = r#"{"id":"chatcmpl-mock","object":"chat.completion.chunk","created":0,"model":"mock-model","choices":[],"usage":{"prompt_tokens":23,"completion_tokens":16,"total_tokens":39,"completion_tokens_details":{"reasoning_tokens":8}}}"#;
+    const S3_MULTI: &str = r#"{"id":"chatcmpl-mock","object":"chat.completion.chunk","created":0,"model":"mock-model","choices":[{"index":0,"delta":{"content":" and to of"},"finish_reason":null}]}"#;
+    const S4_TEXT: &str = r#"{"id":"cmpl-mock","object":"text_completion","created":0,"model":"mock-model","choices":[{"index":0,"text":" the","logprobs":null,"finish_reason":null}]}"#;
+    const S4_LAST: &str = r#"{"id":"cmpl-mock","object":"text_completion","created":0,"model":"mock-model","choices":[{"index":0,"text":" that","logprobs":null,"finish_reason":"length"}]}"#;
+    const S4_USAGE: &str = r#"{"id":"cmpl-mock","object":"text_completion","created":0,"model":"mock-model","choices":[],"usage":{"prompt_tokens":23,"completion_tokens":16,"total_tokens":39}}"#;
+    const S5_BODY: &str = r#"{"id":"chatcmpl-mock","object":"chat.completion","created":0,"model":"mock-model","choices":[{"index":0,"message":{"role":"assistant","content":" the and to of you my a that the and to of you my a that"},"finish_reason":"length"}],"usage":{"prompt_tokens":23,"completion_tokens":16,"total_tokens":39}}"#;
+    const S6_ERROR: &str = r#"{"error":{"message":"mockllm: injected internal error","type":"InternalServerError","param":null,"code":500}}"#;
+
+    fn text(s: &str) -> Option<String> {
+        Some(s.to_owned())
+    }
+
+    #[test]
+    fn s1_first_and_last_chunks() {
+        let d = decode_chat_chunk(S1_FIRST).unwrap();
+        assert_eq!(
+            d,
+            Decoded {
+                content: text(" the"),
+                ..Default::default()
+            }
+        );
+        let d = decode_chat_chunk(S1_LAST).unwrap();
+        assert_eq!(d.content, text(" that"));
+        assert_eq!(d.finish_reason, text("length"));
+        assert_eq!(d.usage, None);
+    }
+
+    #[test]
+    fn usage_only_chunk() {
+        let d = decode_chat_chunk(S1_USAGE).unwrap();
+        assert_eq!(
+            d,
+            Decoded {
+                usage: Some(json!({"prompt_tokens":23,"completion_tokens":16,"total_tokens":39})),
+                ..Default::default()
+            }
+        );
+        let d = decode_chat_chunk(S2_USAGE).unwrap();
+        assert_eq!(
+            d.usage.unwrap()["completion_tokens_details"]["reasoning_tokens"],
+            json!(8)
+        );
+    }
+
+    #[test]
+    fn s2_role_only_and_reasoning_chunks() {
+        let d = decode_chat_chunk(S2_ROLE).unwrap();
+        // The empty content is kept as sent; it carries no text.
+        assert_eq!(d.content, text(""));
+        assert_eq!(d.reasoning, None);
+        let d = decode_chat_chunk(S2_REASONING).unwrap();
+        assert_eq!(d.content, None);
+        assert_eq!(d.reasoning, text(" the"));
+    }
+
+    #[test]
+    fn s3_multi_token_chunk() {
+        assert_eq!(
+            decode_chat_chunk(S3_MULTI).unwrap().content,
+            text(" and to of")
+        );
+    }
+
+    #[test]
+    fn s4_completions_chunks() {
+        let d = decode_completions_chunk(S4_TEXT).unwrap();
+        assert_eq!(d.content, text(" the"));
+        assert_eq!(d.finish_reason, None);
+        let d = decode_completions_chunk(S4_LAST).unwrap();
+        assert_eq!(d.content, text(" that"));
+        assert_eq!(d.finish_reason, text("length"));
+        let d = decode_completions_chunk(S4_USAGE).unwrap();
+        assert_eq!(d.content, None);
+        assert_eq!(d.usage.unwrap()["total_tokens"], json!(39));
+    }
+
+    #[test]
+    fn s5_chat_body() {
+        let d = decode_chat_body(S5_BODY).unwrap();
+        assert_eq!(
+            d.content,
+            text(" the and to of you my a that the and to of you my a that")
+        );
+        assert_eq!(d.finish_reason, text("length"));
+        assert_eq!(d.usage.unwrap()["completion_tokens"], json!(16));
+        assert_eq!(d.error, None);
+    }
+
+    #[test]
+    fn s6_error_body() {
+        let d = decode_chat_body(S6_ERROR).unwrap();
+        assert_eq!(d.error, text("mockllm: injected internal error"));
+        assert_eq!(d.content, None);
+        // The same object arriving as a stream chunk.
+        assert_eq!(
+            decode_chat_chunk(S6_ERROR).unwrap().error,
+            text("mockllm: injected internal error")
+        );
+    }
+
+    #[test]
+    fn other_error_shapes() {
+        assert_eq!(
+            decode_chat_chunk(r#"{"error":"overloaded"}"#)
+                .unwrap()
+                .error,
+            text("overloaded")
+        );
+        let vllm =
+            r#"{"object":"error","message":"bad request","type":"BadRequestError","code":400}"#;
+        assert_eq!(decode_chat_body(vllm).unwrap().error, text("bad request"));
+        assert_eq!(
+            decode_chat_chunk(r#"{"error":{"code":1}}"#).unwrap().error,
+            text(r#"{"code":1}"#)
+        );
+        // A null error is no error.
+        let d = decode_chat_chunk(r#"{"choices":[],"error":null}"#).unwrap();
+        assert_eq!(d, Decoded::default());
+    }
+
+    #[test]
+    fn reasoning_falls_back_to_reasoning_field() {
+        let d = decode_chat_chunk(r#"{"choices":[{"delta":{"reasoning":"r"}}]}"#).unwrap();
+        assert_eq!(d.reasoning, text("r"));
+        // An empty reasoning_content falls through, like Python's `or`.
+        let d = decode_chat_chunk(
+            r#"{"choices":[{"delta":{"reasoning_content":"","reasoning":"r"}}]}"#,
+        )
+        .unwrap();
+        assert_eq!(d.reasoning, text("r"));
+        let d = decode_chat_chunk(
+            r#"{"choices":[{"delta":{"reasoning_content":"a","reasoning":"b"}}]}"#,
+        )
+        .unwrap();
+        assert_eq!(d.reasoning, text("a"));
+    }
+
+    #[test]
+    fn tool_calls_give_name_plus_arguments() {
+        let first = r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"get_weather","arguments":""}}]}}]}"#;
+        assert_eq!(decode_chat_chunk(first).unwrap().tool, text("get_weather"));
+        let next = r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"{\"city\":"}}]}}]}"#;
+        assert_eq!(decode_chat_chunk(next).unwrap().tool, text("{\"city\":"));
+        let body = r#"{"object":"chat.completion","choices":[{"message":{"content":null,"tool_calls":[{"function":{"name":"a","arguments":"{}"}},{"function":{"name":"b","arguments":"[1]"}}]},"finish_reason":"tool_calls"}]}"#;
+        let d = decode_chat_body(body).unwrap();
+        assert_eq!(d.tool, text("a{}b[1]"));
+        assert_eq!(d.content, None);
+        assert_eq!(d.finish_reason, text("tool_calls"));
+    }
+
+    #[test]
+    fn escapes_unknown_fields_and_nulls_are_tolerated() {
+        let s = r#"{"id":null,"object":"chat.completion.chunk","system_fingerprint":{"x":[1,2]},"choices":[{"index":0,"delta":{"content":"a\"b\u00e9\n","role":null,"reasoning_content":null,"tool_calls":null,"extra":[{}]},"logprobs":{"content":[]},"finish_reason":null,"stop_reason":null}],"usage":null}"#;
+        let d = decode_chat_chunk(s).unwrap();
+        assert_eq!(
+            d,
+            Decoded {
+                content: text("a\"bé\n"),
+                ..Default::default()
+            }
+        );
+        // Non-string content (e.g. a list of parts) is read as absent rather than failing.
+        let d =
+            decode_chat_chunk(r#"{"choices":[{"delta":{"content":[{"type":"text"}]}}]}"#).unwrap();
+        assert_eq!(d.content, None);
+    }
+
+    #[test]
+    fn only_the_first_choice_counts() {
+        let s = r#"{"choices":[{"text":"a"},{"text":"b"},7]}"#;
+        assert_eq!(decode_completions_chunk(s).unwrap().content, text("a"));
+    }
+
+    #[test]
+    fn chat_message_and_delta_fall_back_to_each_other() {
+        let body_in_stream =
+            r#"{"object":"chat.completion","choices":[{"message":{"content":"x"}}]}"#;
+        assert_eq!(
+            decode_chat_chunk(body_in_stream).unwrap().content,
+            text("x")
+        );
+        let delta_in_body = r#"{"choices":[{"delta":{"content":"y"}}]}"#;
+        assert_eq!(decode_chat_body(delta_in_body).unwrap().content, text("y"));
+    }
+
+    #[test]
+    fn completions_body() {
+        let s = r#"{"id":"cmpl-1","object":"text_completion","choices":[{"index":0,"text":" hi","finish_reason":"stop"}],"usage":{"prompt_tokens":1,"completion_tokens":1,"total_tokens":2}}"#;
+        let d = decode_completions_body(s).unwrap();
+        assert_eq!(d.content, text(" hi"));
+        assert_eq!(d.finish_reason, text("stop"));
+        assert_eq!(d.usage.unwrap()["total_tokens"], json!(2));
+    }
+
+    #[test]
+    fn not_json_and_not_openai() {
+        assert!(matches!(
+            decode_chat_chunk("hello"),
+            Err(DecodeError::NotJson { excerpt }) if excerpt == "hello"
+        ));
+        assert!(matches!(
+            decode_chat_chunk(r#"{"choices":[{"delta""#),
+            Err(DecodeError::NotJson { .. })
+        ));
+        for s in [r#"{"foo":1}"#, "[1,2]", "42", r#""str""#, "null", "{}"] {
+            assert!(
+                matches!(decode_chat_chunk(s), Err(DecodeError::NotOpenAi { .. })),
+                "{s}"
+            );
+        }
+        // JSON whose choices are the wrong type is also not OpenAI-shaped.
+        assert!(matches!(
+            decode_completions_chunk(r#"{"choices":{"text":"a"}}"#),
+            Err(DecodeError::NotOpenAi { .. })
+        ));
+    }
+
+    #[test]
+    fn excerpts_are_short_and_cut_on_char_boundaries() {
+        let long = format!("{{\"x\":\"{}\"}}", "é".repeat(500));
+        let Err(DecodeError::NotOpenAi { excerpt }) = decode_chat_chunk(&long) else {
+            panic!("expected NotOpenAi");
+        };
+        assert_eq!(excerpt.chars().count(), EXCERPT_CHARS + 1);
+        assert!(excerpt.ends_with('…'));
+    }
+
+    #[test]
+    fn done_marker() {
+        assert!(is_done("[DONE]"));
+        assert!(is_done(" [DONE]\n"));
+        assert!(!is_done("[DONE"));
+        assert!(!is_done(S1_FIRST));
+    }
+}

@@ -1,0 +1,135 @@
+//! HTTP transport: a pooled hyper client with `TCP_NODELAY`, and a request body that stamps
+//! the moment it is handed to the connection.
+
+use std::convert::Infallible;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use bytes::Bytes;
+use http_body_util::BodyExt;
+use hyper::body::{Body, Frame, SizeHint};
+use hyper_util::client::legacy::Client;
+use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::rt::TokioExecutor;
+
+use crate::clock::Clock;
+
+pub type HttpClient = Client<HttpConnector, TimedBody>;
+
+/// A pooled HTTP/1.1 client. Every socket has `TCP_NODELAY` so that small writes (request
+/// bodies) are not held back by Nagle's algorithm.
+pub fn build_client(pool_size: usize) -> HttpClient {
+    let mut conn = HttpConnector::new();
+    conn.set_nodelay(true);
+    conn.enforce_http(true);
+    conn.set_connect_timeout(Some(Duration::from_secs(30)));
+    Client::builder(TokioExecutor::new())
+        .pool_max_idle_per_host(pool_size.max(1))
+        .pool_idle_timeout(Duration::from_secs(90))
+        .build(conn)
+}
+
+/// A one-shot request body that records (ns from the run anchor) when its bytes were taken
+/// by the connection: the closest observable point to "request sent" without a custom I/O.
+pub struct TimedBody {
+    data: Option<Bytes>,
+    clock: Clock,
+    sent_ns: Arc<AtomicU64>,
+}
+
+impl TimedBody {
+    pub fn new(data: Bytes, clock: Clock, sent_ns: Arc<AtomicU64>) -> Self {
+        TimedBody {
+            data: Some(data),
+            clock,
+            sent_ns,
+        }
+    }
+
+    pub fn empty(clock: Clock) -> Self {
+        TimedBody {
+            data: None,
+            clock,
+            sent_ns: Arc::new(AtomicU64::new(0)),
+        }
+    }
+}
+
+impl Body for TimedBody {
+    type Data = Bytes;
+    type Error = Infallible;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        _cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
+        match self.data.take() {
+            Some(d) => {
+                self.sent_ns.store(self.clock.now_ns(), Ordering::Relaxed);
+                Poll::Ready(Some(Ok(Frame::data(d))))
+            }
+            None => Poll::Ready(None),
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.data.is_none()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        SizeHint::with_exact(self.data.as_ref().map_or(0, |d| d.len() as u64))
+    }
+}
+
+/// `GET {base}/v1/models`, for the manifest's server identity. `Ok(None)` when the server
+/// answered but not with JSON (or not 2xx); `Err` only when it could not be reached at all,
+/// so that an unreachable `--url` fails before the run with one clear line.
+pub async fn fetch_models(
+    client: &HttpClient,
+    clock: Clock,
+    base_url: &str,
+    timeout: Duration,
+) -> Result<Option<serde_json::Value>, String> {
+    let uri: hyper::Uri = format!("{}/v1/models", base_url.trim_end_matches('/'))
+        .parse()
+        .map_err(|e| format!("invalid URL {base_url:?}: {e}"))?;
+    let req = hyper::Request::get(uri)
+        .header(
+            "User-Agent",
+            concat!("inferbench/", env!("CARGO_PKG_VERSION")),
+        )
+        .body(TimedBody::empty(clock))
+        .map_err(|e| e.to_string())?;
+    let resp = match tokio::time::timeout(timeout, client.request(req)).await {
+        Err(_) => return Err(format!("no answer from {base_url} within {timeout:?}")),
+        Ok(Err(e)) => return Err(format!("cannot connect to {base_url}: {}", error_chain(&e))),
+        Ok(Ok(r)) => r,
+    };
+    if !resp.status().is_success() {
+        return Ok(None);
+    }
+    let body = match tokio::time::timeout(timeout, resp.into_body().collect()).await {
+        Ok(Ok(b)) => b.to_bytes(),
+        _ => return Ok(None),
+    };
+    Ok(serde_json::from_slice(&body).ok())
+}
+
+/// An error and its sources, joined: hyper's top-level messages alone ("client error
+/// (Connect)") do not say what happened.
+pub fn error_chain(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut s = e.to_string();
+    let mut cur = e.source();
+    while let Some(c) = cur {
+        let m = c.to_string();
+        if !s.contains(&m) {
+            s.push_str(": ");
+            s.push_str(&m);
+        }
+        cur = c.source();
+    }
+    s
+}

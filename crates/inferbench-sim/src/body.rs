@@ -1,0 +1,333 @@
+//! The response body: either one buffer or a token stream that yields each SSE event as its
+//! own frame at its absolute deadline. The stream is polled directly by the connection task, so
+//! there is no per-request task or channel, and no timer at all when both delays are zero.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::sync::atomic::Ordering::Relaxed;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use bytes::{Bytes, BytesMut};
+use hyper::body::{Body, Frame, SizeHint};
+use tokio::time::{Instant, Sleep};
+
+use crate::render::{self, Event, Shape};
+use crate::server::Shared;
+use crate::stats::duration_ns;
+
+/// The error a cut stream ends with: hyper then drops the connection without the terminating
+/// chunk, which is what a crashed or overloaded server looks like to the client.
+#[derive(Debug, thiserror::Error)]
+#[error("simulated stream cut")]
+pub struct StreamCut;
+
+pub(crate) enum SimBody {
+    Full(Option<Bytes>),
+    Stream(Box<SimStream>),
+}
+
+impl SimBody {
+    pub(crate) fn full(b: impl Into<Bytes>) -> SimBody {
+        SimBody::Full(Some(b.into()))
+    }
+}
+
+impl Body for SimBody {
+    type Data = Bytes;
+    type Error = StreamCut;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, StreamCut>>> {
+        match self.get_mut() {
+            SimBody::Full(b) => Poll::Ready(b.take().map(|b| Ok(Frame::data(b)))),
+            SimBody::Stream(s) => s.poll_next(cx),
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        match self {
+            SimBody::Full(b) => b.as_ref().is_none_or(|b| b.is_empty()),
+            SimBody::Stream(s) => matches!(s.phase, Phase::End),
+        }
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        match self {
+            SimBody::Full(b) => SizeHint::with_exact(b.as_ref().map_or(0, |b| b.len() as u64)),
+            SimBody::Stream(_) => SizeHint::default(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    Role,
+    Tokens,
+    Usage,
+    Done,
+    Cut,
+    End,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Outcome {
+    Running,
+    Completed,
+    Cut,
+}
+
+/// Absolute deadlines from the arrival instant: token i is due at arrival + ttft + i * itl.
+pub(crate) struct Clock {
+    pub arrival: Instant,
+    pub ttft_ns: u64,
+    pub itl_ns: u64,
+    sleep: Option<Pin<Box<Sleep>>>,
+}
+
+impl Clock {
+    pub(crate) fn new(arrival: Instant, ttft: Duration, itl: Duration) -> Clock {
+        Clock {
+            arrival,
+            ttft_ns: duration_ns(ttft),
+            itl_ns: duration_ns(itl),
+            sleep: None,
+        }
+    }
+
+    /// When token `i` is due (config validation keeps this from overflowing).
+    pub(crate) fn due(&self, i: usize) -> Instant {
+        self.arrival + Duration::from_nanos(self.ttft_ns + self.itl_ns * i as u64)
+    }
+
+    /// Ready once token `i` is due. One `Sleep` per stream, re-armed per deadline.
+    fn poll_due(&mut self, cx: &mut Context<'_>, i: usize) -> Poll<()> {
+        let deadline = self.due(i);
+        if Instant::now() >= deadline {
+            return Poll::Ready(());
+        }
+        let sleep = match &mut self.sleep {
+            Some(s) => {
+                if s.deadline() != deadline {
+                    s.as_mut().reset(deadline);
+                }
+                s
+            }
+            None => self
+                .sleep
+                .insert(Box::pin(tokio::time::sleep_until(deadline))),
+        };
+        sleep.as_mut().poll(cx)
+    }
+}
+
+pub(crate) struct SimStream {
+    shared: Arc<Shared>,
+    head: Vec<u8>,
+    shape: Shape,
+    tokens_per_chunk: usize,
+    include_usage: bool,
+    /// The role rides on the first token event (no role-only event was sent).
+    role_on_first: bool,
+    /// Token events to send before cutting the connection.
+    cut_after: Option<usize>,
+    /// `None` when both delays are zero: every event is due at once and no timer is touched.
+    clock: Option<Clock>,
+    arrival: Instant,
+    buf: BytesMut,
+    phase: Phase,
+    outcome: Outcome,
+    events: usize,
+    next_token: usize,
+    /// Whether hyper has seen `Pending` since the last frame (and so flushed it).
+    flushed: bool,
+    last_event_at: Option<Instant>,
+    ttft_ns: Option<u64>,
+    itl_sum_ns: u64,
+    itl_max_ns: u64,
+}
+
+pub(crate) struct StreamParams {
+    pub head: Vec<u8>,
+    pub shape: Shape,
+    pub tokens_per_chunk: usize,
+    pub role_first_chunk: bool,
+    pub include_usage: bool,
+    pub cut: bool,
+    pub arrival: Instant,
+    pub timed: bool,
+}
+
+impl SimStream {
+    pub(crate) fn new(shared: Arc<Shared>, p: StreamParams) -> SimStream {
+        let chat = p.shape.endpoint == crate::request::Endpoint::Chat;
+        let events = render::event_count(p.tokens_per_chunk, p.shape.tokens);
+        let (ttft, itl) = (shared.cfg.ttft, shared.cfg.itl);
+        // One buffer for the whole stream: each event is split off it, so it is allocated once
+        // unless the estimate is short.
+        let per_event = 6 + p.head.len() + 120 + p.shape.reasoning_key.len();
+        let text = p.shape.tokens * shared.words.max_len();
+        let cap = (events + 3) * per_event + text;
+        SimStream {
+            head: p.head,
+            shape: p.shape,
+            tokens_per_chunk: p.tokens_per_chunk,
+            include_usage: p.include_usage,
+            role_on_first: chat && !p.role_first_chunk,
+            cut_after: p.cut.then_some(events / 2),
+            clock: p.timed.then(|| Clock::new(p.arrival, ttft, itl)),
+            arrival: p.arrival,
+            buf: BytesMut::with_capacity(cap),
+            phase: if chat && p.role_first_chunk {
+                Phase::Role
+            } else {
+                Phase::Tokens
+            },
+            outcome: Outcome::Running,
+            events: 0,
+            next_token: 0,
+            flushed: false,
+            last_event_at: None,
+            ttft_ns: None,
+            itl_sum_ns: 0,
+            itl_max_ns: 0,
+            shared,
+        }
+    }
+
+    fn frame(&mut self) -> Poll<Option<Result<Frame<Bytes>, StreamCut>>> {
+        self.flushed = false;
+        Poll::Ready(Some(Ok(Frame::data(self.buf.split().freeze()))))
+    }
+
+    fn pending(&mut self) -> Poll<Option<Result<Frame<Bytes>, StreamCut>>> {
+        self.flushed = true;
+        Poll::Pending
+    }
+
+    fn poll_next(&mut self, cx: &mut Context<'_>) -> Poll<Option<Result<Frame<Bytes>, StreamCut>>> {
+        loop {
+            match self.phase {
+                Phase::Role => {
+                    self.phase = Phase::Tokens;
+                    render::push_event(
+                        &mut self.buf,
+                        &self.head,
+                        &self.shared.words,
+                        &self.shape,
+                        &Event::RoleOnly,
+                    );
+                    return self.frame();
+                }
+                Phase::Tokens => {
+                    if self.cut_after == Some(self.events) {
+                        self.phase = Phase::Cut;
+                        continue;
+                    }
+                    let range =
+                        render::event_range(self.events, self.tokens_per_chunk, self.shape.tokens);
+                    if range.is_empty() {
+                        self.phase = if self.include_usage {
+                            Phase::Usage
+                        } else {
+                            Phase::Done
+                        };
+                        continue;
+                    }
+                    // An event goes out when its last token is due.
+                    if let Some(clock) = &mut self.clock
+                        && clock.poll_due(cx, range.end - 1).is_pending()
+                    {
+                        return self.pending();
+                    }
+                    self.record_event();
+                    let ev = Event::Tokens {
+                        last: range.end == self.shape.tokens,
+                        role: self.role_on_first && self.events == 0,
+                        range: range.clone(),
+                    };
+                    render::push_event(
+                        &mut self.buf,
+                        &self.head,
+                        &self.shared.words,
+                        &self.shape,
+                        &ev,
+                    );
+                    self.events += 1;
+                    self.next_token = range.end;
+                    return self.frame();
+                }
+                Phase::Usage => {
+                    self.phase = Phase::Done;
+                    render::push_usage_event(&mut self.buf, &self.head, &self.shape);
+                    return self.frame();
+                }
+                Phase::Done => {
+                    self.phase = Phase::End;
+                    self.outcome = Outcome::Completed;
+                    self.flushed = false;
+                    return Poll::Ready(Some(Ok(Frame::data(Bytes::from_static(render::DONE)))));
+                }
+                Phase::Cut => {
+                    // Cut when the next event would have been due, like a server dying
+                    // mid-generation.
+                    let next =
+                        render::event_range(self.events, self.tokens_per_chunk, self.shape.tokens);
+                    if let Some(clock) = &mut self.clock
+                        && clock.poll_due(cx, next.end.max(1) - 1).is_pending()
+                    {
+                        return self.pending();
+                    }
+                    // hyper discards its write buffer on a body error, so make it flush the
+                    // events already produced first: one `Pending` does that.
+                    if !self.flushed {
+                        cx.waker().wake_by_ref();
+                        return self.pending();
+                    }
+                    self.phase = Phase::End;
+                    self.outcome = Outcome::Cut;
+                    return Poll::Ready(Some(Err(StreamCut)));
+                }
+                Phase::End => return Poll::Ready(None),
+            }
+        }
+    }
+
+    fn record_event(&mut self) {
+        let now = Instant::now();
+        match self.last_event_at {
+            None => self.ttft_ns = Some(duration_ns(now - self.arrival)),
+            Some(prev) => {
+                let d = duration_ns(now - prev);
+                self.itl_sum_ns += d;
+                self.itl_max_ns = self.itl_max_ns.max(d);
+            }
+        }
+        self.last_event_at = Some(now);
+    }
+}
+
+impl Drop for SimStream {
+    /// Commits this stream's counters once, whatever way it ended.
+    fn drop(&mut self) {
+        let c = &self.shared.counters;
+        c.token_events.fetch_add(self.events as u64, Relaxed);
+        c.tokens.fetch_add(self.next_token as u64, Relaxed);
+        if let Some(t) = self.ttft_ns {
+            c.ttft.add(1, t, t);
+        }
+        if self.events > 1 {
+            c.itl
+                .add(self.events as u64 - 1, self.itl_sum_ns, self.itl_max_ns);
+        }
+        let counter = match self.outcome {
+            Outcome::Completed => &c.completed,
+            Outcome::Cut => &c.cuts,
+            Outcome::Running => &c.client_disconnects,
+        };
+        counter.fetch_add(1, Relaxed);
+    }
+}

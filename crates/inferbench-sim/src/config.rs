@@ -1,0 +1,172 @@
+//! Server configuration and its validation.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Largest output length a request may ask for. A non-streaming answer is built in memory, so an
+/// absurd `max_tokens` must be refused rather than exhaust the host.
+pub const MAX_OUTPUT_TOKENS: usize = 1 << 20;
+
+/// Which delta/message key carries reasoning text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ReasoningField {
+    /// `reasoning_content` (vLLM, SGLang, DeepSeek).
+    #[default]
+    ReasoningContent,
+    /// `reasoning` (vLLM's newer name, OpenRouter, gpt-oss servers).
+    Reasoning,
+}
+
+impl ReasoningField {
+    /// The JSON key.
+    pub fn key(self) -> &'static str {
+        match self {
+            ReasoningField::ReasoningContent => "reasoning_content",
+            ReasoningField::Reasoning => "reasoning",
+        }
+    }
+}
+
+/// How the simulated server answers. See `docs/simulated-server.md` for the model.
+#[derive(Debug, Clone)]
+pub struct SimConfig {
+    /// Delay from request arrival to the first token.
+    pub ttft: Duration,
+    /// Delay between consecutive tokens.
+    pub itl: Duration,
+    /// Tokens per SSE event after the first (which always holds one); the last holds the rest.
+    pub tokens_per_chunk: usize,
+    /// Send a role-only delta `{"role":"assistant","content":""}` at arrival, before the TTFT
+    /// delay; otherwise the role rides on the first token event.
+    pub role_first_chunk: bool,
+    /// Leading output tokens sent as reasoning (chat only); they count toward the output budget.
+    pub reasoning_tokens: usize,
+    /// Key used for reasoning text.
+    pub reasoning_field: ReasoningField,
+    /// Percent of inference requests answered with HTTP 500.
+    pub error_rate: f64,
+    /// Percent of requests whose stream is cut after half its token events.
+    pub cut_rate: f64,
+    /// Chooses the phase of the error and cut sequences; 0 reproduces the recording mock.
+    pub seed: u64,
+    /// Model id reported by `/v1/models` and echoed when a request names no model.
+    pub model: String,
+    /// Output length when the request sets no `max_tokens`.
+    pub default_output_tokens: usize,
+    /// Token texts, cycled; each one counts as one token.
+    pub words: Arc<Vec<String>>,
+}
+
+/// The words the recording mock cycles (see the fixtures' README).
+pub fn default_words() -> Vec<String> {
+    [" the", " and", " to", " of", " you", " my", " a", " that"]
+        .iter()
+        .map(|w| (*w).to_owned())
+        .collect()
+}
+
+impl Default for SimConfig {
+    /// AIPerf mock-server latencies (TTFT 20 ms, ITL 5 ms), one token per event, no faults.
+    fn default() -> Self {
+        SimConfig {
+            ttft: Duration::from_millis(20),
+            itl: Duration::from_millis(5),
+            tokens_per_chunk: 1,
+            role_first_chunk: false,
+            reasoning_tokens: 0,
+            reasoning_field: ReasoningField::ReasoningContent,
+            error_rate: 0.0,
+            cut_rate: 0.0,
+            seed: 0,
+            model: "mock-model".to_owned(),
+            default_output_tokens: 16,
+            words: Arc::new(default_words()),
+        }
+    }
+}
+
+/// A configuration the server refuses to start with.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum SimConfigError {
+    #[error("tokens_per_chunk must be at least 1")]
+    TokensPerChunk,
+    #[error("words must hold at least one token text")]
+    NoWords,
+    #[error("{name} must be a percentage in [0, 100], got {value}")]
+    Rate { name: &'static str, value: f64 },
+    #[error("default_output_tokens must be between 1 and {MAX_OUTPUT_TOKENS}, got {0}")]
+    DefaultOutputTokens(usize),
+    #[error("model must not be empty")]
+    EmptyModel,
+    #[error("ttft + itl x {MAX_OUTPUT_TOKENS} tokens overflows the clock")]
+    Delay,
+}
+
+impl SimConfig {
+    /// Checks the values the server relies on.
+    pub fn validate(&self) -> Result<(), SimConfigError> {
+        if self.tokens_per_chunk == 0 {
+            return Err(SimConfigError::TokensPerChunk);
+        }
+        if self.words.is_empty() {
+            return Err(SimConfigError::NoWords);
+        }
+        for (name, value) in [("error_rate", self.error_rate), ("cut_rate", self.cut_rate)] {
+            if !(0.0..=100.0).contains(&value) {
+                return Err(SimConfigError::Rate { name, value });
+            }
+        }
+        if self.default_output_tokens == 0 || self.default_output_tokens > MAX_OUTPUT_TOKENS {
+            return Err(SimConfigError::DefaultOutputTokens(
+                self.default_output_tokens,
+            ));
+        }
+        if self.model.is_empty() {
+            return Err(SimConfigError::EmptyModel);
+        }
+        // Deadlines are computed in nanoseconds; make sure the longest allowed stream fits.
+        let max = (self.itl.as_nanos())
+            .checked_mul(MAX_OUTPUT_TOKENS as u128)
+            .and_then(|v| v.checked_add(self.ttft.as_nanos()));
+        match max {
+            Some(v) if v < u64::MAX as u128 / 2 => Ok(()),
+            _ => Err(SimConfigError::Delay),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn default_is_valid() {
+        assert_eq!(SimConfig::default().validate(), Ok(()));
+    }
+
+    #[test]
+    fn rejects_bad_values() {
+        let mut c = SimConfig {
+            tokens_per_chunk: 0,
+            ..SimConfig::default()
+        };
+        assert_eq!(c.validate(), Err(SimConfigError::TokensPerChunk));
+        c.tokens_per_chunk = 1;
+        c.error_rate = 100.5;
+        assert!(matches!(
+            c.validate(),
+            Err(SimConfigError::Rate {
+                name: "error_rate",
+                ..
+            })
+        ));
+        c.error_rate = f64::NAN;
+        assert!(c.validate().is_err());
+        c.error_rate = 0.0;
+        c.words = Arc::new(Vec::new());
+        assert_eq!(c.validate(), Err(SimConfigError::NoWords));
+        c.words = Arc::new(default_words());
+        c.default_output_tokens = 0;
+        assert_eq!(c.validate(), Err(SimConfigError::DefaultOutputTokens(0)));
+    }
+}

@@ -1,0 +1,363 @@
+//! Request parsing (a small typed view of the OpenAI body), output length rules, the fault
+//! sequences and the body hash that picks where the word cycle starts.
+
+use std::borrow::Cow;
+use std::fmt;
+
+use serde::Deserialize;
+use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+
+use crate::config::MAX_OUTPUT_TOKENS;
+
+/// Which OpenAI route a request came in on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Endpoint {
+    Chat,
+    Completions,
+}
+
+/// The fields the simulator reads; everything else is ignored.
+#[derive(Debug, Deserialize)]
+pub(crate) struct InferRequest<'a> {
+    #[serde(default, borrow)]
+    pub model: Option<Cow<'a, str>>,
+    #[serde(default)]
+    pub messages: Option<Messages>,
+    #[serde(default)]
+    pub prompt: Option<PromptWords>,
+    #[serde(default)]
+    pub stream: Option<bool>,
+    #[serde(default)]
+    pub stream_options: Option<StreamOptions>,
+    #[serde(default)]
+    pub max_tokens: Option<u64>,
+    #[serde(default)]
+    pub max_completion_tokens: Option<u64>,
+    #[serde(default)]
+    pub min_tokens: Option<u64>,
+    // Accepted for completeness: with no real EOS, output length never depends on it.
+    #[serde(default)]
+    #[allow(dead_code)]
+    pub ignore_eos: Option<bool>,
+}
+
+#[derive(Debug, Deserialize)]
+pub(crate) struct StreamOptions {
+    #[serde(default)]
+    pub include_usage: Option<bool>,
+}
+
+/// Whitespace word count of whatever text a prompt value holds: a string, an array of strings,
+/// an array of token ids (one each), or content parts (`{"type":"text","text":...}`). Counting
+/// while deserializing avoids allocating the prompt text.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct PromptWords(pub u64);
+
+/// `messages`: an array whose elements' `content` (or `text`) is counted.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Messages(pub u64);
+
+struct WordsVisitor;
+
+impl<'de> Visitor<'de> for WordsVisitor {
+    type Value = PromptWords;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("prompt text, token ids or content parts")
+    }
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<PromptWords, E> {
+        Ok(PromptWords(v.split_whitespace().count() as u64))
+    }
+    fn visit_u64<E: de::Error>(self, _: u64) -> Result<PromptWords, E> {
+        Ok(PromptWords(1))
+    }
+    fn visit_i64<E: de::Error>(self, _: i64) -> Result<PromptWords, E> {
+        Ok(PromptWords(1))
+    }
+    fn visit_f64<E: de::Error>(self, _: f64) -> Result<PromptWords, E> {
+        Ok(PromptWords(1))
+    }
+    fn visit_bool<E: de::Error>(self, _: bool) -> Result<PromptWords, E> {
+        Ok(PromptWords(0))
+    }
+    fn visit_unit<E: de::Error>(self) -> Result<PromptWords, E> {
+        Ok(PromptWords(0))
+    }
+    fn visit_none<E: de::Error>(self) -> Result<PromptWords, E> {
+        Ok(PromptWords(0))
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<PromptWords, A::Error> {
+        let mut n = 0;
+        while let Some(PromptWords(w)) = seq.next_element()? {
+            n += w;
+        }
+        Ok(PromptWords(n))
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<PromptWords, A::Error> {
+        let mut n = 0;
+        while let Some(key) = map.next_key::<TextKey>()? {
+            if key.0 {
+                n += map.next_value::<PromptWords>()?.0;
+            } else {
+                map.next_value::<IgnoredAny>()?;
+            }
+        }
+        Ok(PromptWords(n))
+    }
+}
+
+impl<'de> Deserialize<'de> for PromptWords {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(WordsVisitor)
+    }
+}
+
+impl<'de> Deserialize<'de> for Messages {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Messages;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("an array of messages")
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Messages, A::Error> {
+                WordsVisitor.visit_seq(seq).map(|w| Messages(w.0))
+            }
+        }
+        d.deserialize_seq(V)
+    }
+}
+
+/// A map key: true for the keys holding text (`content` of a message, `text` of a part).
+struct TextKey(bool);
+
+impl<'de> Deserialize<'de> for TextKey {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl Visitor<'_> for V {
+            type Value = TextKey;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a key")
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<TextKey, E> {
+                Ok(TextKey(v == "content" || v == "text"))
+            }
+        }
+        d.deserialize_str(V)
+    }
+}
+
+/// Output length and finish reason for one request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct OutputLen {
+    pub tokens: usize,
+    pub finish: &'static str,
+}
+
+/// Applies the length rules: with no real EOS, a given `max_tokens` is produced exactly
+/// (finish "length"); without it, `default_output_tokens` raised to `min_tokens` (finish "stop").
+pub(crate) fn output_len(
+    req: &InferRequest<'_>,
+    endpoint: Endpoint,
+    default_tokens: usize,
+) -> Result<OutputLen, String> {
+    let (max, name) = match endpoint {
+        Endpoint::Chat => match req.max_completion_tokens {
+            Some(v) => (Some(v), "max_completion_tokens"),
+            None => (req.max_tokens, "max_tokens"),
+        },
+        Endpoint::Completions => (req.max_tokens, "max_tokens"),
+    };
+    let min = req.min_tokens.unwrap_or(0);
+    let limit = MAX_OUTPUT_TOKENS as u64;
+    match max {
+        Some(0) => Err(format!("{name} must be at least 1")),
+        Some(m) if m > limit => Err(format!(
+            "{name} {m} exceeds the simulator's limit of {limit} tokens"
+        )),
+        Some(m) if min > m => Err(format!("min_tokens {min} exceeds {name} {m}")),
+        Some(m) => Ok(OutputLen {
+            tokens: m as usize,
+            finish: "length",
+        }),
+        None if min > limit => Err(format!(
+            "min_tokens {min} exceeds the simulator's limit of {limit} tokens"
+        )),
+        None => Ok(OutputLen {
+            tokens: default_tokens.max(min as usize),
+            finish: "stop",
+        }),
+    }
+}
+
+/// Deterministic fault choice by arrival number k (1-based): request k is hit when
+/// floor((k + offset) * rate / 100) > floor((k + offset - 1) * rate / 100), which spreads
+/// exactly rate% of hits evenly over any run.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct FaultPlan {
+    error_rate: f64,
+    cut_rate: f64,
+    error_offset: u64,
+    cut_offset: u64,
+}
+
+impl FaultPlan {
+    pub(crate) fn new(error_rate: f64, cut_rate: f64, seed: u64) -> Self {
+        // Seed 0 reproduces the recording mock (errors at k = 10, 20, ...; cuts offset by 7 so
+        // they do not land on errors). Other seeds pick both phases from the run seed.
+        let (error_offset, cut_offset) = if seed == 0 {
+            (0, 7)
+        } else {
+            let b = inferbench_core::seed::derive_seed(seed, "sim-faults");
+            let e = u64::from_le_bytes(b[0..8].try_into().unwrap_or_default());
+            let c = u64::from_le_bytes(b[8..16].try_into().unwrap_or_default());
+            (e % 100, c % 100)
+        };
+        FaultPlan {
+            error_rate,
+            cut_rate,
+            error_offset,
+            cut_offset,
+        }
+    }
+
+    fn hit(rate: f64, k: u64) -> bool {
+        if rate <= 0.0 || k == 0 {
+            return false;
+        }
+        (k as f64 * rate / 100.0).floor() > ((k - 1) as f64 * rate / 100.0).floor()
+    }
+
+    pub(crate) fn is_error(&self, k: u64) -> bool {
+        Self::hit(self.error_rate, k + self.error_offset)
+    }
+
+    pub(crate) fn is_cut(&self, k: u64) -> bool {
+        Self::hit(self.cut_rate, k + self.cut_offset)
+    }
+}
+
+/// Fast deterministic hash of the request body (8 bytes at a time, then a final mix).
+pub(crate) fn body_hash(bytes: &[u8]) -> u64 {
+    const K: u64 = 0x9E37_79B9_7F4A_7C15;
+    let mut h = 0xcbf2_9ce4_8422_2325 ^ bytes.len() as u64;
+    let mut chunks = bytes.chunks_exact(8);
+    for c in &mut chunks {
+        let mut w = [0u8; 8];
+        w.copy_from_slice(c);
+        h = (h ^ u64::from_le_bytes(w)).wrapping_mul(K).rotate_left(29);
+    }
+    let mut tail = [0u8; 8];
+    tail[..chunks.remainder().len()].copy_from_slice(chunks.remainder());
+    h = (h ^ u64::from_le_bytes(tail)).wrapping_mul(K);
+    // splitmix64 finalizer so every input bit reaches the low bits used for the modulo.
+    h ^= h >> 30;
+    h = h.wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    h ^= h >> 27;
+    h = h.wrapping_mul(0x94D0_49BB_1331_11EB);
+    h ^ (h >> 31)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(s: &str) -> InferRequest<'_> {
+        serde_json::from_str(s).unwrap()
+    }
+
+    #[test]
+    fn counts_words_in_all_prompt_shapes() {
+        let r = parse(
+            r#"{"messages":[{"role":"system","content":"be  brief"},
+                {"role":"user","content":[{"type":"text","text":"hello there world"},
+                 {"type":"image_url","image_url":{"url":"data:x y z"}}]}],"model":"m\"x"}"#,
+        );
+        assert_eq!(r.messages, Some(Messages(5)));
+        assert_eq!(r.model.as_deref(), Some("m\"x"));
+        let r = parse(r#"{"prompt":" I did present him"}"#);
+        assert_eq!(r.prompt, Some(PromptWords(4)));
+        let r = parse(r#"{"prompt":["a b","c"]}"#);
+        assert_eq!(r.prompt, Some(PromptWords(3)));
+        let r = parse(r#"{"prompt":[1,2,3,4,5,6,7]}"#);
+        assert_eq!(r.prompt, Some(PromptWords(7)));
+        // The fixtures' prompt: 23 whitespace words.
+        let r = parse(
+            r#"{"messages":[{"role":"user","content":" Sblood I would my face were in your belly FALSTAFF Godamercy so should I be sure to be heartburnt Enter the Hostess How"}]}"#,
+        );
+        assert_eq!(r.messages, Some(Messages(23)));
+    }
+
+    #[test]
+    fn messages_must_be_an_array() {
+        assert!(serde_json::from_str::<InferRequest>(r#"{"messages":"hi"}"#).is_err());
+        assert!(serde_json::from_str::<InferRequest>(r#"{"max_tokens":-1,"prompt":"x"}"#).is_err());
+    }
+
+    #[test]
+    fn length_rules() {
+        let r = parse(r#"{"max_completion_tokens":16,"max_tokens":3,"min_tokens":16}"#);
+        assert_eq!(
+            output_len(&r, Endpoint::Chat, 7),
+            Ok(OutputLen {
+                tokens: 16,
+                finish: "length"
+            })
+        );
+        // Completions read only max_tokens, which is then below min_tokens.
+        assert_eq!(
+            output_len(&r, Endpoint::Completions, 7),
+            Err("min_tokens 16 exceeds max_tokens 3".to_owned())
+        );
+        let r = parse(r#"{"max_completion_tokens":16,"max_tokens":3}"#);
+        assert_eq!(output_len(&r, Endpoint::Completions, 7).unwrap().tokens, 3);
+        let r = parse(r#"{}"#);
+        assert_eq!(
+            output_len(&r, Endpoint::Chat, 7),
+            Ok(OutputLen {
+                tokens: 7,
+                finish: "stop"
+            })
+        );
+        let r = parse(r#"{"min_tokens":9}"#);
+        assert_eq!(output_len(&r, Endpoint::Chat, 7).unwrap().tokens, 9);
+        assert!(output_len(&parse(r#"{"max_tokens":0}"#), Endpoint::Chat, 7).is_err());
+        assert!(
+            output_len(
+                &parse(r#"{"max_tokens":4,"min_tokens":5}"#),
+                Endpoint::Chat,
+                7
+            )
+            .is_err()
+        );
+        assert!(output_len(&parse(r#"{"max_tokens":99999999}"#), Endpoint::Chat, 7).is_err());
+    }
+
+    #[test]
+    fn fault_sequence_matches_the_recording_mock() {
+        // Fixture README: rate 10 errors at k = 10, 20, ..., 80; rate 5 cuts at 13, 33, 53, 73.
+        let p = FaultPlan::new(10.0, 5.0, 0);
+        let errors: Vec<u64> = (1..=80).filter(|&k| p.is_error(k)).collect();
+        assert_eq!(errors, vec![10, 20, 30, 40, 50, 60, 70, 80]);
+        let cuts: Vec<u64> = (1..=80).filter(|&k| p.is_cut(k)).collect();
+        assert_eq!(cuts, vec![13, 33, 53, 73]);
+    }
+
+    #[test]
+    fn fault_rates_are_exact_for_any_seed() {
+        for seed in [1, 2, 99] {
+            let p = FaultPlan::new(25.0, 0.0, seed);
+            assert_eq!((1..=400).filter(|&k| p.is_error(k)).count(), 100);
+            assert_eq!((1..=400).filter(|&k| p.is_cut(k)).count(), 0);
+        }
+        let all = FaultPlan::new(100.0, 100.0, 3);
+        assert!((1..=50).all(|k| all.is_error(k) && all.is_cut(k)));
+    }
+
+    #[test]
+    fn hash_is_deterministic_and_input_sensitive() {
+        assert_eq!(body_hash(b"hello world!"), body_hash(b"hello world!"));
+        assert_ne!(body_hash(b"hello world!"), body_hash(b"hello world?"));
+        assert_ne!(body_hash(b""), body_hash(b"\0"));
+    }
+}

@@ -1,0 +1,385 @@
+//! Listener, connection handling and routing.
+
+use std::convert::Infallible;
+use std::future::Future;
+use std::io;
+use std::net::SocketAddr;
+use std::pin::pin;
+use std::sync::Arc;
+use std::sync::atomic::Ordering::Relaxed;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use bytes::Bytes;
+use http::header::{CACHE_CONTROL, CONTENT_TYPE};
+use http::{HeaderValue, Method, Request, Response, StatusCode};
+use http_body_util::{BodyExt, Limited};
+use hyper::body::Incoming;
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper_util::rt::TokioIo;
+use tokio::net::{TcpListener, TcpSocket, TcpStream};
+use tokio::sync::watch;
+use tokio::task::{JoinHandle, JoinSet};
+use tokio::time::Instant;
+
+use crate::body::{SimBody, SimStream, StreamParams};
+use crate::config::SimConfig;
+use crate::render::{self, Shape, Words};
+use crate::request::{Endpoint, FaultPlan, InferRequest, body_hash, output_len};
+use crate::stats::{Counters, SimStats, bump};
+
+/// Largest request body accepted.
+const MAX_BODY: usize = 64 << 20;
+/// How long shutdown lets in-flight responses finish before dropping their connections.
+const SHUTDOWN_GRACE: Duration = Duration::from_secs(2);
+/// Listen backlog: load generators open hundreds of connections at once.
+const BACKLOG: u32 = 4096;
+
+const SERVER_ERROR: &[u8] =
+    br#"{"error":{"message":"simulated failure","type":"server_error","code":500}}"#;
+
+/// State shared by every connection.
+pub(crate) struct Shared {
+    pub(crate) cfg: SimConfig,
+    pub(crate) words: Words,
+    pub(crate) counters: Counters,
+    faults: FaultPlan,
+    /// `cfg.model` as a quoted JSON string, for responses to requests naming no model.
+    model_json: Vec<u8>,
+    models_body: Bytes,
+}
+
+impl Shared {
+    fn new(cfg: SimConfig) -> Shared {
+        let mut model_json = Vec::new();
+        render::push_json_str(&mut model_json, &cfg.model);
+        let mut models = Vec::new();
+        models.extend_from_slice(br#"{"object":"list","data":[{"id":"#);
+        models.extend_from_slice(&model_json);
+        models.extend_from_slice(br#","object":"model","created":0,"owned_by":"inferbench"}]}"#);
+        Shared {
+            words: Words::new(&cfg.words),
+            faults: FaultPlan::new(cfg.error_rate, cfg.cut_rate, cfg.seed),
+            counters: Counters::default(),
+            model_json,
+            models_body: Bytes::from(models),
+            cfg,
+        }
+    }
+
+    fn stats(&self) -> SimStats {
+        self.counters.snapshot(self.cfg.ttft, self.cfg.itl)
+    }
+}
+
+/// A running simulated server. Dropping it stops the server in the background; call
+/// [`SimServer::shutdown`] to wait for that.
+pub struct SimServer {
+    addr: SocketAddr,
+    shared: Arc<Shared>,
+    stop: watch::Sender<bool>,
+    task: JoinHandle<()>,
+}
+
+impl SimServer {
+    /// Validates `cfg`, binds `addr` and serves on the current Tokio runtime (which needs IO
+    /// and time enabled). Port 0 picks a free port; see [`SimServer::local_addr`].
+    pub async fn start(cfg: SimConfig, addr: SocketAddr) -> io::Result<SimServer> {
+        cfg.validate()
+            .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
+        let listener = bind(addr)?;
+        let addr = listener.local_addr()?;
+        let shared = Arc::new(Shared::new(cfg));
+        let (stop, stop_rx) = watch::channel(false);
+        let task = tokio::spawn(accept_loop(listener, shared.clone(), stop_rx));
+        Ok(SimServer {
+            addr,
+            shared,
+            stop,
+            task,
+        })
+    }
+
+    /// The bound address.
+    pub fn local_addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// Counters since start or the last reset.
+    pub fn stats(&self) -> SimStats {
+        self.shared.stats()
+    }
+
+    /// Zeroes the counters and restarts the fault sequences (as `POST /sim/reset`).
+    pub fn reset_stats(&self) {
+        self.shared.counters.reset();
+    }
+
+    /// Stops accepting, lets in-flight responses finish (up to a short grace period), then
+    /// returns.
+    pub async fn shutdown(self) {
+        let _ = self.stop.send(true);
+        let _ = self.task.await;
+    }
+
+    /// Serves until `signal` completes (e.g. `tokio::signal::ctrl_c()`), shuts down and
+    /// returns the final counters.
+    pub async fn run_until(self, signal: impl Future<Output = ()>) -> SimStats {
+        signal.await;
+        let shared = self.shared.clone();
+        self.shutdown().await;
+        shared.stats()
+    }
+}
+
+/// Starts a server on `addr` and serves until `signal` completes; returns the final counters.
+pub async fn serve_until(
+    cfg: SimConfig,
+    addr: SocketAddr,
+    signal: impl Future<Output = ()>,
+) -> io::Result<SimStats> {
+    let server = SimServer::start(cfg, addr).await?;
+    Ok(server.run_until(signal).await)
+}
+
+fn bind(addr: SocketAddr) -> io::Result<TcpListener> {
+    let socket = if addr.is_ipv4() {
+        TcpSocket::new_v4()?
+    } else {
+        TcpSocket::new_v6()?
+    };
+    // Lets a restarted mock-server rebind while old connections sit in TIME_WAIT.
+    socket.set_reuseaddr(true)?;
+    socket.bind(addr)?;
+    socket.listen(BACKLOG)
+}
+
+async fn accept_loop(listener: TcpListener, shared: Arc<Shared>, mut stop: watch::Receiver<bool>) {
+    let mut conns = JoinSet::new();
+    loop {
+        tokio::select! {
+            biased;
+            // A send or the handle being dropped both mean stop.
+            _ = stop.changed() => break,
+            // Reap finished connections before accepting more, so the set stays small.
+            Some(_) = conns.join_next(), if !conns.is_empty() => {}
+            res = listener.accept() => match res {
+                Ok((stream, _)) => {
+                    conns.spawn(serve_connection(stream, shared.clone(), stop.clone()));
+                }
+                // Out of file descriptors and the like: back off instead of spinning.
+                Err(_) => tokio::time::sleep(Duration::from_millis(5)).await,
+            },
+        }
+    }
+    drop(listener);
+    let drain = async { while conns.join_next().await.is_some() {} };
+    if tokio::time::timeout(SHUTDOWN_GRACE, drain).await.is_err() {
+        conns.shutdown().await;
+    }
+}
+
+async fn serve_connection(stream: TcpStream, shared: Arc<Shared>, mut stop: watch::Receiver<bool>) {
+    // Events must leave as soon as they are written, not wait for Nagle.
+    let _ = stream.set_nodelay(true);
+    let svc = service_fn(move |req| handle(shared.clone(), req));
+    let mut conn = pin!(
+        http1::Builder::new()
+            .keep_alive(true)
+            .serve_connection(TokioIo::new(stream), svc)
+    );
+    tokio::select! {
+        _ = conn.as_mut() => {}
+        _ = stop.changed() => {
+            conn.as_mut().graceful_shutdown();
+            let _ = conn.await;
+        }
+    }
+}
+
+async fn handle(
+    shared: Arc<Shared>,
+    req: Request<Incoming>,
+) -> Result<Response<SimBody>, Infallible> {
+    // Arrival: the request head has been parsed. All deadlines count from here.
+    let arrival = Instant::now();
+    let method = req.method().clone();
+    let resp = match req.uri().path() {
+        "/v1/chat/completions" if method == Method::POST => {
+            infer(shared, req, Endpoint::Chat, arrival).await
+        }
+        "/v1/completions" if method == Method::POST => {
+            infer(shared, req, Endpoint::Completions, arrival).await
+        }
+        "/v1/models" if method == Method::GET => json(StatusCode::OK, shared.models_body.clone()),
+        "/health" if method == Method::GET => {
+            json(StatusCode::OK, Bytes::from_static(br#"{"status":"ok"}"#))
+        }
+        "/sim/stats" if method == Method::GET => {
+            let body = serde_json::to_vec(&shared.stats()).unwrap_or_default();
+            json(StatusCode::OK, body)
+        }
+        "/sim/reset" if method == Method::POST => {
+            shared.counters.reset();
+            json(StatusCode::OK, Bytes::from_static(br#"{"status":"reset"}"#))
+        }
+        "/v1/chat/completions"
+        | "/v1/completions"
+        | "/v1/models"
+        | "/health"
+        | "/sim/stats"
+        | "/sim/reset" => error(
+            StatusCode::METHOD_NOT_ALLOWED,
+            "invalid_request_error",
+            &format!("method {method} not allowed on {}", req.uri().path()),
+        ),
+        path => error(
+            StatusCode::NOT_FOUND,
+            "not_found_error",
+            &format!("no route for {method} {path}"),
+        ),
+    };
+    Ok(resp)
+}
+
+async fn infer(
+    shared: Arc<Shared>,
+    req: Request<Incoming>,
+    endpoint: Endpoint,
+    arrival: Instant,
+) -> Response<SimBody> {
+    let bytes = match Limited::new(req.into_body(), MAX_BODY).collect().await {
+        Ok(c) => c.to_bytes(),
+        Err(e) => {
+            bump(&shared.counters.bad_requests);
+            return if e.is::<http_body_util::LengthLimitError>() {
+                error(
+                    StatusCode::PAYLOAD_TOO_LARGE,
+                    "invalid_request_error",
+                    &format!("request body exceeds {MAX_BODY} bytes"),
+                )
+            } else {
+                error(
+                    StatusCode::BAD_REQUEST,
+                    "invalid_request_error",
+                    &format!("could not read the request body: {e}"),
+                )
+            };
+        }
+    };
+    let parsed: InferRequest<'_> = match serde_json::from_slice(&bytes) {
+        Ok(r) => r,
+        Err(e) => return bad_request(&shared, &format!("invalid JSON body: {e}")),
+    };
+    let prompt_tokens = match (endpoint, &parsed.messages, &parsed.prompt) {
+        (Endpoint::Chat, Some(m), _) => m.0,
+        (Endpoint::Completions, _, Some(p)) => p.0,
+        (Endpoint::Chat, None, _) => {
+            return bad_request(&shared, "missing required field `messages`");
+        }
+        (Endpoint::Completions, _, None) => {
+            return bad_request(&shared, "missing required field `prompt`");
+        }
+    };
+    let len = match output_len(&parsed, endpoint, shared.cfg.default_output_tokens) {
+        Ok(l) => l,
+        Err(msg) => return bad_request(&shared, &msg),
+    };
+
+    let k = shared.counters.requests.fetch_add(1, Relaxed) + 1;
+    if shared.faults.is_error(k) {
+        bump(&shared.counters.errors);
+        return json(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            Bytes::from_static(SERVER_ERROR),
+        );
+    }
+
+    let stream = parsed.stream.unwrap_or(false);
+    let reasoning = match endpoint {
+        Endpoint::Chat => shared.cfg.reasoning_tokens.min(len.tokens),
+        Endpoint::Completions => 0,
+    };
+    let shape = Shape {
+        endpoint,
+        offset: (body_hash(&bytes) % shared.words.len() as u64) as usize,
+        tokens: len.tokens,
+        reasoning,
+        finish: len.finish,
+        prompt_tokens,
+        reasoning_key: shared.cfg.reasoning_field.key(),
+    };
+    let (id_prefix, object) = match (endpoint, stream) {
+        (Endpoint::Chat, true) => ("chatcmpl-sim-", "chat.completion.chunk"),
+        (Endpoint::Chat, false) => ("chatcmpl-sim-", "chat.completion"),
+        (Endpoint::Completions, _) => ("cmpl-sim-", "text_completion"),
+    };
+    let created = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    let head = match &parsed.model {
+        Some(m) => {
+            let mut model = Vec::with_capacity(m.len() + 2);
+            render::push_json_str(&mut model, m);
+            render::head(id_prefix, Some(k), object, created, &model)
+        }
+        None => render::head(id_prefix, Some(k), object, created, &shared.model_json),
+    };
+    let timed = !(shared.cfg.ttft.is_zero() && shared.cfg.itl.is_zero());
+
+    if stream {
+        let include_usage = parsed
+            .stream_options
+            .as_ref()
+            .and_then(|o| o.include_usage)
+            .unwrap_or(false);
+        let params = StreamParams {
+            head,
+            shape,
+            tokens_per_chunk: shared.cfg.tokens_per_chunk,
+            role_first_chunk: shared.cfg.role_first_chunk,
+            include_usage,
+            cut: shared.faults.is_cut(k),
+            arrival,
+            timed,
+        };
+        let mut resp = Response::new(SimBody::Stream(Box::new(SimStream::new(shared, params))));
+        let h = resp.headers_mut();
+        h.insert(CONTENT_TYPE, HeaderValue::from_static("text/event-stream"));
+        h.insert(CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+        return resp;
+    }
+
+    // Non-streaming: the whole answer is ready when its last token is due.
+    if timed {
+        let clock = crate::body::Clock::new(arrival, shared.cfg.ttft, shared.cfg.itl);
+        tokio::time::sleep_until(clock.due(len.tokens - 1)).await;
+    }
+    let body = render::full_body(&head, &shared.words, &shape).freeze();
+    let c = &shared.counters;
+    c.ttft.add_one(arrival.elapsed());
+    c.tokens.fetch_add(len.tokens as u64, Relaxed);
+    bump(&c.completed);
+    json(StatusCode::OK, body)
+}
+
+fn json(status: StatusCode, body: impl Into<Bytes>) -> Response<SimBody> {
+    let mut resp = Response::new(SimBody::full(body));
+    *resp.status_mut() = status;
+    resp.headers_mut()
+        .insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    resp
+}
+
+fn bad_request(shared: &Shared, message: &str) -> Response<SimBody> {
+    bump(&shared.counters.bad_requests);
+    error(StatusCode::BAD_REQUEST, "invalid_request_error", message)
+}
+
+/// An OpenAI-style error body.
+fn error(status: StatusCode, kind: &str, message: &str) -> Response<SimBody> {
+    let body = serde_json::json!({
+        "error": {"message": message, "type": kind, "param": null, "code": status.as_u16()}
+    });
+    json(status, serde_json::to_vec(&body).unwrap_or_default())
+}

@@ -1,0 +1,307 @@
+//! The client-side tokenizer: tiktoken `o200k_base` (built in, no files) or a Hugging Face
+//! `tokenizer.json` from disk. Never adds special tokens, as AIPerf counts with
+//! `add_special_tokens=False`.
+
+use std::path::Path;
+use std::sync::OnceLock;
+
+use inferbench_core::plan::TokenizerSpec;
+use inferbench_core::seed::sha256_hex;
+use tiktoken_rs::CoreBPE;
+
+use crate::error::WorkloadError;
+
+/// Name of the built-in tokenizer, as recorded in artifacts.
+pub const BUILTIN_NAME: &str = "builtin:o200k_base";
+
+/// Number of ordinary (non-special) ranks in `o200k_base.tiktoken` (ranks 0..=199_997).
+const O200K_RANKS: u32 = 199_998;
+
+enum Inner {
+    Builtin(&'static CoreBPE),
+    HuggingFace(Box<tokenizers::Tokenizer>),
+}
+
+/// A loaded tokenizer. `Send + Sync`; share it with `Arc`.
+pub struct Tokenizer {
+    name: String,
+    sha256: String,
+    inner: Inner,
+}
+
+impl std::fmt::Debug for Tokenizer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Tokenizer")
+            .field("name", &self.name)
+            .field("sha256", &self.sha256)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Tokenizer {
+    pub fn load(spec: &TokenizerSpec) -> Result<Tokenizer, WorkloadError> {
+        match spec {
+            TokenizerSpec::Builtin => Self::builtin(),
+            TokenizerSpec::HuggingFace { path } => Self::from_path(path),
+        }
+    }
+
+    /// The embedded tiktoken `o200k_base`. Its `sha256` is that of the canonical
+    /// `o200k_base.tiktoken` file (one `base64(bytes) rank` line per rank), rebuilt from the
+    /// loaded ranks, so it equals the hash of the file OpenAI publishes.
+    pub fn builtin() -> Result<Tokenizer, WorkloadError> {
+        static BPE: OnceLock<Result<CoreBPE, String>> = OnceLock::new();
+        static SHA: OnceLock<String> = OnceLock::new();
+        let bpe = match BPE.get_or_init(|| tiktoken_rs::o200k_base().map_err(|e| e.to_string())) {
+            Ok(b) => b,
+            Err(message) => {
+                return Err(WorkloadError::Builtin {
+                    message: message.clone(),
+                });
+            }
+        };
+        let sha256 = SHA.get_or_init(|| tiktoken_file_sha256(bpe)).clone();
+        Ok(Tokenizer {
+            name: BUILTIN_NAME.to_string(),
+            sha256,
+            inner: Inner::Builtin(bpe),
+        })
+    }
+
+    /// A Hugging Face tokenizer from `path`: a `tokenizer.json` file or a directory holding
+    /// one. The name is `path` as given.
+    pub fn from_path(path: &str) -> Result<Tokenizer, WorkloadError> {
+        let p = Path::new(path);
+        if !p.exists() {
+            return Err(WorkloadError::TokenizerNotFound { path: path.into() });
+        }
+        let file = if p.is_dir() {
+            let f = p.join("tokenizer.json");
+            if !f.is_file() {
+                return Err(WorkloadError::NoTokenizerJson { path: path.into() });
+            }
+            f
+        } else {
+            p.to_path_buf()
+        };
+        let shown = file.display().to_string();
+        let bytes = std::fs::read(&file).map_err(|source| WorkloadError::TokenizerRead {
+            path: shown.clone(),
+            source,
+        })?;
+        let mut tok = tokenizers::Tokenizer::from_bytes(&bytes).map_err(|e| {
+            WorkloadError::NotATokenizer {
+                path: shown.clone(),
+                message: e.to_string(),
+            }
+        })?;
+        // A tokenizer.json may carry truncation or padding settings; either would distort
+        // counts, so both are switched off.
+        tok.with_truncation(None)
+            .map_err(|e| WorkloadError::TokenizerSetup {
+                path: shown.clone(),
+                message: e.to_string(),
+            })?;
+        tok.with_padding(None);
+        Ok(Tokenizer {
+            name: path.to_string(),
+            sha256: sha256_hex(&bytes),
+            inner: Inner::HuggingFace(Box::new(tok)),
+        })
+    }
+
+    /// `builtin:o200k_base`, or the path given for a Hugging Face tokenizer.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// SHA-256 (hex) of the vocabulary: the `tokenizer.json` bytes, or the canonical
+    /// `o200k_base.tiktoken` file for the built-in one.
+    pub fn sha256(&self) -> &str {
+        &self.sha256
+    }
+
+    /// Token ids of `text`, no special tokens added. Special-token text in the input is
+    /// encoded as ordinary text by the built-in tokenizer; a Hugging Face tokenizer matches
+    /// its added tokens as it always does. An encoding failure (not expected once truncation
+    /// is off) gives no tokens.
+    pub fn encode(&self, text: &str) -> Vec<u32> {
+        match &self.inner {
+            Inner::Builtin(bpe) => bpe.encode_ordinary(text),
+            Inner::HuggingFace(t) => t
+                .encode_fast(text, false)
+                .map(|e| e.get_ids().to_vec())
+                .unwrap_or_default(),
+        }
+    }
+
+    /// Number of tokens of `text` (as `encode(text).len()`), for the hot path.
+    pub fn count(&self, text: &str) -> usize {
+        if text.is_empty() {
+            return 0;
+        }
+        match &self.inner {
+            Inner::Builtin(bpe) => bpe.encode_ordinary(text).len(),
+            // `encode_fast` skips offset tracking; the ids are not copied out.
+            Inner::HuggingFace(t) => t.encode_fast(text, false).map(|e| e.len()).unwrap_or(0),
+        }
+    }
+
+    /// Text of `ids`. Bytes that do not form valid UTF-8 (a window cutting a character)
+    /// become U+FFFD. Unknown ids give an empty string.
+    pub fn decode(&self, ids: &[u32]) -> String {
+        match &self.inner {
+            Inner::Builtin(bpe) => bpe
+                .decode_bytes(ids)
+                .map(|b| String::from_utf8_lossy(&b).into_owned())
+                .unwrap_or_default(),
+            Inner::HuggingFace(t) => t.decode(ids, false).unwrap_or_default(),
+        }
+    }
+}
+
+/// SHA-256 of `o200k_base.tiktoken` as published: for each rank in order, the token's bytes
+/// in standard base64, a space, the rank, a newline.
+fn tiktoken_file_sha256(bpe: &CoreBPE) -> String {
+    use sha2::{Digest, Sha256};
+    let mut h = Sha256::new();
+    let mut line = String::new();
+    for rank in 0..O200K_RANKS {
+        let bytes = bpe.decode_bytes(&[rank]).unwrap_or_default();
+        line.clear();
+        base64_into(&bytes, &mut line);
+        line.push(' ');
+        line.push_str(&rank.to_string());
+        line.push('\n');
+        h.update(line.as_bytes());
+    }
+    hex::encode(h.finalize())
+}
+
+/// Standard base64 with padding (RFC 4648), only needed for the vocabulary hash.
+fn base64_into(bytes: &[u8], out: &mut String) {
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    for chunk in bytes.chunks(3) {
+        let b = [
+            chunk[0],
+            chunk.get(1).copied().unwrap_or(0),
+            chunk.get(2).copied().unwrap_or(0),
+        ];
+        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
+        for i in 0..4 {
+            if i <= chunk.len() {
+                out.push(ALPHABET[((n >> (18 - 6 * i)) & 63) as usize] as char);
+            } else {
+                out.push('=');
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+
+    pub(crate) fn fixture_path() -> String {
+        format!("{}/tests/data/tokenizer", env!("CARGO_MANIFEST_DIR"))
+    }
+
+    pub(crate) fn fixture() -> Tokenizer {
+        Tokenizer::from_path(&fixture_path()).unwrap()
+    }
+
+    #[test]
+    fn is_send_and_sync() {
+        fn check<T: Send + Sync>() {}
+        check::<Tokenizer>();
+    }
+
+    #[test]
+    fn base64_matches_rfc4648_vectors() {
+        for (input, want) in [
+            ("", ""),
+            ("f", "Zg=="),
+            ("fo", "Zm8="),
+            ("foo", "Zm9v"),
+            ("foob", "Zm9vYg=="),
+            ("fooba", "Zm9vYmE="),
+            ("foobar", "Zm9vYmFy"),
+        ] {
+            let mut s = String::new();
+            base64_into(input.as_bytes(), &mut s);
+            assert_eq!(s, want, "{input}");
+        }
+    }
+
+    #[test]
+    fn builtin_hash_is_that_of_the_published_vocabulary_file() {
+        let t = Tokenizer::builtin().unwrap();
+        assert_eq!(t.name(), "builtin:o200k_base");
+        // `sha256sum o200k_base.tiktoken` of the file OpenAI publishes (and tiktoken-rs embeds).
+        assert_eq!(
+            t.sha256(),
+            "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d"
+        );
+    }
+
+    #[test]
+    fn builtin_known_encodings() {
+        let t = Tokenizer::builtin().unwrap();
+        // o200k_base: "hello world" is ["hello", " world"] = [24912, 2375].
+        assert_eq!(t.encode("hello world"), vec![24912, 2375]);
+        assert_eq!(t.count("hello world"), 2);
+        assert_eq!(t.decode(&[24912, 2375]), "hello world");
+        assert_eq!(t.count(""), 0);
+        // Special-token text is plain text here: more than one token.
+        assert!(t.count("<|endoftext|>") > 1);
+    }
+
+    #[test]
+    fn fixture_loads_from_dir_and_file_and_hashes_the_file() {
+        let dir = fixture();
+        let file = Tokenizer::from_path(&format!("{}/tokenizer.json", fixture_path())).unwrap();
+        let bytes = std::fs::read(format!("{}/tokenizer.json", fixture_path())).unwrap();
+        use sha2::Digest;
+        let want = hex::encode(sha2::Sha256::digest(&bytes));
+        assert_eq!(dir.sha256(), want);
+        assert_eq!(file.sha256(), want);
+        assert_eq!(dir.name(), fixture_path());
+        let ids = dir.encode(" the king");
+        // Vocabulary entries "Ġthe" = 268 and "Ġking" = 893 in the fixture's tokenizer.json.
+        assert_eq!(ids, vec![268, 893]);
+        assert_eq!(ids, file.encode(" the king"));
+        assert_eq!(dir.decode(&ids), " the king");
+        assert_eq!(dir.count(" the king"), ids.len());
+    }
+
+    #[test]
+    fn fixture_adds_no_special_tokens() {
+        let t = fixture();
+        // Id 0 is <|endoftext|>, the fixture's bos/eos; it must not be added.
+        let ids = t.encode("From fairest creatures we desire increase");
+        assert!(!ids.contains(&0));
+        assert_eq!(t.decode(&ids), "From fairest creatures we desire increase");
+    }
+
+    #[test]
+    fn errors_name_the_path() {
+        let e = Tokenizer::from_path("/nonexistent/tok")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("/nonexistent/tok"), "{e}");
+        let dir = std::env::temp_dir().join(format!("ib-wl-tok-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let e = Tokenizer::from_path(dir.to_str().unwrap())
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("no tokenizer.json"), "{e}");
+        let bad = dir.join("tokenizer.json");
+        std::fs::write(&bad, b"{\"not\": \"a tokenizer\"}").unwrap();
+        let e = Tokenizer::from_path(dir.to_str().unwrap())
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("not a Hugging Face tokenizer.json"), "{e}");
+        assert!(e.contains(bad.to_str().unwrap()), "{e}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

@@ -1,0 +1,191 @@
+//! Load benchmark: the real binary against the simulated server running as a separate
+//! process. Run with `cargo bench -p inferbench --bench load` (optionally `-- quick`).
+//!
+//! Scenario 1 (client cost): server with zero delays; 32 input / 16 output tokens per streamed
+//! chat request; concurrency 64. Reports the client process's CPU time per request (user +
+//! sys of the whole process, start to exit, from wait4), its achieved request rate, and the
+//! server process's CPU per request.
+//!
+//! Scenario 2 (timing accuracy): server TTFT 50 ms, ITL 10 ms; concurrency 64. Reports the
+//! mean TTFT the client measured next to the mean TTFT the server actually waited (from the
+//! server's `/sim/stats`).
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+const BIN: &str = env!("CARGO_BIN_EXE_inferbench");
+
+struct Server {
+    child: Child,
+    addr: String,
+}
+
+fn start_server(extra: &[&str]) -> Server {
+    let mut child = Command::new(BIN)
+        .args(["mock-server", "--port", "0", "--host", "127.0.0.1"])
+        .args(extra)
+        .stderr(Stdio::piped())
+        .stdout(Stdio::null())
+        .spawn()
+        .expect("start mock-server");
+    let stderr = child.stderr.take().expect("stderr");
+    let mut lines = BufReader::new(stderr).lines();
+    let line = lines
+        .next()
+        .expect("mock-server said nothing")
+        .expect("read stderr");
+    let addr = line
+        .split("http://")
+        .nth(1)
+        .and_then(|s| s.split_whitespace().next())
+        .unwrap_or_else(|| panic!("no address in {line:?}"))
+        .to_string();
+    // Keep draining stderr so the server never blocks on a full pipe.
+    std::thread::spawn(move || for _ in lines {});
+    Server { child, addr }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        unsafe {
+            libc::kill(self.child.id() as i32, libc::SIGINT);
+        }
+        let _ = self.child.wait();
+    }
+}
+
+fn http_get(addr: &str, path: &str) -> String {
+    let mut s = TcpStream::connect(addr).expect("connect");
+    write!(
+        s,
+        "GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut out = String::new();
+    s.read_to_string(&mut out).unwrap();
+    out.split("\r\n\r\n").nth(1).unwrap_or("").to_string()
+}
+
+/// Run a child to completion and return (wall, user+sys CPU) from wait4.
+fn run_measured(cmd: &mut Command) -> (Duration, Duration, i32) {
+    let start = Instant::now();
+    let child = cmd.spawn().expect("spawn client");
+    let pid = child.id() as i32;
+    let mut status = 0;
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    let r = unsafe { libc::wait4(pid, &mut status, 0, &mut ru) };
+    assert_eq!(r, pid, "wait4");
+    let wall = start.elapsed();
+    let tv = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
+    (wall, tv(ru.ru_utime) + tv(ru.ru_stime), status)
+}
+
+fn proc_cpu(pid: u32) -> Duration {
+    // utime + stime in clock ticks, fields 14 and 15 of /proc/<pid>/stat.
+    let s = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    let after = s.rsplit(')').next().unwrap_or("");
+    let f: Vec<&str> = after.split_whitespace().collect();
+    let ticks: u64 = f.get(11).and_then(|v| v.parse().ok()).unwrap_or(0)
+        + f.get(12).and_then(|v| v.parse().ok()).unwrap_or(0);
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as u64;
+    Duration::from_nanos(ticks * 1_000_000_000 / hz.max(1))
+}
+
+fn summary_avg(dir: &Path, tag: &str) -> f64 {
+    let text = std::fs::read_to_string(dir.join("profile_export_aiperf.json")).expect("summary");
+    let v: serde_json::Value = serde_json::from_str(&text).expect("json");
+    v[tag]["avg"].as_f64().unwrap_or(f64::NAN)
+}
+
+fn client(addr: &str, dir: &Path, concurrency: u32, count: u64) -> Command {
+    let mut c = Command::new(BIN);
+    c.args([
+        "profile",
+        "-m",
+        "mock-model",
+        "-u",
+        addr,
+        "--endpoint-type",
+        "chat",
+        "--streaming",
+        "--isl",
+        "32",
+        "--osl",
+        "16",
+        "--extra-inputs",
+        "ignore_eos:true",
+        "--random-seed",
+        "1",
+        "--ui",
+        "none",
+        "--concurrency",
+        &concurrency.to_string(),
+        "--request-count",
+        &count.to_string(),
+        "--artifact-dir",
+    ])
+    .arg(dir)
+    .stdout(Stdio::null())
+    .stderr(Stdio::null());
+    c
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    if args.iter().any(|a| a == "--list") {
+        println!("load: benchmark");
+        return;
+    }
+    let quick = args.iter().any(|a| a == "quick");
+    let tmp = std::env::temp_dir().join(format!("inferbench-load-{}", std::process::id()));
+    let _ = std::fs::create_dir_all(&tmp);
+
+    // Scenario 1: client cost against a zero-delay server.
+    let n: u64 = if quick { 20_000 } else { 100_000 };
+    let server = start_server(&["--fast"]);
+    // A short warm run so that page cache and connection set-up do not skew the first figure.
+    let _ = run_measured(&mut client(&server.addr, &tmp.join("warm"), 64, 2_000));
+    let server_cpu0 = proc_cpu(server.child.id());
+    let dir1 = tmp.join("cost");
+    let (wall, cpu, status) = run_measured(&mut client(&server.addr, &dir1, 64, n));
+    let server_cpu = proc_cpu(server.child.id()) - server_cpu0;
+    assert_eq!(status, 0, "client failed");
+    let rate = summary_avg(&dir1, "request_throughput");
+    println!(
+        "== client cost: zero-delay server, 32 in / 16 out streamed, concurrency 64, {n} requests"
+    );
+    println!(
+        "client: {:.1} µs CPU per request (whole process, start to exit: {:.2} s CPU over {:.2} s wall)",
+        cpu.as_secs_f64() * 1e6 / n as f64,
+        cpu.as_secs_f64(),
+        wall.as_secs_f64()
+    );
+    println!(
+        "server: {:.1} µs CPU per request",
+        server_cpu.as_secs_f64() * 1e6 / n as f64
+    );
+    println!("achieved: {rate:.0} requests/s (request_throughput of the run)");
+    drop(server);
+
+    // Scenario 2: TTFT accuracy with real delays.
+    let n2: u64 = if quick { 640 } else { 3_200 };
+    let server = start_server(&["--ttft-ms", "50", "--itl-ms", "10"]);
+    let dir2 = tmp.join("accuracy");
+    let (_, _, status) = run_measured(&mut client(&server.addr, &dir2, 64, n2));
+    assert_eq!(status, 0, "client failed");
+    let stats: serde_json::Value =
+        serde_json::from_str(&http_get(&server.addr, "/sim/stats")).expect("sim stats");
+    let client_ttft = summary_avg(&dir2, "time_to_first_token");
+    let server_ttft = stats["ttft_ms_mean"].as_f64().unwrap_or(f64::NAN);
+    println!("== timing accuracy: server ttft 50 ms, itl 10 ms, concurrency 64, {n2} requests");
+    println!(
+        "client mean TTFT {client_ttft:.3} ms; server waited {server_ttft:.3} ms; difference {:.3} ms",
+        client_ttft - server_ttft
+    );
+    println!("server stats: {stats}");
+    drop(server);
+    let _ = std::fs::remove_dir_all(PathBuf::from(&tmp));
+}

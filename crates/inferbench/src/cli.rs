@@ -1,0 +1,861 @@
+//! Command-line flags, with AIPerf's names, aliases and defaults, and their validation into a
+//! [`RunPlan`].
+
+use clap::{ArgAction, Args, Parser, Subcommand, ValueEnum};
+use inferbench_core::plan::{
+    ArtifactPlan, EndpointType, ExportLevel, HeaderValue, LengthDist, LoadPlan, RunPlan, Secret,
+    Target, TokenizerSpec, UiKind,
+};
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "inferbench",
+    version,
+    about = "Benchmark client for LLM inference servers (AIPerf- and GenAI-Perf-compatible)",
+    propagate_version = true
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Run a benchmark (against the built-in simulated server when no --url is given).
+    Profile(Box<ProfileArgs>),
+    /// Run the simulated OpenAI-compatible server standalone.
+    MockServer(MockServerArgs),
+    /// Recompute every metric offline from a run directory's stored evidence.
+    Metrics(MetricsArgs),
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
+pub enum EndpointArg {
+    Chat,
+    Completions,
+    // AIPerf endpoint types that inferbench does not build yet: accepted by name so that the
+    // error says so instead of "invalid value".
+    Responses,
+    Messages,
+    Embeddings,
+    ChatEmbeddings,
+    NimEmbeddings,
+    NimRankings,
+    HfTeiRankings,
+    CohereRankings,
+    HuggingfaceGenerate,
+    ImageGeneration,
+    ImageEdit,
+    VideoGeneration,
+    AudioTranscription,
+    ImageRetrieval,
+    SolidoRag,
+    Raw,
+    Template,
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ExportLevelArg {
+    Summary,
+    Records,
+    Raw,
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
+pub enum UiArg {
+    Dashboard,
+    Simple,
+    None,
+}
+
+#[derive(Args, Debug)]
+pub struct ProfileArgs {
+    // ---- Endpoint (AIPerf §1.1)
+    /// Model name(s); comma lists allowed. Default with the simulated server: mock-model.
+    #[arg(short = 'm', long = "model", visible_alias = "model-names", value_delimiter = ',', action = ArgAction::Append)]
+    pub model: Vec<String>,
+    /// Server base URL. Without it, the built-in simulated server is started on 127.0.0.1.
+    #[arg(short = 'u', long = "url", action = ArgAction::Append)]
+    pub url: Vec<String>,
+    #[arg(long = "endpoint-type", value_enum, default_value = "chat")]
+    pub endpoint_type: EndpointArg,
+    /// URL path overriding the endpoint type's default (e.g. /v1/chat/completions).
+    #[arg(long = "custom-endpoint", visible_alias = "endpoint")]
+    pub custom_endpoint: Option<String>,
+    #[arg(long)]
+    pub streaming: bool,
+    /// Sent as `Authorization: Bearer <key>`. Never written to an artifact or a log.
+    #[arg(long = "api-key", env = "INFERBENCH_API_KEY", hide_env_values = true)]
+    pub api_key: Option<String>,
+    /// Extra header, `Name:Value` or a JSON object. Repeatable.
+    #[arg(short = 'H', long = "header", action = ArgAction::Append, num_args = 1..)]
+    pub header: Vec<String>,
+    /// Extra body fields, `key:value` pairs or a JSON object. Repeatable.
+    #[arg(long = "extra-inputs", action = ArgAction::Append, num_args = 1..)]
+    pub extra_inputs: Vec<String>,
+    #[arg(long = "request-timeout-seconds", default_value_t = 21600.0)]
+    pub request_timeout_seconds: f64,
+    #[arg(long = "use-legacy-max-tokens")]
+    pub use_legacy_max_tokens: bool,
+    #[arg(long = "use-server-token-count")]
+    pub use_server_token_count: bool,
+
+    // ---- Tokenizer (§1.2)
+    /// `builtin` (tiktoken o200k_base, the default), a tokenizer.json, or a directory holding one.
+    #[arg(long)]
+    pub tokenizer: Option<String>,
+
+    // ---- Prompts (§1.4, §1.5)
+    #[arg(long = "synthetic-input-tokens-mean", visible_aliases = ["prompt-input-tokens-mean", "isl"], default_value_t = 550)]
+    pub isl: u64,
+    #[arg(long = "synthetic-input-tokens-stddev", visible_aliases = ["prompt-input-tokens-stddev", "isl-stddev"], default_value_t = 0.0)]
+    pub isl_stddev: f64,
+    #[arg(long = "output-tokens-mean", visible_aliases = ["prompt-output-tokens-mean", "osl"])]
+    pub osl: Option<u64>,
+    #[arg(long = "output-tokens-stddev", visible_aliases = ["prompt-output-tokens-stddev", "osl-stddev"], default_value_t = 0.0)]
+    pub osl_stddev: f64,
+    #[arg(
+        long = "num-dataset-entries",
+        visible_alias = "num-prompts",
+        default_value_t = 100
+    )]
+    pub num_dataset_entries: usize,
+    #[arg(long = "random-seed")]
+    pub random_seed: Option<u64>,
+
+    // ---- Load (§1.7, §1.9)
+    /// Concurrent sessions. Default 1.
+    #[arg(long)]
+    pub concurrency: Option<usize>,
+    /// Requests in the profiling phase. Default max(10, 2 × concurrency).
+    #[arg(long = "request-count", visible_alias = "num-requests")]
+    pub request_count: Option<u64>,
+    #[arg(long = "warmup-request-count", visible_alias = "num-warmup-requests")]
+    pub warmup_request_count: Option<u64>,
+
+    // ---- Output (§1.11, §1.13)
+    /// Parent directory of the run directory (default `artifacts`, which gets a
+    /// `<model>-openai-<endpoint>-concurrency<N>` subdirectory; an explicit directory is used
+    /// as is, like AIPerf).
+    #[arg(long = "output-artifact-dir", visible_alias = "artifact-dir")]
+    pub artifact_dir: Option<String>,
+    #[arg(long = "profile-export-prefix", visible_alias = "profile-export-file")]
+    pub profile_export_prefix: Option<String>,
+    #[arg(
+        long = "export-level",
+        visible_alias = "profile-export-level",
+        value_enum,
+        default_value = "records"
+    )]
+    pub export_level: ExportLevelArg,
+    #[arg(
+        long = "ui-type",
+        visible_alias = "ui",
+        value_enum,
+        default_value = "dashboard"
+    )]
+    pub ui: UiArg,
+
+    // ---- The built-in simulated server (inferbench only; used when --url is absent)
+    /// Time to first token of the simulated server, ms.
+    #[arg(long = "sim-ttft-ms", default_value_t = 20.0)]
+    pub sim_ttft_ms: f64,
+    /// Inter-token latency of the simulated server, ms.
+    #[arg(long = "sim-itl-ms", default_value_t = 5.0)]
+    pub sim_itl_ms: f64,
+}
+
+#[derive(Args, Debug)]
+pub struct MockServerArgs {
+    #[arg(short = 'p', long, default_value_t = 8000)]
+    pub port: u16,
+    #[arg(long, default_value = "127.0.0.1")]
+    pub host: String,
+    #[arg(long = "ttft-ms", visible_alias = "ttft", default_value_t = 20.0)]
+    pub ttft_ms: f64,
+    #[arg(long = "itl-ms", visible_alias = "itl", default_value_t = 5.0)]
+    pub itl_ms: f64,
+    /// All latencies 0 (like AIPerf's mock `--fast`).
+    #[arg(short = 'f', long)]
+    pub fast: bool,
+    /// Tokens per streamed chunk after the first (vLLM stream_interval style).
+    #[arg(long = "tokens-per-chunk", default_value_t = 1)]
+    pub tokens_per_chunk: usize,
+    /// Send a role-only first chunk at request arrival.
+    #[arg(long = "role-first-chunk")]
+    pub role_first_chunk: bool,
+    /// Reasoning tokens sent before the content (out of the max_tokens budget).
+    #[arg(long = "reasoning-tokens", default_value_t = 0)]
+    pub reasoning_tokens: usize,
+    /// Field that carries reasoning: reasoning_content or reasoning.
+    #[arg(long = "reasoning-field", default_value = "reasoning_content")]
+    pub reasoning_field: String,
+    /// Percent of requests answered with HTTP 500.
+    #[arg(long = "error-rate", default_value_t = 0.0)]
+    pub error_rate: f64,
+    /// Percent of streams cut part-way.
+    #[arg(long = "cut-rate", default_value_t = 0.0)]
+    pub cut_rate: f64,
+    /// Output tokens when a request sets no max_tokens.
+    #[arg(long = "default-output-tokens", default_value_t = 128)]
+    pub default_output_tokens: usize,
+    #[arg(long = "model", default_value = "mock-model")]
+    pub model: String,
+    /// Tokenizer whose single-token words make the output text (`builtin` or a path).
+    #[arg(long)]
+    pub tokenizer: Option<String>,
+    #[arg(long = "random-seed", default_value_t = 0)]
+    pub random_seed: u64,
+    /// Worker threads of the server's runtime (default: all cores).
+    #[arg(long)]
+    pub workers: Option<usize>,
+}
+
+#[derive(Args, Debug)]
+pub struct MetricsArgs {
+    /// A run directory written by `inferbench profile`.
+    pub dir: std::path::PathBuf,
+    /// Definition set to score under.
+    #[arg(long, default_value = "aiperf-0.13")]
+    pub definitions: String,
+    /// Rewrite the summary files (JSON, CSV, console) from the recomputed metrics.
+    #[arg(long)]
+    pub write: bool,
+}
+
+/// AIPerf `profile` flags that inferbench accepts by name but has not built yet. Using one
+/// is an error that says so, never a silent no-op. (name, takes a value)
+pub const UNBUILT_FLAGS: &[(&str, bool)] = &[
+    ("request-rate", true),
+    ("arrival-pattern", true),
+    ("request-rate-mode", true),
+    ("arrival-smoothness", true),
+    ("vllm-burstiness", true),
+    ("prefill-concurrency", true),
+    ("benchmark-duration", true),
+    ("benchmark-grace-period", true),
+    ("concurrency-ramp-duration", true),
+    ("request-rate-ramp-duration", true),
+    ("prefill-concurrency-ramp-duration", true),
+    ("request-rate-series", true),
+    ("failed-request-threshold", true),
+    ("warmup-duration", true),
+    ("num-warmup-sessions", true),
+    ("warmup-concurrency", true),
+    ("warmup-prefill-concurrency", true),
+    ("warmup-request-rate", true),
+    ("warmup-arrival-pattern", true),
+    ("warmup-grace-period", true),
+    ("request-cancellation-rate", true),
+    ("request-cancellation-delay", true),
+    ("fixed-schedule", false),
+    ("no-fixed-schedule", false),
+    ("fixed-schedule-auto-offset", false),
+    ("fixed-schedule-start-offset", true),
+    ("fixed-schedule-end-offset", true),
+    ("user-centric-rate", true),
+    ("num-users", true),
+    ("num-profile-runs", true),
+    ("profile-run-cooldown-seconds", true),
+    ("confidence-level", true),
+    ("goodput", true),
+    ("input-file", true),
+    ("custom-dataset-type", true),
+    ("public-dataset", true),
+    ("dataset-sampling-strategy", true),
+    ("allow-dataset-wrap", false),
+    ("num-prefix-prompts", true),
+    ("prefix-prompt-pool-size", true),
+    ("prefix-prompt-length", true),
+    ("shared-system-prompt-length", true),
+    ("user-context-prompt-length", true),
+    ("system-prompt", true),
+    ("seq-dist", true),
+    ("random-range-ratio", true),
+    ("prompt-corpus", true),
+    ("conversation-num", true),
+    ("num-conversations", true),
+    ("num-sessions", true),
+    ("conversation-turn-mean", true),
+    ("session-turns-mean", true),
+    ("conversation-turn-stddev", true),
+    ("conversation-turn-delay-mean", true),
+    ("conversation-turn-delay-stddev", true),
+    ("conversation-turn-delay-ratio", true),
+    ("batch-size", true),
+    ("apply-chat-template", false),
+    ("tokenizer-revision", true),
+    ("tokenizer-trust-remote-code", false),
+    ("slice-duration", true),
+    ("export-outputs-json", false),
+    ("export-http-trace", false),
+    ("server-metrics", true),
+    ("gpu-telemetry", true),
+    ("workers-max", true),
+    ("record-processors", true),
+    ("per-chunk-usage", false),
+    ("connection-reuse-strategy", true),
+    ("wait-for-model-timeout", true),
+    ("reset-kv-cache", false),
+    ("session-header", true),
+    ("config", true),
+];
+
+/// Add the unbuilt flags to the `profile` subcommand, hidden, so that clap accepts them and
+/// [`check_unbuilt`] can name them in a clear error.
+pub fn command_with_unbuilt() -> clap::Command {
+    use clap::CommandFactory;
+    Cli::command().mut_subcommand("profile", |mut c| {
+        for (name, takes_value) in UNBUILT_FLAGS {
+            // The id is the kebab-case long name: derived ids are snake_case field names, so
+            // the two never collide.
+            let mut a = clap::Arg::new(*name).long(*name).hide(true);
+            a = if *takes_value {
+                a.num_args(0..).action(ArgAction::Append)
+            } else {
+                a.num_args(0..=1).action(ArgAction::Append)
+            };
+            c = c.arg(a);
+        }
+        c
+    })
+}
+
+pub fn check_unbuilt(m: &clap::ArgMatches) -> Result<(), String> {
+    let Some(("profile", sub)) = m.subcommand() else {
+        return Ok(());
+    };
+    let used: Vec<String> = UNBUILT_FLAGS
+        .iter()
+        .filter(|(n, _)| sub.contains_id(n))
+        .map(|(n, _)| format!("--{n}"))
+        .collect();
+    if used.is_empty() {
+        return Ok(());
+    }
+    Err(format!(
+        "{} {} an AIPerf flag that inferbench does not implement yet; remove it (see docs/compatibility.md)",
+        used.join(", "),
+        if used.len() == 1 { "is" } else { "are" }
+    ))
+}
+
+/// Parse `--extra-inputs` values: `key:value` (value read as JSON when it parses, e.g.
+/// `true`, `16`, `1.5`, else as a string) or a whole JSON object. Later values win.
+pub fn parse_extra_inputs(
+    items: &[String],
+) -> Result<serde_json::Map<String, serde_json::Value>, String> {
+    let mut out = serde_json::Map::new();
+    for item in items {
+        let t = item.trim();
+        if t.starts_with('{') {
+            let v: serde_json::Value = serde_json::from_str(t)
+                .map_err(|e| format!("--extra-inputs {item:?}: not a JSON object: {e}"))?;
+            let obj = v
+                .as_object()
+                .ok_or_else(|| format!("--extra-inputs {item:?}: not a JSON object"))?;
+            for (k, v) in obj {
+                out.insert(k.clone(), v.clone());
+            }
+            continue;
+        }
+        let (k, v) = t.split_once(':').ok_or_else(|| {
+            format!("--extra-inputs {item:?}: expected key:value or a JSON object")
+        })?;
+        let k = k.trim();
+        if k.is_empty() {
+            return Err(format!("--extra-inputs {item:?}: empty key"));
+        }
+        let v = v.trim();
+        let value = serde_json::from_str::<serde_json::Value>(v)
+            .unwrap_or_else(|_| serde_json::Value::String(v.to_string()));
+        out.insert(k.to_string(), value);
+    }
+    Ok(out)
+}
+
+/// Parse `--header` values: `Name:Value` or a JSON object of names to string values.
+pub fn parse_headers(items: &[String]) -> Result<Vec<(String, HeaderValue)>, String> {
+    let mut out: Vec<(String, HeaderValue)> = Vec::new();
+    let mut push = |name: &str, value: &str| -> Result<(), String> {
+        let name = name.trim();
+        http::header::HeaderName::from_bytes(name.as_bytes())
+            .map_err(|_| format!("--header: invalid header name {name:?}"))?;
+        http::header::HeaderValue::from_str(value.trim())
+            .map_err(|_| format!("--header {name}: invalid header value"))?;
+        out.retain(|(n, _)| !n.eq_ignore_ascii_case(name));
+        out.push((
+            name.to_string(),
+            HeaderValue::for_header(name, value.trim()),
+        ));
+        Ok(())
+    };
+    for item in items {
+        let t = item.trim();
+        if t.starts_with('{') {
+            let v: serde_json::Value =
+                serde_json::from_str(t).map_err(|e| format!("--header: not a JSON object: {e}"))?;
+            for (k, v) in v
+                .as_object()
+                .ok_or_else(|| "--header: not a JSON object".to_string())?
+            {
+                let s = match v {
+                    serde_json::Value::String(s) => s.clone(),
+                    other => other.to_string(),
+                };
+                push(k, &s)?;
+            }
+            continue;
+        }
+        let (k, v) = t
+            .split_once(':')
+            .ok_or_else(|| "--header: expected Name:Value or a JSON object".to_string())?;
+        push(k, v)?;
+    }
+    Ok(out)
+}
+
+/// AIPerf prepends `http://` when the URL has no scheme.
+pub fn normalize_url(u: &str) -> Result<String, String> {
+    let u = u.trim().trim_end_matches('/');
+    let full = if u.contains("://") {
+        u.to_string()
+    } else {
+        format!("http://{u}")
+    };
+    if full.starts_with("https://") {
+        return Err(format!(
+            "--url {u}: https is not supported yet by inferbench (plain http only); see docs/compatibility.md"
+        ));
+    }
+    if !full.starts_with("http://") {
+        return Err(format!("--url {u}: only http:// URLs are supported"));
+    }
+    let uri: http::Uri = full
+        .parse()
+        .map_err(|e| format!("--url {u}: not a valid URL: {e}"))?;
+    if uri.host().is_none() {
+        return Err(format!("--url {u}: no host"));
+    }
+    Ok(full)
+}
+
+/// The command line as typed, with the values of secret flags replaced.
+pub fn redacted_command_line(args: &[String]) -> String {
+    let mut out = Vec::with_capacity(args.len());
+    let mut redact_next = false;
+    let mut header_next = false;
+    for a in args {
+        if redact_next {
+            out.push(inferbench_core::plan::REDACTED.to_string());
+            redact_next = false;
+            continue;
+        }
+        if header_next && !a.starts_with('-') {
+            out.push(redact_header_arg(a));
+            continue;
+        }
+        header_next = false;
+        if a == "--api-key" {
+            out.push(a.clone());
+            redact_next = true;
+        } else if let Some(_v) = a.strip_prefix("--api-key=") {
+            out.push(format!("--api-key={}", inferbench_core::plan::REDACTED));
+        } else if a == "-H" || a == "--header" {
+            out.push(a.clone());
+            header_next = true;
+        } else {
+            out.push(shell_quote(a));
+        }
+    }
+    out.join(" ")
+}
+
+fn redact_header_arg(a: &str) -> String {
+    if a.trim_start().starts_with('{') {
+        return shell_quote(&format!("{{{}}}", inferbench_core::plan::REDACTED));
+    }
+    match a.split_once(':') {
+        Some((k, _)) if inferbench_core::plan::is_sensitive_header(k.trim()) => {
+            shell_quote(&format!("{}:{}", k, inferbench_core::plan::REDACTED))
+        }
+        _ => shell_quote(a),
+    }
+}
+
+fn shell_quote(s: &str) -> String {
+    if !s.is_empty()
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_./:=,@+".contains(c))
+    {
+        s.to_string()
+    } else {
+        format!("'{}'", s.replace('\'', "'\\''"))
+    }
+}
+
+pub const DEFAULT_ARTIFACT_DIR: &str = "artifacts";
+pub const SIM_MODEL: &str = "mock-model";
+
+/// Validate profile flags into a plan.
+pub fn build_plan(a: &ProfileArgs, argv: &[String]) -> Result<RunPlan, String> {
+    let endpoint_type = match a.endpoint_type {
+        EndpointArg::Chat => EndpointType::Chat,
+        EndpointArg::Completions => EndpointType::Completions,
+        other => {
+            let name = other
+                .to_possible_value()
+                .map(|v| v.get_name().to_string())
+                .unwrap_or_default();
+            return Err(format!(
+                "--endpoint-type {name}: not implemented yet in inferbench (chat and completions are); see docs/compatibility.md"
+            ));
+        }
+    };
+    if a.url.len() > 1 {
+        return Err("--url given more than once: multi-URL load balancing is not implemented yet in inferbench".into());
+    }
+    let target = match a.url.first() {
+        Some(u) => Target::Url {
+            url: normalize_url(u)?,
+        },
+        None => {
+            for (name, v) in [
+                ("--sim-ttft-ms", a.sim_ttft_ms),
+                ("--sim-itl-ms", a.sim_itl_ms),
+            ] {
+                if !(v.is_finite() && v >= 0.0) {
+                    return Err(format!("{name} {v}: must be a number ≥ 0"));
+                }
+            }
+            Target::Simulated {
+                ttft_ms: a.sim_ttft_ms,
+                itl_ms: a.sim_itl_ms,
+            }
+        }
+    };
+    let mut models: Vec<String> = a
+        .model
+        .iter()
+        .map(|m| m.trim().to_string())
+        .filter(|m| !m.is_empty())
+        .collect();
+    if models.is_empty() {
+        match target {
+            Target::Simulated { .. } => models.push(SIM_MODEL.to_string()),
+            Target::Url { .. } => {
+                return Err("--model (-m) is required with --url".into());
+            }
+        }
+    }
+    if models.len() > 1 {
+        return Err("several --model names: multi-model selection is not implemented yet in inferbench; give one".into());
+    }
+    let url = match &target {
+        Target::Url { url } => url.clone(),
+        Target::Simulated { .. } => String::new(),
+    };
+    let endpoint_path = match &a.custom_endpoint {
+        Some(p) => {
+            let p = p.trim();
+            if p.is_empty() {
+                return Err("--custom-endpoint: empty path".into());
+            }
+            if p.starts_with('/') {
+                p.to_string()
+            } else {
+                format!("/{p}")
+            }
+        }
+        None => endpoint_type.default_path().to_string(),
+    };
+    if !(a.request_timeout_seconds.is_finite() && a.request_timeout_seconds > 0.0) {
+        return Err(format!(
+            "--request-timeout-seconds {}: must be a number > 0",
+            a.request_timeout_seconds
+        ));
+    }
+    if a.isl == 0 {
+        return Err("--synthetic-input-tokens-mean 0: must be ≥ 1".into());
+    }
+    for (name, v) in [
+        ("--synthetic-input-tokens-stddev", a.isl_stddev),
+        ("--output-tokens-stddev", a.osl_stddev),
+    ] {
+        if !(v.is_finite() && v >= 0.0) {
+            return Err(format!("{name} {v}: must be a number ≥ 0"));
+        }
+    }
+    if a.osl == Some(0) {
+        return Err("--output-tokens-mean 0: must be ≥ 1".into());
+    }
+    if a.num_dataset_entries == 0 {
+        return Err("--num-dataset-entries 0: must be ≥ 1".into());
+    }
+    let concurrency = a.concurrency.unwrap_or(1);
+    if concurrency == 0 {
+        return Err("--concurrency 0: must be ≥ 1".into());
+    }
+    if concurrency > 100_000 {
+        return Err(format!("--concurrency {concurrency}: at most 100000"));
+    }
+    let request_count = a
+        .request_count
+        .unwrap_or_else(|| (concurrency as u64 * 2).max(10));
+    if request_count == 0 {
+        return Err("--request-count 0: must be ≥ 1".into());
+    }
+    let tokenizer = match a.tokenizer.as_deref() {
+        None | Some("builtin") => TokenizerSpec::Builtin,
+        Some(p) => TokenizerSpec::HuggingFace {
+            path: p.to_string(),
+        },
+    };
+    let model_for_dir = models[0].replace(['/', '\\', ':'], "_");
+    let explicit_dir = a.artifact_dir.is_some();
+    let dir = a
+        .artifact_dir
+        .clone()
+        .unwrap_or_else(|| DEFAULT_ARTIFACT_DIR.to_string());
+    let run_dir = if explicit_dir {
+        dir.clone()
+    } else {
+        format!(
+            "{dir}/{model_for_dir}-openai-{}-concurrency{concurrency}",
+            endpoint_type.as_str()
+        )
+    };
+    let prefix = a
+        .profile_export_prefix
+        .clone()
+        .unwrap_or_else(|| "profile_export".into());
+    if prefix.is_empty() || prefix.contains('/') || prefix.contains('\\') {
+        return Err(format!(
+            "--profile-export-prefix {prefix:?}: must be a plain file name prefix"
+        ));
+    }
+    Ok(RunPlan {
+        models,
+        target,
+        url,
+        endpoint_type,
+        endpoint_path,
+        streaming: a.streaming && endpoint_type.supports_streaming(),
+        api_key: a.api_key.as_ref().map(Secret::new),
+        headers: parse_headers(&a.header)?,
+        extra_inputs: parse_extra_inputs(&a.extra_inputs)?,
+        request_timeout_seconds: a.request_timeout_seconds,
+        tokenizer,
+        use_server_token_count: a.use_server_token_count,
+        use_legacy_max_tokens: a.use_legacy_max_tokens,
+        isl: LengthDist {
+            mean: a.isl as f64,
+            stddev: a.isl_stddev,
+        },
+        osl: a.osl.map(|m| LengthDist {
+            mean: m as f64,
+            stddev: a.osl_stddev,
+        }),
+        num_dataset_entries: a.num_dataset_entries,
+        random_seed: a.random_seed,
+        load: LoadPlan {
+            concurrency,
+            request_count,
+            warmup_request_count: a.warmup_request_count.unwrap_or(0),
+        },
+        artifacts: ArtifactPlan {
+            dir,
+            run_dir,
+            prefix,
+            export_level: match a.export_level {
+                ExportLevelArg::Summary => ExportLevel::Summary,
+                ExportLevelArg::Records => ExportLevel::Records,
+                ExportLevelArg::Raw => ExportLevel::Raw,
+            },
+        },
+        ui: match a.ui {
+            UiArg::Dashboard => UiKind::Dashboard,
+            UiArg::Simple => UiKind::Simple,
+            UiArg::None => UiKind::None,
+        },
+        cli_command: redacted_command_line(argv),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::FromArgMatches;
+
+    fn parse(args: &[&str]) -> Result<RunPlan, String> {
+        let argv: Vec<String> = std::iter::once("inferbench")
+            .chain(args.iter().copied())
+            .map(String::from)
+            .collect();
+        let m = command_with_unbuilt()
+            .try_get_matches_from(&argv)
+            .map_err(|e| e.to_string())?;
+        check_unbuilt(&m)?;
+        let cli = Cli::from_arg_matches(&m).map_err(|e| e.to_string())?;
+        match cli.command {
+            Command::Profile(p) => build_plan(&p, &argv),
+            _ => Err("not profile".into()),
+        }
+    }
+
+    #[test]
+    fn aiperf_defaults() {
+        let p = parse(&["profile"]).unwrap();
+        assert_eq!(p.models, vec!["mock-model"]);
+        assert_eq!(p.isl.mean, 550.0);
+        assert_eq!(p.osl, None);
+        assert_eq!(p.num_dataset_entries, 100);
+        assert_eq!(p.load.concurrency, 1);
+        assert_eq!(p.load.request_count, 10);
+        assert_eq!(p.request_timeout_seconds, 21600.0);
+        assert_eq!(p.artifacts.export_level, ExportLevel::Records);
+        assert_eq!(
+            p.artifacts.run_dir,
+            "artifacts/mock-model-openai-chat-concurrency1"
+        );
+        assert!(!p.streaming);
+    }
+
+    #[test]
+    fn aliases_match_aiperf() {
+        let p = parse(&[
+            "profile",
+            "-m",
+            "m1",
+            "-u",
+            "127.0.0.1:9",
+            "--isl",
+            "32",
+            "--osl",
+            "16",
+            "--num-prompts",
+            "7",
+            "--num-requests",
+            "40",
+            "--concurrency",
+            "8",
+            "--artifact-dir",
+            "out",
+            "--profile-export-file",
+            "foo",
+            "--ui",
+            "none",
+            "--endpoint",
+            "v2/x",
+            "--num-warmup-requests",
+            "3",
+        ])
+        .unwrap();
+        assert_eq!(p.url, "http://127.0.0.1:9");
+        assert_eq!(p.isl.mean, 32.0);
+        assert_eq!(p.osl.unwrap().mean, 16.0);
+        assert_eq!(p.num_dataset_entries, 7);
+        assert_eq!(p.load.request_count, 40);
+        assert_eq!(p.load.warmup_request_count, 3);
+        assert_eq!(p.artifacts.run_dir, "out");
+        assert_eq!(p.artifacts.prefix, "foo");
+        assert_eq!(p.endpoint_path, "/v2/x");
+        assert_eq!(p.ui, UiKind::None);
+        // request count default is max(10, 2 × concurrency)
+        let p = parse(&["profile", "--concurrency", "64"]).unwrap();
+        assert_eq!(p.load.request_count, 128);
+    }
+
+    #[test]
+    fn extra_inputs_typed_and_json_merged_later_wins() {
+        let m = parse_extra_inputs(&[
+            "ignore_eos:true".into(),
+            "min_tokens:16".into(),
+            "temperature:0.5".into(),
+            "stop:END".into(),
+            r#"{"min_tokens": 8, "nvext": {"a": 1}}"#.into(),
+        ])
+        .unwrap();
+        assert_eq!(m["ignore_eos"], serde_json::json!(true));
+        assert_eq!(m["min_tokens"], serde_json::json!(8));
+        assert_eq!(m["temperature"], serde_json::json!(0.5));
+        assert_eq!(m["stop"], serde_json::json!("END"));
+        assert_eq!(m["nvext"], serde_json::json!({"a": 1}));
+        assert!(parse_extra_inputs(&["nocolon".into()]).is_err());
+        assert!(parse_extra_inputs(&["{bad".into()]).is_err());
+    }
+
+    #[test]
+    fn unbuilt_flags_are_errors_that_say_so() {
+        let e = parse(&["profile", "--request-rate", "10"]).unwrap_err();
+        assert!(
+            e.contains("--request-rate") && e.contains("not implement"),
+            "{e}"
+        );
+        let e = parse(&["profile", "--fixed-schedule"]).unwrap_err();
+        assert!(e.contains("--fixed-schedule"), "{e}");
+        let e = parse(&["profile", "--endpoint-type", "embeddings"]).unwrap_err();
+        assert!(
+            e.contains("embeddings") && e.contains("not implemented"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn invalid_values_name_the_flag() {
+        for (args, flag) in [
+            (vec!["profile", "--concurrency", "0"], "--concurrency"),
+            (vec!["profile", "--request-count", "0"], "--request-count"),
+            (
+                vec!["profile", "--request-timeout-seconds", "-1"],
+                "--request-timeout-seconds",
+            ),
+            (vec!["profile", "-u", "https://x", "-m", "m"], "https"),
+            (vec!["profile", "-u", "127.0.0.1:1"], "--model"),
+            (
+                vec!["profile", "--isl", "0"],
+                "--synthetic-input-tokens-mean",
+            ),
+        ] {
+            let e = parse(&args).unwrap_err();
+            assert!(e.contains(flag), "{args:?}: {e}");
+        }
+        let e = parse(&["profile", "--concurrency", "abc"]).unwrap_err();
+        assert!(e.contains("--concurrency"), "{e}");
+    }
+
+    #[test]
+    fn secrets_are_redacted_from_the_command_line_and_plan() {
+        let argv: Vec<String> = [
+            "inferbench",
+            "profile",
+            "--api-key",
+            "sk-123",
+            "-H",
+            "Authorization:Bearer zzz",
+            "-H",
+            "X-Trace:1",
+            "--api-key=sk-456",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        let line = redacted_command_line(&argv);
+        assert!(
+            !line.contains("sk-123") && !line.contains("zzz") && !line.contains("sk-456"),
+            "{line}"
+        );
+        assert!(line.contains("X-Trace:1"));
+        let p = parse(&[
+            "profile",
+            "--api-key",
+            "sk-123",
+            "-H",
+            "Authorization:Bearer zzz",
+        ])
+        .unwrap();
+        let json = serde_json::to_string(&p).unwrap();
+        assert!(!json.contains("sk-123") && !json.contains("zzz"), "{json}");
+        assert_eq!(p.api_key.as_ref().unwrap().expose(), "sk-123");
+    }
+}

@@ -1,0 +1,48 @@
+//! Host and executable identity for the manifest (Linux `/proc` where available).
+
+use inferbench_core::manifest::{HostIdentity, ToolIdentity};
+use sha2::{Digest, Sha256};
+
+fn read_trim(path: &str) -> Option<String> {
+    std::fs::read_to_string(path)
+        .ok()
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty())
+}
+
+pub fn host_identity() -> HostIdentity {
+    let os = std::fs::read_to_string("/etc/os-release")
+        .ok()
+        .and_then(|t| {
+            t.lines()
+                .find_map(|l| l.strip_prefix("PRETTY_NAME="))
+                .map(|v| v.trim_matches('"').to_string())
+        })
+        .unwrap_or_else(|| std::env::consts::OS.to_string());
+    let memory_bytes = std::fs::read_to_string("/proc/meminfo").ok().and_then(|t| {
+        t.lines()
+            .find_map(|l| l.strip_prefix("MemTotal:"))
+            .and_then(|v| v.split_whitespace().next()?.parse::<u64>().ok())
+            .map(|kib| kib * 1024)
+    });
+    HostIdentity {
+        hostname: read_trim("/proc/sys/kernel/hostname").unwrap_or_else(|| "unknown".into()),
+        os,
+        kernel: read_trim("/proc/sys/kernel/osrelease"),
+        arch: std::env::consts::ARCH.to_string(),
+        cpus: std::thread::available_parallelism().map_or(1, |n| n.get()),
+        memory_bytes,
+    }
+}
+
+pub fn tool_identity() -> ToolIdentity {
+    let binary_sha256 = std::env::current_exe()
+        .ok()
+        .and_then(|p| std::fs::read(p).ok())
+        .map(|b| hex::encode(Sha256::digest(&b)));
+    ToolIdentity {
+        name: inferbench_core::TOOL_NAME.to_string(),
+        version: inferbench_core::TOOL_VERSION.to_string(),
+        binary_sha256,
+    }
+}

@@ -1,0 +1,97 @@
+//! `inferbench mock-server`: the simulated server, standalone, until Ctrl-C.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use inferbench_core::plan::TokenizerSpec;
+use inferbench_sim::{ReasoningField, SimConfig, SimServer};
+use inferbench_workload::{Corpus, Tokenizer};
+
+use crate::Failure;
+use crate::cli::MockServerArgs;
+
+/// The simulated server's token texts: corpus words that are one token each under `tok`,
+/// so that a client using the same tokenizer counts exactly the tokens the server sent.
+pub fn sim_words(tok: &Tokenizer) -> Vec<String> {
+    inferbench_workload::single_token_words(tok, Corpus::shakespeare(), 2048)
+}
+
+fn ms(name: &str, v: f64) -> Result<Duration, Failure> {
+    if !(v.is_finite() && v >= 0.0) {
+        return Err(Failure::input(format!("{name} {v}: must be a number ≥ 0")));
+    }
+    Ok(Duration::from_secs_f64(v / 1000.0))
+}
+
+pub fn run(a: &MockServerArgs) -> Result<u8, Failure> {
+    let spec = match a.tokenizer.as_deref() {
+        None | Some("builtin") => TokenizerSpec::Builtin,
+        Some(p) => TokenizerSpec::HuggingFace { path: p.into() },
+    };
+    let tok = Tokenizer::load(&spec).map_err(|e| Failure::input(format!("--tokenizer: {e}")))?;
+    let reasoning_field = match a.reasoning_field.as_str() {
+        "reasoning_content" => ReasoningField::ReasoningContent,
+        "reasoning" => ReasoningField::Reasoning,
+        other => {
+            return Err(Failure::input(format!(
+                "--reasoning-field {other:?}: expected reasoning_content or reasoning"
+            )));
+        }
+    };
+    let (ttft, itl) = if a.fast {
+        (Duration::ZERO, Duration::ZERO)
+    } else {
+        (ms("--ttft-ms", a.ttft_ms)?, ms("--itl-ms", a.itl_ms)?)
+    };
+    let cfg = SimConfig {
+        ttft,
+        itl,
+        tokens_per_chunk: a.tokens_per_chunk,
+        role_first_chunk: a.role_first_chunk,
+        reasoning_tokens: a.reasoning_tokens,
+        reasoning_field,
+        error_rate: a.error_rate,
+        cut_rate: a.cut_rate,
+        seed: a.random_seed,
+        model: a.model.clone(),
+        default_output_tokens: a.default_output_tokens,
+        words: Arc::new(sim_words(&tok)),
+    };
+    cfg.validate()
+        .map_err(|e| Failure::input(format!("mock-server: {e}")))?;
+    let addr: SocketAddr = format!("{}:{}", a.host, a.port)
+        .parse()
+        .map_err(|e| Failure::input(format!("--host {} --port {}: {e}", a.host, a.port)))?;
+    let mut rt = tokio::runtime::Builder::new_multi_thread();
+    if let Some(w) = a.workers {
+        if w == 0 {
+            return Err(Failure::input("--workers 0: must be ≥ 1"));
+        }
+        rt.worker_threads(w);
+    }
+    let rt = rt
+        .enable_all()
+        .build()
+        .map_err(|e| Failure::run(format!("cannot start the runtime: {e}")))?;
+    rt.block_on(async move {
+        let server = SimServer::start(cfg, addr)
+            .await
+            .map_err(|e| Failure::run(format!("mock-server: cannot listen on {addr}: {e}")))?;
+        eprintln!(
+            "inferbench mock-server: listening on http://{} (ttft {:?}, itl {:?}, tokenizer {}); Ctrl-C stops",
+            server.local_addr(),
+            ttft,
+            itl,
+            tok.name()
+        );
+        let _ = tokio::signal::ctrl_c().await;
+        let stats = server.stats();
+        server.shutdown().await;
+        eprintln!(
+            "inferbench mock-server: stopped; {}",
+            serde_json::to_string(&stats).unwrap_or_default()
+        );
+        Ok(0)
+    })
+}

@@ -1,0 +1,351 @@
+//! `inferbench profile`: plan → (simulated server) → workload → engine → evidence on disk →
+//! metrics computed from the disk → artifacts.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use inferbench_client::engine::PreparedPayload;
+use inferbench_client::{Clock, Engine, EngineConfig, EngineEvent, StopSignal, TokenCounter};
+use inferbench_core::evidence::{EVIDENCE_FILE, EvidenceEnd, EvidenceHeader, StopReason};
+use inferbench_core::manifest::{DatasetIdentity, Manifest, ServerIdentity, TokenizerIdentity};
+use inferbench_core::plan::{ExportLevel, RunPlan, Target};
+use inferbench_core::record::{EVIDENCE_SCHEMA_VERSION, Phase};
+use inferbench_sim::{SimConfig, SimServer};
+use inferbench_workload::{Corpus, Tokenizer};
+
+use crate::Failure;
+use crate::cli::ProfileArgs;
+
+struct Counter(Arc<Tokenizer>);
+
+impl TokenCounter for Counter {
+    fn count(&self, text: &str) -> u64 {
+        self.0.count(text) as u64
+    }
+}
+
+/// Exit code of a run stopped by Ctrl-C (its artifacts are written and marked partial).
+pub const EXIT_INTERRUPTED: u8 = 130;
+
+pub fn run(a: &ProfileArgs, argv: &[String]) -> Result<u8, Failure> {
+    let mut plan = crate::cli::build_plan(a, argv).map_err(Failure::input)?;
+    let tok = Arc::new(
+        Tokenizer::load(&plan.tokenizer)
+            .map_err(|e| Failure::input(format!("--tokenizer: {e}")))?,
+    );
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| Failure::run(format!("cannot start the runtime: {e}")))?;
+    rt.block_on(run_async(&mut plan, tok))
+}
+
+async fn run_async(plan: &mut RunPlan, tok: Arc<Tokenizer>) -> Result<u8, Failure> {
+    // The built-in simulated server, when no --url was given.
+    let sim = match plan.target {
+        Target::Simulated { ttft_ms, itl_ms } => {
+            let cfg = SimConfig {
+                ttft: Duration::from_secs_f64(ttft_ms / 1000.0),
+                itl: Duration::from_secs_f64(itl_ms / 1000.0),
+                model: plan.models[0].clone(),
+                words: Arc::new(crate::mock::sim_words(&tok)),
+                ..SimConfig::default()
+            };
+            let server = SimServer::start(cfg, "127.0.0.1:0".parse().expect("literal address"))
+                .await
+                .map_err(|e| Failure::run(format!("cannot start the simulated server: {e}")))?;
+            plan.url = format!("http://{}", server.local_addr());
+            eprintln!(
+                "inferbench: no --url given: benchmarking the built-in simulated server at {} (ttft {ttft_ms} ms, itl {itl_ms} ms)",
+                plan.url
+            );
+            Some(server)
+        }
+        Target::Url { .. } => None,
+    };
+    let result = run_against(plan, tok, sim.is_some()).await;
+    if let Some(s) = sim {
+        s.shutdown().await;
+    }
+    result
+}
+
+async fn run_against(plan: &RunPlan, tok: Arc<Tokenizer>, simulated: bool) -> Result<u8, Failure> {
+    let clock = Clock::start();
+    let started_at = inferbench_core::time::iso_utc_seconds(clock.anchor_unix_ns());
+
+    // Reach the server before anything else, so that a wrong --url fails in one line.
+    let probe = inferbench_client::transport::build_client(1);
+    let models_response = inferbench_client::transport::fetch_models(
+        &probe,
+        clock,
+        &plan.url,
+        Duration::from_secs(10),
+    )
+    .await
+    .map_err(|e| Failure::run(format!("--url: {e}")))?;
+    drop(probe);
+
+    let corpus = Corpus::shakespeare();
+    let rendered = inferbench_workload::render_workload(plan, &tok, corpus)
+        .map_err(|e| Failure::input(e.to_string()))?;
+    let seed = rendered.seed_used;
+    let total = plan.load.warmup_request_count + plan.load.request_count;
+    // AIPerf's default sampling for synthetic data: shuffle without replacement.
+    let mut sampler = inferbench_workload::Sampler::new(
+        inferbench_workload::SamplingStrategy::Shuffle,
+        rendered.workload.payloads.len(),
+        seed,
+    )
+    .map_err(|e| Failure::input(e.to_string()))?;
+    let order: Vec<usize> = (0..total).map(|_| sampler.next()).collect();
+
+    let run_dir = PathBuf::from(&plan.artifacts.run_dir);
+    let names = inferbench_artifacts::file_names(&plan.artifacts.prefix);
+    prepare_run_dir(&run_dir, &names)?;
+    inferbench_artifacts::write_inputs_json(
+        &run_dir,
+        &inferbench_workload::inputs_json(&rendered.workload),
+    )
+    .map_err(|e| Failure::run(e.to_string()))?;
+
+    let benchmark_id = new_benchmark_id(clock.anchor_unix_ns());
+    let header = EvidenceHeader {
+        schema_version: EVIDENCE_SCHEMA_VERSION,
+        tool: inferbench_core::TOOL_NAME.into(),
+        tool_version: inferbench_core::TOOL_VERSION.into(),
+        anchor_unix_ns: clock.anchor_unix_ns(),
+        benchmark_id: benchmark_id.clone(),
+        endpoint_type: plan.endpoint_type.as_str().into(),
+        streaming: plan.streaming,
+        tokenizer: tok.name().to_string(),
+        use_server_token_count: plan.use_server_token_count,
+    };
+    let mut writer = inferbench_artifacts::EvidenceWriter::create(&run_dir, &header)
+        .map_err(|e| Failure::run(e.to_string()))?;
+
+    let payloads: Vec<PreparedPayload> = rendered
+        .workload
+        .payloads
+        .iter()
+        .map(|p| PreparedPayload {
+            conversation_id: p.conversation_id.clone(),
+            turn_index: p.turn_index,
+            body: Bytes::from(p.body.clone()),
+            input_tokens: p.input_tokens,
+            requested_output_tokens: p.requested_output_tokens,
+        })
+        .collect();
+    let uri: http::Uri = format!("{}{}", plan.url, plan.endpoint_path)
+        .parse()
+        .map_err(|e| Failure::input(format!("--url/--custom-endpoint: invalid URL: {e}")))?;
+    let mut headers = Vec::new();
+    if let Some(k) = &plan.api_key {
+        headers.push((
+            http::header::AUTHORIZATION,
+            http::HeaderValue::from_str(&format!("Bearer {}", k.expose()))
+                .map_err(|_| Failure::input("--api-key: not a valid header value"))?,
+        ));
+    }
+    for (name, value) in &plan.headers {
+        let n = http::HeaderName::from_bytes(name.as_bytes())
+            .map_err(|_| Failure::input(format!("--header: invalid name {name:?}")))?;
+        let v = http::HeaderValue::from_str(value.expose())
+            .map_err(|_| Failure::input(format!("--header {name}: invalid value")))?;
+        headers.push((n, v));
+    }
+    let cfg = EngineConfig {
+        uri,
+        endpoint_type: plan.endpoint_type,
+        streaming: plan.streaming,
+        headers,
+        timeout: Duration::from_secs_f64(plan.request_timeout_seconds),
+        concurrency: plan.load.concurrency,
+        warmup_request_count: plan.load.warmup_request_count,
+        request_count: plan.load.request_count,
+        keep_raw: plan.artifacts.export_level == ExportLevel::Raw,
+        seed,
+    };
+    let counter: Option<Arc<dyn TokenCounter>> = if plan.use_server_token_count {
+        None
+    } else {
+        Some(Arc::new(Counter(tok.clone())))
+    };
+    let stop = StopSignal::new();
+    let engine = Engine::new(cfg, clock, payloads, order, counter, stop.clone());
+    let progress = engine.progress();
+
+    // Records go to disk on their own thread, as they complete.
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<EngineEvent>();
+    let writer_thread = std::thread::Builder::new()
+        .name("evidence-writer".into())
+        .spawn(
+            move || -> Result<inferbench_artifacts::EvidenceWriter, String> {
+                while let Some(ev) = rx.blocking_recv() {
+                    match ev {
+                        EngineEvent::Record(r) => writer.write_record(&r),
+                        EngineEvent::Phase(w) => writer.write_phase(&w),
+                    }
+                    .map_err(|e| e.to_string())?;
+                }
+                Ok(writer)
+            },
+        )
+        .map_err(|e| Failure::run(format!("cannot start the evidence writer: {e}")))?;
+
+    let ctrl_c = {
+        let stop = stop.clone();
+        tokio::spawn(async move {
+            while tokio::signal::ctrl_c().await.is_ok() {
+                match stop.escalate() {
+                    1 => eprintln!(
+                        "\ninferbench: Ctrl-C: no new requests; waiting for those in flight (Ctrl-C again cancels them)"
+                    ),
+                    _ => eprintln!("\ninferbench: Ctrl-C: cancelling the requests in flight"),
+                }
+            }
+        })
+    };
+    let (done_tx, done_rx) = tokio::sync::oneshot::channel();
+    let progress_task = tokio::spawn(crate::progress::show(plan.ui, progress, done_rx));
+
+    let outcome = engine.run(tx).await;
+    let _ = done_tx.send(());
+    let _ = progress_task.await;
+    ctrl_c.abort();
+
+    let writer = writer_thread
+        .join()
+        .map_err(|_| Failure::run("the evidence writer panicked"))?
+        .map_err(|e| Failure::run(format!("writing the evidence: {e}")))?;
+    writer
+        .finish(EvidenceEnd {
+            stop_reason: outcome.stop_reason,
+            end_ns: outcome.end_ns,
+            records: outcome.records,
+        })
+        .map_err(|e| Failure::run(e.to_string()))?;
+
+    // The summary is computed from what is on disk, exactly as `inferbench metrics` does.
+    let evidence_path = run_dir.join(EVIDENCE_FILE);
+    let evidence = inferbench_artifacts::read_evidence(&evidence_path)
+        .map_err(|e| Failure::run(e.to_string()))?;
+
+    let partial = outcome.stop_reason != StopReason::Completed;
+    let mut manifest = Manifest {
+        schema_version: inferbench_core::manifest::MANIFEST_SCHEMA_VERSION,
+        benchmark_id,
+        tool: crate::host::tool_identity(),
+        host: crate::host::host_identity(),
+        plan: plan.clone(),
+        tokenizer: TokenizerIdentity {
+            name: tok.name().to_string(),
+            sha256: tok.sha256().to_string(),
+        },
+        dataset: DatasetIdentity {
+            kind: "synthetic".into(),
+            entries: rendered.workload.payloads.len(),
+            workload_sha256: rendered.workload.sha256(),
+            corpus_sha256: Some(rendered.corpus_sha256.clone()),
+        },
+        random_seed: Some(seed),
+        arrival: format!(
+            "concurrency {} (burst: a new request as soon as a slot frees)",
+            plan.load.concurrency
+        ),
+        warmup: if plan.load.warmup_request_count > 0 {
+            format!("{} requests", plan.load.warmup_request_count)
+        } else {
+            "none".into()
+        },
+        stop_rule: format!("request count {}", plan.load.request_count),
+        stop_reason: outcome.stop_reason,
+        partial,
+        started_at,
+        ended_at: Some(inferbench_core::time::iso_utc_seconds(
+            clock.anchor_unix_ns() + outcome.end_ns,
+        )),
+        anchor_unix_ns: clock.anchor_unix_ns(),
+        server: ServerIdentity {
+            models_response,
+            kind: if simulated {
+                "simulated".into()
+            } else {
+                "remote".into()
+            },
+        },
+        files: Vec::new(),
+    };
+    let console = crate::metrics_cmd::write_outputs(
+        &run_dir,
+        plan,
+        &evidence,
+        &rendered.workload,
+        &mut manifest,
+    )?;
+    println!("{console}");
+    eprintln!(
+        "inferbench: tokens counted with {}{}",
+        tok.name(),
+        if plan.use_server_token_count {
+            " (token metrics from the server's usage: --use-server-token-count)"
+        } else {
+            ""
+        }
+    );
+    eprintln!("inferbench: artifacts in {}", run_dir.display());
+    if partial {
+        eprintln!("inferbench: the run was interrupted: artifacts are marked partial");
+        return Ok(EXIT_INTERRUPTED);
+    }
+    let profiling: Vec<_> = evidence.records_of(Phase::Profiling).collect();
+    if !profiling.is_empty() && profiling.iter().all(|r| r.is_error()) {
+        let first = profiling[0]
+            .error
+            .as_ref()
+            .map(|e| e.message.clone())
+            .unwrap_or_default();
+        return Err(Failure::run(format!(
+            "every request failed ({} of {}); the first: {first}",
+            profiling.len(),
+            profiling.len()
+        )));
+    }
+    Ok(0)
+}
+
+/// Create the run directory and remove artifacts a previous run left there, so that no stale
+/// file can pass for part of this run.
+fn prepare_run_dir(dir: &Path, names: &inferbench_artifacts::FileNames) -> Result<(), Failure> {
+    std::fs::create_dir_all(dir)
+        .map_err(|e| Failure::run(format!("{}: cannot create: {e}", dir.display())))?;
+    // The results-ready marker goes first, so that a crash in between never leaves a
+    // directory that claims to be complete.
+    for f in [
+        &names.results_ready,
+        &names.records_jsonl,
+        &names.raw_jsonl,
+        &names.summary_json,
+        &names.summary_csv,
+        &names.console_txt,
+        &names.inputs_json,
+        &names.manifest,
+        &names.evidence,
+    ] {
+        let p = dir.join(f);
+        if p.exists() {
+            std::fs::remove_file(&p)
+                .map_err(|e| Failure::run(format!("{}: cannot remove: {e}", p.display())))?;
+        }
+    }
+    Ok(())
+}
+
+fn new_benchmark_id(anchor_unix_ns: u64) -> String {
+    let h = inferbench_core::seed::sha256_hex(
+        format!("{anchor_unix_ns}:{}", std::process::id()).as_bytes(),
+    );
+    h[..12].to_string()
+}

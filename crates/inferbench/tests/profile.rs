@@ -1,0 +1,620 @@
+//! Integration tests: the real binary against the built-in simulated server (in-process, or
+//! as a separate `mock-server` process), and against deliberately broken servers. Every
+//! server binds 127.0.0.1 on port 0.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+const BIN: &str = env!("CARGO_BIN_EXE_inferbench");
+
+fn tmpdir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!(
+        "inferbench-it-{}-{}-{}",
+        name,
+        std::process::id(),
+        Instant::now().elapsed().as_nanos()
+    ));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// Run the binary, killing it if it takes longer than two minutes.
+fn run(args: &[&str]) -> Output {
+    let mut child = Command::new(BIN)
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn inferbench");
+    wait_bounded(&mut child, Duration::from_secs(120));
+    child.wait_with_output().expect("output")
+}
+
+fn wait_bounded(child: &mut Child, limit: Duration) {
+    let start = Instant::now();
+    while start.elapsed() < limit {
+        if child.try_wait().expect("try_wait").is_some() {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let _ = child.kill();
+    panic!("inferbench did not finish within {limit:?}");
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn read_json(p: &Path) -> Value {
+    let text = std::fs::read_to_string(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+}
+
+fn jsonl(p: &Path) -> Vec<Value> {
+    std::fs::read_to_string(p)
+        .unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("json line"))
+        .collect()
+}
+
+fn evidence_records(dir: &Path) -> Vec<Value> {
+    jsonl(&dir.join("inferbench_evidence.jsonl"))
+        .into_iter()
+        .filter(|l| l["line"] == "record")
+        .collect()
+}
+
+/// A standalone `inferbench mock-server` on 127.0.0.1:0; killed on drop.
+struct MockServer {
+    child: Child,
+    url: String,
+}
+
+impl MockServer {
+    fn start(extra: &[&str]) -> MockServer {
+        let mut child = Command::new(BIN)
+            .args(["mock-server", "--port", "0"])
+            .args(extra)
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn mock-server");
+        let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+        let line = lines.next().expect("a first line").expect("utf-8");
+        let url = line
+            .split_whitespace()
+            .find(|w| w.starts_with("http://"))
+            .unwrap_or_else(|| panic!("no URL in {line:?}"))
+            .to_string();
+        std::thread::spawn(move || for _ in lines {});
+        MockServer { child, url }
+    }
+}
+
+impl Drop for MockServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn profile_without_url_benchmarks_the_simulated_server_and_writes_aiperf_artifacts() {
+    let dir = tmpdir("sim");
+    let d = dir.to_str().unwrap();
+    let o = run(&[
+        "profile",
+        "--streaming",
+        "--concurrency",
+        "4",
+        "--request-count",
+        "20",
+        "--warmup-request-count",
+        "3",
+        "--isl",
+        "32",
+        "--osl",
+        "16",
+        "--extra-inputs",
+        "ignore_eos:true",
+        "--random-seed",
+        "7",
+        "--ui",
+        "none",
+        "--sim-ttft-ms",
+        "2",
+        "--sim-itl-ms",
+        "0.5",
+        "--artifact-dir",
+        d,
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(
+        err.contains("simulated server at http://127.0.0.1:"),
+        "{err}"
+    );
+    assert!(err.contains("tokens counted with"), "{err}");
+    let console = String::from_utf8_lossy(&o.stdout);
+    assert!(console.contains("Time to First Token"), "{console}");
+
+    // Every AIPerf file is there, plus our evidence and manifest.
+    for f in [
+        "profile_export.jsonl",
+        "profile_export_aiperf.json",
+        "profile_export_aiperf.csv",
+        "profile_export_console.txt",
+        "inputs.json",
+        ".aiperf_results_ready.json",
+        "inferbench_evidence.jsonl",
+        "inferbench_manifest.json",
+    ] {
+        assert!(dir.join(f).exists(), "{f} missing");
+    }
+    assert!(!dir.join("profile_export_raw.jsonl").exists());
+
+    // Each scheduled request is exactly one record: 3 warmup + 20 profiling.
+    let recs = evidence_records(&dir);
+    assert_eq!(recs.len(), 23);
+    assert_eq!(recs.iter().filter(|r| r["phase"] == "warmup").count(), 3);
+    let mut ids: Vec<u64> = recs.iter().map(|r| r["id"].as_u64().unwrap()).collect();
+    ids.sort();
+    assert_eq!(ids, (0..23).collect::<Vec<_>>());
+    assert_eq!(jsonl(&dir.join("profile_export.jsonl")).len(), 20);
+
+    let s = read_json(&dir.join("profile_export_aiperf.json"));
+    assert_eq!(s["request_count"]["avg"], 20.0);
+    // Synthetic prompts have exactly the requested token count, and the simulated server
+    // sends exactly max_tokens tokens, so both distributions are degenerate.
+    for (tag, v) in [
+        ("input_sequence_length", 32.0),
+        ("output_sequence_length", 16.0),
+    ] {
+        assert_eq!(s[tag]["min"], v, "{tag}");
+        assert_eq!(s[tag]["max"], v, "{tag}");
+    }
+    // TTFT cannot be below the server's 2 ms delay.
+    assert!(s["time_to_first_token"]["min"].as_f64().unwrap() >= 2.0);
+    assert_eq!(s["is_complete"], true);
+    assert_eq!(s["was_cancelled"], false);
+    let ready = read_json(&dir.join(".aiperf_results_ready.json"));
+    assert_eq!(
+        ready,
+        serde_json::json!({"ready": true, "was_cancelled": false, "partial": false})
+    );
+
+    // inputs.json holds the frozen bodies; each asks for 16 tokens and streams with usage.
+    let inputs = read_json(&dir.join("inputs.json"));
+    let first = &inputs["data"][0]["payloads"][0];
+    assert_eq!(first["max_completion_tokens"], 16);
+    assert_eq!(first["stream"], true);
+    assert_eq!(first["stream_options"]["include_usage"], true);
+    assert_eq!(first["ignore_eos"], true);
+
+    let m = read_json(&dir.join("inferbench_manifest.json"));
+    assert_eq!(m["random_seed"], 7);
+    assert_eq!(m["stop_reason"], "completed");
+    assert_eq!(m["server"]["kind"], "simulated");
+    assert_eq!(m["dataset"]["workload_sha256"].as_str().unwrap().len(), 64);
+
+    // The offline recomputation reproduces the live summary exactly.
+    let o = run(&["metrics", d]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains("identical"), "{}", stderr(&o));
+}
+
+#[test]
+fn same_seed_gives_byte_identical_requests() {
+    let a = tmpdir("seed-a");
+    let b = tmpdir("seed-b");
+    for d in [&a, &b] {
+        let o = run(&[
+            "profile",
+            "--request-count",
+            "10",
+            "--isl",
+            "40",
+            "--osl",
+            "8",
+            "--random-seed",
+            "42",
+            "--ui",
+            "none",
+            "--sim-ttft-ms",
+            "0",
+            "--sim-itl-ms",
+            "0",
+            "--artifact-dir",
+            d.to_str().unwrap(),
+        ]);
+        assert!(o.status.success(), "{}", stderr(&o));
+    }
+    assert_eq!(
+        std::fs::read(a.join("inputs.json")).unwrap(),
+        std::fs::read(b.join("inputs.json")).unwrap()
+    );
+    let ma = read_json(&a.join("inferbench_manifest.json"));
+    let mb = read_json(&b.join("inferbench_manifest.json"));
+    assert_eq!(
+        ma["dataset"]["workload_sha256"],
+        mb["dataset"]["workload_sha256"]
+    );
+}
+
+#[test]
+fn errors_and_cut_streams_from_a_standalone_mock_server_are_records() {
+    // The mock fails request k when floor(k·10/100) > floor((k−1)·10/100): k = 10, 20, …, 80
+    // (8 HTTP 500s) and cuts k = 13, 33, 53, 73 (4 cut streams). 80 requests → 68 valid.
+    let server = MockServer::start(&[
+        "--ttft-ms",
+        "1",
+        "--itl-ms",
+        "0.2",
+        "--error-rate",
+        "10",
+        "--cut-rate",
+        "5",
+    ]);
+    let dir = tmpdir("errors");
+    let o = run(&[
+        "profile",
+        "-m",
+        "mock-model",
+        "-u",
+        &server.url,
+        "--streaming",
+        "--concurrency",
+        "4",
+        "--request-count",
+        "80",
+        "--isl",
+        "32",
+        "--osl",
+        "16",
+        "--ui",
+        "none",
+        "--artifact-dir",
+        dir.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let recs = evidence_records(&dir);
+    assert_eq!(recs.len(), 80);
+    let http = recs.iter().filter(|r| r["error"]["kind"] == "http").count();
+    let cut = recs
+        .iter()
+        .filter(|r| r["error"]["kind"] == "transport")
+        .count();
+    assert_eq!((http, cut), (8, 4));
+    let s = read_json(&dir.join("profile_export_aiperf.json"));
+    assert_eq!(s["request_count"]["avg"], 68.0);
+    assert_eq!(s["error_request_count"]["avg"], 12.0);
+    assert_eq!(s["adj_request_latency"]["count"], 80);
+    // Every request, failed or not, is a line of profile_export.jsonl.
+    let lines = jsonl(&dir.join("profile_export.jsonl"));
+    assert_eq!(lines.len(), 80);
+    assert_eq!(
+        lines.iter().filter(|l| l.get("error").is_some()).count(),
+        12
+    );
+}
+
+#[test]
+fn completions_non_streaming_and_raw_export() {
+    let dir = tmpdir("completions");
+    let o = run(&[
+        "profile",
+        "--endpoint-type",
+        "completions",
+        "--request-count",
+        "6",
+        "--isl",
+        "16",
+        "--osl",
+        "5",
+        "--export-level",
+        "raw",
+        "--ui",
+        "none",
+        "--sim-ttft-ms",
+        "0",
+        "--sim-itl-ms",
+        "0",
+        "--artifact-dir",
+        dir.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let s = read_json(&dir.join("profile_export_aiperf.json"));
+    assert_eq!(s["request_count"]["avg"], 6.0);
+    assert_eq!(s["output_sequence_length"]["avg"], 5.0);
+    // No stream: no token-stream metrics are invented.
+    assert!(s.get("time_to_first_token").is_none());
+    assert!(s.get("inter_token_latency").is_none());
+    let raw = jsonl(&dir.join("profile_export_raw.jsonl"));
+    assert_eq!(raw.len(), 6);
+    let inputs = read_json(&dir.join("inputs.json"));
+    assert!(inputs["data"][0]["payloads"][0]["prompt"].is_string());
+}
+
+#[test]
+fn secrets_never_reach_an_artifact_or_the_output() {
+    let dir = tmpdir("secrets");
+    let o = run(&[
+        "profile",
+        "--request-count",
+        "3",
+        "--isl",
+        "8",
+        "--osl",
+        "2",
+        "--ui",
+        "none",
+        "--api-key",
+        "sk-TOPSECRET-1",
+        "-H",
+        "X-Api-Token:TOPSECRET-2",
+        "--export-level",
+        "raw",
+        "--sim-ttft-ms",
+        "0",
+        "--sim-itl-ms",
+        "0",
+        "--artifact-dir",
+        dir.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let mut all = String::from_utf8_lossy(&o.stdout).into_owned() + &stderr(&o);
+    for e in std::fs::read_dir(&dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_file() {
+            all.push_str(&String::from_utf8_lossy(&std::fs::read(&p).unwrap()));
+        }
+    }
+    assert!(!all.contains("TOPSECRET"), "a secret leaked");
+    assert!(all.contains("<redacted>"));
+}
+
+#[test]
+fn an_unreachable_url_is_one_clear_line_and_no_results() {
+    // Bind then drop a listener, so that the port is closed.
+    let port = TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let dir = tmpdir("unreachable");
+    let url = format!("127.0.0.1:{port}");
+    let o = run(&[
+        "profile",
+        "-m",
+        "m",
+        "-u",
+        &url,
+        "--ui",
+        "none",
+        "--artifact-dir",
+        dir.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = stderr(&o);
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(
+        err.contains("cannot connect") && err.contains(&url),
+        "{err}"
+    );
+    assert!(!dir.join(".aiperf_results_ready.json").exists());
+    assert!(!dir.join("profile_export_aiperf.json").exists());
+}
+
+#[test]
+fn bad_flags_and_files_are_named() {
+    let cases: [(&[&str], &str); 4] = [
+        (&["profile", "--concurrency", "abc"], "--concurrency"),
+        (
+            &["profile", "--tokenizer", "/nonexistent/tok.json"],
+            "/nonexistent/tok.json",
+        ),
+        (&["profile", "--request-rate", "5"], "--request-rate"),
+        (&["profile", "--extra-inputs", "nocolon"], "--extra-inputs"),
+    ];
+    for (args, needle) in cases {
+        let o = run(args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+        assert!(stderr(&o).contains(needle), "{args:?}: {}", stderr(&o));
+        assert!(!stderr(&o).contains("panicked"), "{}", stderr(&o));
+    }
+}
+
+/// A server that answers every request with 200 and a body that is not OpenAI-shaped.
+fn junk_server(body: &'static str, content_type: &'static str) -> String {
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = l.local_addr().unwrap();
+    std::thread::spawn(move || {
+        for s in l.incoming() {
+            let Ok(mut s) = s else { return };
+            std::thread::spawn(move || {
+                let mut buf = [0u8; 65536];
+                let mut seen = Vec::new();
+                loop {
+                    let n = match s.read(&mut buf) {
+                        Ok(0) | Err(_) => return,
+                        Ok(n) => n,
+                    };
+                    seen.extend_from_slice(&buf[..n]);
+                    // One request = head + Content-Length body; answer and close.
+                    let text = String::from_utf8_lossy(&seen).to_string();
+                    if let Some(h) = text.find("\r\n\r\n") {
+                        let len = text[..h]
+                            .lines()
+                            .find_map(|l| {
+                                l.to_ascii_lowercase()
+                                    .strip_prefix("content-length:")
+                                    .map(|v| v.trim().parse::<usize>().unwrap_or(0))
+                            })
+                            .unwrap_or(0);
+                        if seen.len() >= h + 4 + len {
+                            let _ = write!(
+                                s,
+                                "HTTP/1.1 200 OK\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                                body.len()
+                            );
+                            return;
+                        }
+                    }
+                }
+            });
+        }
+    });
+    format!("http://{addr}")
+}
+
+#[test]
+fn a_response_that_is_not_openai_shaped_fails_clearly() {
+    for (body, ct, needle) in [
+        (r#"{"foo": 1}"#, "application/json", "OpenAI"),
+        ("data: {not json\n\n", "text/event-stream", "JSON"),
+    ] {
+        let url = junk_server(body, ct);
+        let dir = tmpdir("junk");
+        let o = run(&[
+            "profile",
+            "-m",
+            "m",
+            "-u",
+            &url,
+            "--streaming",
+            "--request-count",
+            "3",
+            "--isl",
+            "8",
+            "--ui",
+            "none",
+            "--artifact-dir",
+            dir.to_str().unwrap(),
+        ]);
+        assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+        let err = stderr(&o);
+        let last = err.trim().lines().last().unwrap_or("");
+        assert!(
+            last.contains("every request failed") && last.contains(needle),
+            "{err}"
+        );
+        // The failures are records, with their errors.
+        let recs = evidence_records(&dir);
+        assert_eq!(recs.len(), 3);
+        assert!(recs.iter().all(|r| r["error"]["kind"] == "protocol"));
+    }
+}
+
+#[test]
+fn request_timeout_ends_requests_as_timeout_records() {
+    let server = MockServer::start(&["--ttft-ms", "3000", "--itl-ms", "1"]);
+    let dir = tmpdir("timeout");
+    let o = run(&[
+        "profile",
+        "-m",
+        "mock-model",
+        "-u",
+        &server.url,
+        "--streaming",
+        "--concurrency",
+        "2",
+        "--request-count",
+        "2",
+        "--isl",
+        "8",
+        "--osl",
+        "4",
+        "--request-timeout-seconds",
+        "0.3",
+        "--ui",
+        "none",
+        "--artifact-dir",
+        dir.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let recs = evidence_records(&dir);
+    assert_eq!(recs.len(), 2);
+    for r in &recs {
+        assert_eq!(r["error"]["kind"], "timeout");
+        let dur = r["end_ns"].as_u64().unwrap() - r["start_ns"].as_u64().unwrap();
+        assert!(dur >= 300_000_000, "ended after {dur} ns");
+    }
+}
+
+#[test]
+fn ctrl_c_leaves_valid_partial_artifacts() {
+    let dir = tmpdir("ctrlc");
+    let mut child = Command::new(BIN)
+        .args([
+            "profile",
+            "--streaming",
+            "--concurrency",
+            "2",
+            "--request-count",
+            "1000",
+            "--isl",
+            "8",
+            "--osl",
+            "50",
+            "--ui",
+            "none",
+            "--sim-ttft-ms",
+            "5",
+            "--sim-itl-ms",
+            "2",
+            "--artifact-dir",
+            dir.to_str().unwrap(),
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Wait until some records are on disk, then interrupt twice: stop issuing, then cancel.
+    let ev = dir.join("inferbench_evidence.jsonl");
+    let start = Instant::now();
+    while start.elapsed() < Duration::from_secs(30) {
+        if std::fs::read_to_string(&ev)
+            .map(|t| t.lines().count())
+            .unwrap_or(0)
+            > 4
+        {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    unsafe_sigint(child.id());
+    std::thread::sleep(Duration::from_millis(30));
+    unsafe_sigint(child.id());
+    wait_bounded(&mut child, Duration::from_secs(60));
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
+
+    let ready = read_json(&dir.join(".aiperf_results_ready.json"));
+    assert_eq!(ready["partial"], true);
+    assert_eq!(ready["was_cancelled"], true);
+    let s = read_json(&dir.join("profile_export_aiperf.json"));
+    assert_eq!(s["is_complete"], false);
+    let recs = evidence_records(&dir);
+    assert!(!recs.is_empty() && recs.len() < 1000, "{}", recs.len());
+    // Each issued request is one record, ids without gaps.
+    let mut ids: Vec<u64> = recs.iter().map(|r| r["id"].as_u64().unwrap()).collect();
+    ids.sort();
+    assert_eq!(ids, (0..recs.len() as u64).collect::<Vec<_>>());
+    let m = read_json(&dir.join("inferbench_manifest.json"));
+    assert_eq!(m["stop_reason"], "interrupted");
+    assert_eq!(m["partial"], true);
+}
+
+fn unsafe_sigint(pid: u32) {
+    let _ = Command::new("kill")
+        .args(["-INT", &pid.to_string()])
+        .status();
+}
