@@ -59,7 +59,7 @@ impl Corpus {
     }
 
     /// The text that is tokenized: every line trimmed, empty lines dropped, the rest joined
-    /// with one space, as AIPerf does, so prompts hold no line breaks.
+    /// with one space, so prompts hold no line breaks (as AIPerf's prompts show).
     pub fn normalized(&self) -> String {
         let mut out = String::with_capacity(self.text.len());
         for line in self.text.lines().map(str::trim).filter(|l| !l.is_empty()) {
