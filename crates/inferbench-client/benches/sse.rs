@@ -87,12 +87,6 @@ fn bench(c: &mut Criterion) {
             }
         })
     });
-    let usage = datas.iter().find(|d| d.contains("usage")).unwrap().clone();
-    let one = datas[5].clone();
-    g.bench_function("x_usage", |b| b.iter(|| black_box(decode_chat_chunk(black_box(&usage)).unwrap())));
-    g.bench_function("x_one", |b| b.iter(|| black_box(decode_chat_chunk(black_box(&one)).unwrap())));
-    g.bench_function("x_one_skim", |b| b.iter(|| black_box(serde_json::from_str::<serde::de::IgnoredAny>(black_box(&one)).unwrap())));
-    g.bench_function("x_usage_value", |b| b.iter(|| black_box(serde_json::from_str::<serde_json::Value>(black_box(&usage)).unwrap())));
     g.finish();
 }
 

@@ -27,6 +27,7 @@ use std::marker::PhantomData;
 use serde::Deserialize;
 use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
+use serde_json::value::RawValue;
 
 /// The parts of one response object (a streamed chunk or a whole body).
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -110,7 +111,8 @@ fn decode(data: &str, shape: Shape) -> Result<Decoded, DecodeError> {
         });
     }
     let mut out = Decoded {
-        usage: wire.usage,
+        // Valid JSON by construction (the raw slice was already parsed), so this cannot fail.
+        usage: wire.usage.and_then(|u| serde_json::from_str(u.get()).ok()),
         error,
         ..Decoded::default()
     };
@@ -139,7 +141,9 @@ fn decode(data: &str, shape: Shape) -> Result<Decoded, DecodeError> {
     Ok(out)
 }
 
-fn tool_text(calls: Vec<ToolCall<'_>>) -> Option<String> {
+fn tool_text(raw: &RawValue) -> Option<String> {
+    // Tool calls that are not a list of calls are ignored rather than failing the chunk.
+    let calls: Vec<ToolCall<'_>> = serde_json::from_str(raw.get()).ok()?;
     let mut text: Option<String> = None;
     for f in calls.into_iter().filter_map(|c| c.function) {
         for part in [f.name.0, f.arguments.0].into_iter().flatten() {
@@ -150,7 +154,8 @@ fn tool_text(calls: Vec<ToolCall<'_>>) -> Option<String> {
 }
 
 fn error_message(w: &Wire<'_>) -> Option<String> {
-    match &w.error {
+    let error: Option<Value> = w.error.and_then(|e| serde_json::from_str(e.get()).ok());
+    match &error {
         None | Some(Value::Bool(false)) => {}
         Some(Value::String(s)) => return Some(s.clone()),
         Some(e) => {
@@ -193,10 +198,13 @@ struct Wire<'a> {
     object: Text<'a>,
     #[serde(borrow, default)]
     choices: Option<FirstChoice<'a>>,
-    #[serde(default)]
-    usage: Option<Value>,
-    #[serde(default)]
-    error: Option<Value>,
+    // `usage` and `error` are kept as raw slices and built into values only when present:
+    // a `Value` field makes the whole struct large, and moving it around costs more than the
+    // parse of a typical chunk.
+    #[serde(borrow, default)]
+    usage: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    error: Option<&'a RawValue>,
     /// Only used with `"object": "error"`.
     #[serde(borrow, default)]
     message: Text<'a>,
@@ -204,10 +212,12 @@ struct Wire<'a> {
 
 #[derive(Deserialize)]
 struct Choice<'a> {
+    // Boxed: two inline messages made every parse level move a few hundred bytes, which cost
+    // more than one small allocation.
     #[serde(borrow, default)]
-    delta: Option<Message<'a>>,
+    delta: Option<Box<Message<'a>>>,
     #[serde(borrow, default)]
-    message: Option<Message<'a>>,
+    message: Option<Box<Message<'a>>>,
     #[serde(borrow, default)]
     text: Text<'a>,
     #[serde(borrow, default)]
@@ -222,8 +232,9 @@ struct Message<'a> {
     reasoning_content: Text<'a>,
     #[serde(borrow, default)]
     reasoning: Text<'a>,
+    /// Parsed only when present (rare), which keeps this struct small.
     #[serde(borrow, default)]
-    tool_calls: Option<Vec<ToolCall<'a>>>,
+    tool_calls: Option<&'a RawValue>,
 }
 
 #[derive(Deserialize)]
@@ -491,6 +502,10 @@ mod tests {
         let d =
             decode_chat_chunk(r#"{"choices":[{"delta":{"content":[{"type":"text"}]}}]}"#).unwrap();
         assert_eq!(d.content, None);
+        let d =
+            decode_chat_chunk(r#"{"choices":[{"delta":{"content":"c","tool_calls":{"x":1}}}]}"#)
+                .unwrap();
+        assert_eq!((d.content, d.tool), (text("c"), None));
     }
 
     #[test]

@@ -93,7 +93,11 @@ pub struct ProfileArgs {
     /// Extra body fields, `key:value` pairs or a JSON object. Repeatable.
     #[arg(long = "extra-inputs", action = ArgAction::Append, num_args = 1..)]
     pub extra_inputs: Vec<String>,
-    #[arg(long = "request-timeout-seconds", default_value_t = 21600.0, allow_negative_numbers = true)]
+    #[arg(
+        long = "request-timeout-seconds",
+        default_value_t = 21600.0,
+        allow_negative_numbers = true
+    )]
     pub request_timeout_seconds: f64,
     #[arg(long = "use-legacy-max-tokens")]
     pub use_legacy_max_tokens: bool,
