@@ -41,10 +41,12 @@ impl AtomicFile {
     }
 
     pub fn write_all(&mut self, bytes: &[u8]) -> Result<()> {
-        let dest = self.dest.clone();
-        self.writer()
+        // Split borrows: this runs once per record, so no path clone on the happy path.
+        let AtomicFile { out, dest, .. } = self;
+        out.as_mut()
+            .expect("writer is present until commit")
             .write_all(bytes)
-            .map_err(|e| ArtifactError::io(&dest, e))
+            .map_err(|e| ArtifactError::io(dest, e))
     }
 
     /// Flush, fsync and rename to the final name. Returns the final path.

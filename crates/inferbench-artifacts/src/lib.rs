@@ -26,7 +26,10 @@ pub use evidence::{EvidenceWriter, read_evidence};
 pub use names::{FileNames, file_names};
 pub use raw::{render_raw_line, write_raw_jsonl};
 pub use records::{PhaseIndices, render_record_line, write_records_jsonl};
-pub use run::{ExportStatus, RunArtifacts, Written, write_run_artifacts};
+pub use run::{
+    ExportStatus, RecordExportStream, RunArtifacts, SummaryArtifacts, Written, write_run_artifacts,
+    write_summary_artifacts,
+};
 pub use small::{write_inputs_json, write_manifest, write_results_ready};
 pub use summary_csv::{format_2f, render_summary_csv, write_summary_csv};
 pub use summary_json::{SummaryInfo, render_summary_json, write_summary_json};

@@ -7,8 +7,9 @@ use inferbench_core::manifest::Manifest;
 use inferbench_core::plan::ExportLevel;
 use inferbench_core::summary::RecordMetric;
 use inferbench_core::workload::Workload;
-use inferbench_core::{Evidence, Phase, Record, RunPlan, StopReason, Summary};
+use inferbench_core::{Evidence, Phase, PhaseWindow, Record, RunPlan, StopReason, Summary};
 
+use crate::atomic::AtomicFile;
 use crate::names::FileNames;
 use crate::summary_json::SummaryInfo;
 use crate::{Result, atomic, console, raw, records, small, summary_csv, summary_json};
@@ -63,16 +64,122 @@ pub struct Written {
     pub console: String,
 }
 
-/// Write every export of a run. Summary files appear atomically; the results-ready marker is
-/// written last. An interrupted run (Ctrl-C: evidence end `interrupted`, or no end line)
-/// gets the same files with `was_cancelled: true`, `is_complete: false`, `partial: true`.
+/// The summary-level files of a run, once its records are folded into summaries.
+pub struct SummaryArtifacts<'a> {
+    pub dir: &'a Path,
+    pub names: &'a FileNames,
+    pub benchmark_id: &'a str,
+    pub anchor_unix_ns: u64,
+    /// The profiling phase's window (start of the summary's `start_time`/`end_time`).
+    pub profiling_window: Option<PhaseWindow>,
+    pub status: ExportStatus,
+    pub plan: &'a RunPlan,
+    pub profiling: &'a Summary,
+    pub warmup: Option<&'a Summary>,
+    pub inputs: &'a serde_json::Value,
+    pub manifest: &'a Manifest,
+    /// Files already written for this run (record exports), relative to `dir`.
+    pub record_files: Vec<String>,
+}
+
+/// Streams the per-record exports (`profile_export.jsonl`, and `_raw.jsonl` at export level
+/// raw) as records arrive, so that a live run never has to hold its records. Each file is
+/// written under a temporary name and appears under its own name at [`Self::commit`].
+pub struct RecordExportStream {
+    records: Option<AtomicFile>,
+    raw: Option<AtomicFile>,
+    names: Vec<String>,
+    anchor_unix_ns: u64,
+    idx: records::PhaseIndices,
+    line: Vec<u8>,
+}
+
+impl RecordExportStream {
+    /// `has_warmup`: whether the run has a warmup phase (it shifts the profiling phase's
+    /// `phase_index`, as in AIPerf).
+    pub fn create(
+        dir: &Path,
+        names: &FileNames,
+        export_level: ExportLevel,
+        anchor_unix_ns: u64,
+        has_warmup: bool,
+    ) -> Result<Self> {
+        let mut out = RecordExportStream {
+            records: None,
+            raw: None,
+            names: Vec::new(),
+            anchor_unix_ns,
+            idx: records::PhaseIndices {
+                phase: Phase::Profiling,
+                phase_index: u32::from(has_warmup),
+                profiling_index: Some(0),
+            },
+            line: Vec::with_capacity(16 * 1024),
+        };
+        if matches!(export_level, ExportLevel::Records | ExportLevel::Raw) {
+            out.records = Some(AtomicFile::create(dir, &names.records_jsonl)?);
+            out.names.push(names.records_jsonl.clone());
+        }
+        if export_level == ExportLevel::Raw {
+            out.raw = Some(AtomicFile::create(dir, &names.raw_jsonl)?);
+            out.names.push(names.raw_jsonl.clone());
+        }
+        Ok(out)
+    }
+
+    /// Append one profiling record: its metrics line, and at raw level its raw line with the
+    /// headers it was sent with and its request body.
+    pub fn push(
+        &mut self,
+        r: &Record,
+        metrics: &[RecordMetric],
+        headers: &[(String, String)],
+        body: Option<&str>,
+    ) -> Result<()> {
+        if let Some(f) = self.records.as_mut() {
+            self.line.clear();
+            records::render_record_line(&mut self.line, self.anchor_unix_ns, self.idx, r, metrics);
+            f.write_all(&self.line)?;
+        }
+        if let Some(f) = self.raw.as_mut() {
+            self.line.clear();
+            raw::render_raw_line(
+                &mut self.line,
+                self.anchor_unix_ns,
+                self.idx,
+                r,
+                headers,
+                body,
+            );
+            f.write_all(&self.line)?;
+        }
+        Ok(())
+    }
+
+    /// Whether `push` needs headers and bodies (export level raw).
+    pub fn wants_raw(&self) -> bool {
+        self.raw.is_some()
+    }
+
+    /// Finish the files; returns their names, relative to the run directory.
+    pub fn commit(self) -> Result<Vec<String>> {
+        if let Some(f) = self.records {
+            f.commit()?;
+        }
+        if let Some(f) = self.raw {
+            f.commit()?;
+        }
+        Ok(self.names)
+    }
+}
+
+/// Write every export of a run from its whole evidence (used offline by `inferbench
+/// metrics --write`). Summary files appear atomically; the results-ready marker is written
+/// last. An interrupted run (Ctrl-C: evidence end `interrupted`, or no end line) gets the
+/// same files with `was_cancelled: true`, `is_complete: false`, `partial: true`.
 pub fn write_run_artifacts(a: &RunArtifacts<'_>) -> Result<Written> {
     let n = a.names;
-    let status = ExportStatus::from_evidence(a.evidence);
-    let mut files = Vec::new();
-
-    small::write_inputs_json(a.dir, a.inputs)?;
-    files.push(n.inputs_json.clone());
+    let mut record_files = Vec::new();
     if matches!(a.export_level, ExportLevel::Records | ExportLevel::Raw) {
         records::write_records_jsonl(
             a.dir,
@@ -81,7 +188,7 @@ pub fn write_run_artifacts(a: &RunArtifacts<'_>) -> Result<Written> {
             Phase::Profiling,
             a.record_metrics,
         )?;
-        files.push(n.records_jsonl.clone());
+        record_files.push(n.records_jsonl.clone());
     }
     if a.export_level == ExportLevel::Raw {
         raw::write_raw_jsonl(
@@ -92,18 +199,38 @@ pub fn write_run_artifacts(a: &RunArtifacts<'_>) -> Result<Written> {
             a.workload,
             a.headers,
         )?;
-        files.push(n.raw_jsonl.clone());
+        record_files.push(n.raw_jsonl.clone());
     }
-
-    let anchor = a.evidence.header.anchor_unix_ns;
-    let (start, end) = a
-        .evidence
-        .window(Phase::Profiling)
-        .map_or((anchor, anchor), |w| {
-            (anchor + w.start_ns, anchor + w.requests_end_ns)
-        });
-    let info = SummaryInfo {
+    write_summary_artifacts(&SummaryArtifacts {
+        dir: a.dir,
+        names: n,
         benchmark_id: &a.evidence.header.benchmark_id,
+        anchor_unix_ns: a.evidence.header.anchor_unix_ns,
+        profiling_window: a.evidence.window(Phase::Profiling),
+        status: ExportStatus::from_evidence(a.evidence),
+        plan: a.plan,
+        profiling: a.profiling,
+        warmup: a.warmup,
+        inputs: a.inputs,
+        manifest: a.manifest,
+        record_files,
+    })
+}
+
+/// Write the summary files, the manifest, then the results-ready marker (last).
+pub fn write_summary_artifacts(a: &SummaryArtifacts<'_>) -> Result<Written> {
+    let n = a.names;
+    let status = a.status;
+    let mut files = vec![n.inputs_json.clone()];
+    small::write_inputs_json(a.dir, a.inputs)?;
+    files.extend(a.record_files.iter().cloned());
+
+    let anchor = a.anchor_unix_ns;
+    let (start, end) = a.profiling_window.map_or((anchor, anchor), |w| {
+        (anchor + w.start_ns, anchor + w.requests_end_ns)
+    });
+    let info = SummaryInfo {
+        benchmark_id: a.benchmark_id,
         plan: a.plan,
         start_unix_ns: start,
         end_unix_ns: end,

@@ -283,8 +283,8 @@ fn record_from_fixture(line: &Value, anchor: u64) -> (Record, Vec<RecordMetric>)
         .unwrap_or(&no_metrics)
         .iter()
         .map(|(tag, v)| RecordMetric {
-            tag: tag.clone(),
-            unit: v["unit"].as_str().unwrap().into(),
+            tag: tag.clone().into(),
+            unit: v["unit"].as_str().unwrap().to_string().into(),
             value: match &v["value"] {
                 Value::Number(n) if n.is_u64() => RecordMetricValue::Int(n.as_i64().unwrap()),
                 Value::Number(n) => RecordMetricValue::Float(n.as_f64().unwrap()),

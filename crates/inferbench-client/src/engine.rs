@@ -378,6 +378,10 @@ async fn execute(
         },
         ..Default::default()
     };
+    // Room for one event per token plus role, usage and [DONE], so the vectors rarely grow.
+    let expected = payload.requested_output_tokens.unwrap_or(16).min(4096) as usize + 4;
+    rec.frames.reserve(expected);
+    rec.events.reserve(expected);
 
     let sent = Arc::new(AtomicU64::new(0));
     let mut builder = hyper::Request::post(cfg.uri.clone())
@@ -415,26 +419,21 @@ async fn execute(
     rec.start_ns = clock.now_ns();
     let deadline = tokio::time::Instant::from_std(clock.instant_at(rec.start_ns)) + cfg.timeout;
 
+    // One timer and one abort waiter per request, reused across every await below:
+    // registering them per body frame costs a timer-wheel insert and a lock each time.
+    let timeout = sleep_until(deadline);
+    tokio::pin!(timeout);
+    let abort = wait_for_abort(stop_rx.clone());
+    tokio::pin!(abort);
+
     // Waits for whichever comes first: the future, the timeout, or an abort (stop level 2).
     macro_rules! guarded {
         ($fut:expr) => {{
-            let fut = $fut;
-            tokio::pin!(fut);
-            loop {
-                if *stop_rx.borrow() >= 2 {
-                    break Err(Interrupt::Abort);
-                }
-                tokio::select! {
-                    biased;
-                    r = &mut fut => break Ok(r),
-                    _ = sleep_until(deadline) => break Err(Interrupt::Timeout),
-                    changed = stop_rx.changed() => {
-                        if changed.is_err() {
-                            // The signal is gone: nobody can abort us any more.
-                            break Ok(fut.await);
-                        }
-                    }
-                }
+            tokio::select! {
+                biased;
+                r = $fut => Ok(r),
+                _ = &mut timeout => Err(Interrupt::Timeout),
+                _ = &mut abort => Err(Interrupt::Abort),
             }
         }};
     }
@@ -532,6 +531,19 @@ async fn execute(
         count_tokens(counter.as_ref(), &mut rec, &mut scratch.text);
     }
     rec
+}
+
+/// Resolves when the stop level reaches 2 (abort in-flight requests); never otherwise.
+async fn wait_for_abort(mut rx: watch::Receiver<u8>) {
+    loop {
+        if *rx.borrow_and_update() >= 2 {
+            return;
+        }
+        if rx.changed().await.is_err() {
+            // The signal is gone: nobody can abort any more.
+            std::future::pending::<()>().await;
+        }
+    }
 }
 
 fn interrupted(rec: &mut Record, i: Interrupt, clock: Clock, timeout: Duration) {

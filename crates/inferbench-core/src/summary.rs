@@ -104,8 +104,10 @@ impl MetricResult {
 /// One request's per-record metric values (display units), for `profile_export.jsonl`.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
 pub struct RecordMetric {
-    pub tag: String,
-    pub unit: String,
+    /// Borrowed from the definition set's table when computed (no allocation per value);
+    /// owned when read back from a file.
+    pub tag: std::borrow::Cow<'static, str>,
+    pub unit: std::borrow::Cow<'static, str>,
     pub value: RecordMetricValue,
 }
 

@@ -10,7 +10,7 @@ use std::collections::HashMap;
 use inferbench_core::summary::{
     ErrorGroup, MetricResult, MetricValue, RecordMetric, RecordMetricValue, Summary,
 };
-use inferbench_core::{Evidence, Phase, Record};
+use inferbench_core::{Evidence, EvidenceHeader, Phase, PhaseWindow, Record};
 use serde_json::Value;
 
 use crate::stats::{adj_stats, scaled, stats, stats_std_in_order};
@@ -482,8 +482,8 @@ fn record_metric(tag: &'static str, base: &[f64]) -> RecordMetric {
         RecordMetricValue::Float(base[0])
     };
     RecordMetric {
-        tag: tag.to_string(),
-        unit: unit.to_string(),
+        tag: std::borrow::Cow::Borrowed(tag),
+        unit: std::borrow::Cow::Borrowed(unit),
         value,
     }
 }
@@ -508,42 +508,64 @@ fn wall_f64(anchor_unix_ns: u64, t_ns: u64) -> f64 {
     anchor_unix_ns.saturating_add(t_ns) as f64
 }
 
-/// Compute the `aiperf-0.13` metrics of one phase.
-pub fn compute(evidence: &Evidence, phase: Phase) -> Computed {
-    let h = &evidence.header;
-    let ctx = Ctx {
-        streaming: h.streaming,
-        tokens: produces_tokens(&h.endpoint_type),
-        server_tokens: h.use_server_token_count,
-    };
-    let anchor = h.anchor_unix_ns;
+/// Folds records of one phase, one at a time, into the `aiperf-0.13` metrics. A live run
+/// pushes each record as it completes and keeps nothing else of it, so memory grows only by
+/// the metric columns (a few hundred bytes a request), never by the records themselves.
+pub struct Accumulator {
+    ctx: Ctx,
+    anchor: u64,
+    /// Base-unit values per tag, in record order (the order matters for pairwise sums).
+    pooled: HashMap<&'static str, Vec<f64>>,
+    errors: Vec<(ErrorKey, u64)>,
+    n_valid: u64,
+    n_errors: u64,
+    min_start: f64,
+    max_end: f64,
+    osl_mismatches: Option<u64>,
+    discrepancies: Option<u64>,
+    credit_to_start: Vec<f64>,
+    effective: Vec<f64>,
+}
 
-    // Base-unit values per tag, in record order (the order matters for pairwise sums).
-    let mut pooled: HashMap<&'static str, Vec<f64>> = HashMap::new();
-    let mut per_record = Vec::new();
-    let mut errors: Vec<(ErrorKey, u64)> = Vec::new();
-    let mut n_valid: u64 = 0;
-    let mut n_errors: u64 = 0;
-    let mut min_start = f64::INFINITY;
-    let mut max_end = f64::NEG_INFINITY;
-    let mut osl_mismatches: Option<u64> = None;
-    let mut discrepancies: Option<u64> = None;
-    let mut credit_to_start = Vec::new();
-    let mut effective = Vec::new();
+impl Accumulator {
+    pub fn new(h: &EvidenceHeader) -> Self {
+        Accumulator {
+            ctx: Ctx {
+                streaming: h.streaming,
+                tokens: produces_tokens(&h.endpoint_type),
+                server_tokens: h.use_server_token_count,
+            },
+            anchor: h.anchor_unix_ns,
+            pooled: HashMap::new(),
+            errors: Vec::new(),
+            n_valid: 0,
+            n_errors: 0,
+            min_start: f64::INFINITY,
+            max_end: f64::NEG_INFINITY,
+            osl_mismatches: None,
+            discrepancies: None,
+            credit_to_start: Vec::new(),
+            effective: Vec::new(),
+        }
+    }
 
-    for r in evidence.records_of(phase) {
+    /// Fold one record in; returns its per-record metrics (display units).
+    pub fn push(&mut self, r: &Record) -> Vec<RecordMetric> {
+        let (ctx, anchor) = (self.ctx, self.anchor);
         // Derived latencies include every record, errors too. AIPerf divides by 1e6 here
         // (its derived-latency code), unlike the record metrics' × 1e-6.
         let planned = wall_f64(anchor, r.planned_ns);
-        credit_to_start.push((wall_f64(anchor, r.start_ns) - planned).max(0.0) / 1e6);
-        effective.push((wall_f64(anchor, r.end_ns) - planned).max(0.0) / 1e6);
+        self.credit_to_start
+            .push((wall_f64(anchor, r.start_ns) - planned).max(0.0) / 1e6);
+        self.effective
+            .push((wall_f64(anchor, r.end_ns) - planned).max(0.0) / 1e6);
 
         let mut metrics = Vec::new();
         if let Some(key) = error_of(r) {
-            n_errors += 1;
-            match errors.iter_mut().find(|(k, _)| *k == key) {
+            self.n_errors += 1;
+            match self.errors.iter_mut().find(|(k, _)| *k == key) {
                 Some((_, c)) => *c += 1,
-                None => errors.push((key, 1)),
+                None => self.errors.push((key, 1)),
             }
             let isl = if ctx.server_tokens {
                 usage_of(r).prompt
@@ -552,17 +574,19 @@ pub fn compute(evidence: &Evidence, phase: Phase) -> Computed {
             };
             if let Some(isl) = isl {
                 let base = [isl as f64];
-                pooled.entry("error_isl").or_default().push(base[0]);
+                self.pooled.entry("error_isl").or_default().push(base[0]);
                 metrics.push(record_metric("error_isl", &base));
             }
         } else {
-            n_valid += 1;
+            self.n_valid += 1;
             let v = values_of(r, ctx);
             let latency = v.latency_ns.unwrap_or(0);
-            min_start = min_start.min(wall_f64(anchor, r.start_ns));
-            max_end = max_end.max(wall_f64(anchor, r.start_ns.saturating_add(latency)));
+            self.min_start = self.min_start.min(wall_f64(anchor, r.start_ns));
+            self.max_end = self
+                .max_end
+                .max(wall_f64(anchor, r.start_ns.saturating_add(latency)));
             if let Some(m) = v.osl_mismatch {
-                *osl_mismatches.get_or_insert(0) += m as u64;
+                *self.osl_mismatches.get_or_insert(0) += m as u64;
             }
             let diffs = [v.prompt_diff, v.completion_diff, v.reasoning_diff];
             if diffs.iter().any(Option::is_some) {
@@ -570,138 +594,165 @@ pub fn compute(evidence: &Evidence, phase: Phase) -> Computed {
                     .iter()
                     .flatten()
                     .any(|d| *d > USAGE_DIFF_THRESHOLD_PCT);
-                *discrepancies.get_or_insert(0) += over as u64;
+                *self.discrepancies.get_or_insert(0) += over as u64;
             }
             for (tag, base) in base_values(&v) {
                 metrics.push(record_metric(tag, &base));
-                pooled.entry(tag).or_default().extend(base);
+                self.pooled.entry(tag).or_default().extend(base);
             }
         }
-        per_record.push(PerRecord { id: r.id, metrics });
+        metrics
     }
 
-    let mut out: Vec<MetricResult> = Vec::new();
-    for tag in RECORD_METRICS {
-        if let Some(vals) = pooled.get(tag).filter(|v| !v.is_empty()) {
-            let s = stats(vals);
-            let s = if is_ms(tag) { scaled(s, NS_TO_MS) } else { s };
-            out.push(result(tag, MetricValue::Distribution { stats: s }));
-        }
-    }
-
-    let total = |tag: &str| -> Option<f64> {
-        pooled
-            .get(tag)
-            .filter(|v| !v.is_empty())
-            .map(|v| v.iter().sum())
-    };
-    let completed = n_valid + n_errors;
-    out.push(scalar("request_count", n_valid as f64));
-    out.push(scalar("completed_request_count", completed as f64));
-    if completed > 0 {
-        out.push(scalar(
-            "request_error_rate",
-            n_errors as f64 * 100.0 / completed as f64,
-        ));
-    }
-    if n_errors > 0 {
-        out.push(scalar("error_request_count", n_errors as f64));
-        // No context-overflow flag exists in the records yet, so none is counted.
-        out.push(scalar("context_overflow_count", 0.0));
-    }
-    if n_valid > 0 {
-        out.push(scalar(
-            "benchmark_duration",
-            (max_end - min_start) * NS_TO_S,
-        ));
-    }
-    let total_osl = total("output_sequence_length");
-    let total_isl = total("input_sequence_length");
-    for (tag, src) in [
-        ("total_output_tokens", "output_token_count"),
-        ("total_reasoning_tokens", "reasoning_token_count"),
-        ("total_isl", "input_sequence_length"),
-        ("total_osl", "output_sequence_length"),
-        ("total_error_isl", "error_isl"),
-        ("total_usage_prompt_tokens", "usage_prompt_tokens"),
-        ("total_usage_completion_tokens", "usage_completion_tokens"),
-        ("total_usage_total_tokens", "usage_total_tokens"),
-        ("total_usage_reasoning_tokens", "usage_reasoning_tokens"),
-    ] {
-        if let Some(t) = total(src) {
-            out.push(scalar(tag, t));
-        }
-    }
-    if let Some(n) = osl_mismatches {
-        out.push(scalar("osl_mismatch_count", n as f64));
-    }
-    if let Some(n) = discrepancies {
-        out.push(scalar("usage_discrepancy_count", n as f64));
-    }
-
-    // Throughputs divide by the phase's issuing window, not by benchmark_duration.
-    if let Some(w) = evidence
-        .window(phase)
-        .filter(|w| w.requests_end_ns > w.start_ns)
-    {
-        let secs = (w.requests_end_ns - w.start_ns) as f64 * NS_TO_S;
-        out.push(scalar("request_throughput", n_valid as f64 / secs));
-        if let Some(osl) = total_osl {
-            out.push(scalar("output_token_throughput", osl / secs));
-        }
-        if let Some(isl) = total_isl {
-            out.push(scalar("input_token_throughput", isl / secs));
-        }
-        if let (Some(isl), Some(osl)) = (total_isl, total_osl) {
-            out.push(scalar("total_token_throughput", (isl + osl) / secs));
-        }
-    }
-
-    if n_errors > 0 {
-        for tag in ADJ_METRICS {
+    /// The phase's results. `window` is the phase's issuing window (the throughput
+    /// denominator); without one, no throughput is reported.
+    pub fn finish(self, window: Option<PhaseWindow>) -> Summary {
+        let Accumulator {
+            pooled,
+            mut errors,
+            n_valid,
+            n_errors,
+            min_start,
+            max_end,
+            osl_mismatches,
+            discrepancies,
+            credit_to_start,
+            effective,
+            ..
+        } = self;
+        let mut out: Vec<MetricResult> = Vec::new();
+        for tag in RECORD_METRICS {
             if let Some(vals) = pooled.get(tag).filter(|v| !v.is_empty()) {
-                let s = scaled(adj_stats(vals, n_errors), NS_TO_MS);
-                let adj = format!("adj_{tag}");
-                out.push(result(&adj, MetricValue::Distribution { stats: s }));
+                let s = stats(vals);
+                let s = if is_ms(tag) { scaled(s, NS_TO_MS) } else { s };
+                out.push(result(tag, MetricValue::Distribution { stats: s }));
             }
         }
-    }
 
-    if !credit_to_start.is_empty() {
-        out.push(result(
-            "credit_to_start_latency",
-            MetricValue::Distribution {
-                stats: stats_std_in_order(&credit_to_start),
-            },
-        ));
-        out.push(result(
-            "effective_latency",
-            MetricValue::Distribution {
-                stats: stats_std_in_order(&effective),
-            },
-        ));
-    }
+        let total = |tag: &str| -> Option<f64> {
+            pooled
+                .get(tag)
+                .filter(|v| !v.is_empty())
+                .map(|v| v.iter().sum())
+        };
+        let completed = n_valid + n_errors;
+        out.push(scalar("request_count", n_valid as f64));
+        out.push(scalar("completed_request_count", completed as f64));
+        if completed > 0 {
+            out.push(scalar(
+                "request_error_rate",
+                n_errors as f64 * 100.0 / completed as f64,
+            ));
+        }
+        if n_errors > 0 {
+            out.push(scalar("error_request_count", n_errors as f64));
+            // No context-overflow flag exists in the records yet, so none is counted.
+            out.push(scalar("context_overflow_count", 0.0));
+        }
+        if n_valid > 0 {
+            out.push(scalar(
+                "benchmark_duration",
+                (max_end - min_start) * NS_TO_S,
+            ));
+        }
+        let total_osl = total("output_sequence_length");
+        let total_isl = total("input_sequence_length");
+        for (tag, src) in [
+            ("total_output_tokens", "output_token_count"),
+            ("total_reasoning_tokens", "reasoning_token_count"),
+            ("total_isl", "input_sequence_length"),
+            ("total_osl", "output_sequence_length"),
+            ("total_error_isl", "error_isl"),
+            ("total_usage_prompt_tokens", "usage_prompt_tokens"),
+            ("total_usage_completion_tokens", "usage_completion_tokens"),
+            ("total_usage_total_tokens", "usage_total_tokens"),
+            ("total_usage_reasoning_tokens", "usage_reasoning_tokens"),
+        ] {
+            if let Some(t) = total(src) {
+                out.push(scalar(tag, t));
+            }
+        }
+        if let Some(n) = osl_mismatches {
+            out.push(scalar("osl_mismatch_count", n as f64));
+        }
+        if let Some(n) = discrepancies {
+            out.push(scalar("usage_discrepancy_count", n as f64));
+        }
 
-    out.sort_by_key(|m| order_of(&m.tag));
+        // Throughputs divide by the phase's issuing window, not by benchmark_duration.
+        if let Some(w) = window.filter(|w| w.requests_end_ns > w.start_ns) {
+            let secs = (w.requests_end_ns - w.start_ns) as f64 * NS_TO_S;
+            out.push(scalar("request_throughput", n_valid as f64 / secs));
+            if let Some(osl) = total_osl {
+                out.push(scalar("output_token_throughput", osl / secs));
+            }
+            if let Some(isl) = total_isl {
+                out.push(scalar("input_token_throughput", isl / secs));
+            }
+            if let (Some(isl), Some(osl)) = (total_isl, total_osl) {
+                out.push(scalar("total_token_throughput", (isl + osl) / secs));
+            }
+        }
 
-    // Most frequent first; ties keep first-seen order (stable sort).
-    errors.sort_by_key(|e| std::cmp::Reverse(e.1));
-    let error_summary = errors
-        .into_iter()
-        .map(|((code, error_type, message), count)| ErrorGroup {
-            code,
-            error_type,
-            message,
-            count,
-        })
-        .collect();
+        if n_errors > 0 {
+            for tag in ADJ_METRICS {
+                if let Some(vals) = pooled.get(tag).filter(|v| !v.is_empty()) {
+                    let s = scaled(adj_stats(vals, n_errors), NS_TO_MS);
+                    let adj = format!("adj_{tag}");
+                    out.push(result(&adj, MetricValue::Distribution { stats: s }));
+                }
+            }
+        }
 
-    Computed {
-        summary: Summary {
+        if !credit_to_start.is_empty() {
+            out.push(result(
+                "credit_to_start_latency",
+                MetricValue::Distribution {
+                    stats: stats_std_in_order(&credit_to_start),
+                },
+            ));
+            out.push(result(
+                "effective_latency",
+                MetricValue::Distribution {
+                    stats: stats_std_in_order(&effective),
+                },
+            ));
+        }
+
+        out.sort_by_key(|m| order_of(&m.tag));
+
+        // Most frequent first; ties keep first-seen order (stable sort).
+        errors.sort_by_key(|e| std::cmp::Reverse(e.1));
+        let error_summary = errors
+            .into_iter()
+            .map(|((code, error_type, message), count)| ErrorGroup {
+                code,
+                error_type,
+                message,
+                count,
+            })
+            .collect();
+
+        Summary {
             definitions: NAME.to_string(),
             metrics: out,
             error_summary,
-        },
+        }
+    }
+}
+
+/// Compute the `aiperf-0.13` metrics of one phase.
+pub fn compute(evidence: &Evidence, phase: Phase) -> Computed {
+    let mut acc = Accumulator::new(&evidence.header);
+    let per_record = evidence
+        .records_of(phase)
+        .map(|r| PerRecord {
+            id: r.id,
+            metrics: acc.push(r),
+        })
+        .collect();
+    Computed {
+        summary: acc.finish(evidence.window(phase)),
         per_record,
     }
 }

@@ -70,3 +70,41 @@ pub fn compute(
         }),
     }
 }
+
+/// Folds records one at a time into a definition set's results: what a live run uses, so
+/// that it keeps no record in memory after writing it. `compute` is the same fold over a
+/// whole evidence file.
+pub enum Accumulator {
+    Aiperf(Box<aiperf::Accumulator>),
+}
+
+impl Accumulator {
+    pub fn new(
+        definitions: &str,
+        header: &inferbench_core::EvidenceHeader,
+    ) -> Result<Self, MetricsError> {
+        match definitions {
+            aiperf::NAME => Ok(Accumulator::Aiperf(Box::new(aiperf::Accumulator::new(
+                header,
+            )))),
+            _ => Err(MetricsError::UnknownDefinitions {
+                name: definitions.to_string(),
+                known: SETS,
+            }),
+        }
+    }
+
+    /// Fold one record in; returns its per-record metrics.
+    pub fn push(&mut self, r: &inferbench_core::Record) -> Vec<RecordMetric> {
+        match self {
+            Accumulator::Aiperf(a) => a.push(r),
+        }
+    }
+
+    /// The results, given the phase's window (the throughput denominator).
+    pub fn finish(self, window: Option<inferbench_core::PhaseWindow>) -> Summary {
+        match self {
+            Accumulator::Aiperf(a) => a.finish(window),
+        }
+    }
+}

@@ -363,7 +363,7 @@ fn error_record_is_excluded_and_adjusted_companions_appear() {
     let tags: Vec<&str> = c.per_record[2]
         .metrics
         .iter()
-        .map(|m| m.tag.as_str())
+        .map(|m| m.tag.as_ref())
         .collect();
     assert_eq!(tags, ["error_isl"]);
 }

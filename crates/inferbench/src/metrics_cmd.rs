@@ -47,7 +47,7 @@ pub fn score(definitions: &str, evidence: &Evidence) -> Result<Scored, Failure> 
 }
 
 /// The headers a record was sent with, as the raw export shows them (secrets redacted).
-fn sent_headers(plan: &RunPlan) -> impl Fn(&Record) -> Vec<(String, String)> + '_ {
+pub fn sent_headers(plan: &RunPlan) -> impl Fn(&Record) -> Vec<(String, String)> + '_ {
     move |r: &Record| {
         let mut h = vec![
             (

@@ -8,7 +8,7 @@ use std::time::Duration;
 use bytes::Bytes;
 use inferbench_client::engine::PreparedPayload;
 use inferbench_client::{Clock, Engine, EngineConfig, EngineEvent, StopSignal, TokenCounter};
-use inferbench_core::evidence::{EVIDENCE_FILE, EvidenceEnd, EvidenceHeader, StopReason};
+use inferbench_core::evidence::{EvidenceEnd, EvidenceHeader, StopReason};
 use inferbench_core::manifest::{DatasetIdentity, Manifest, ServerIdentity, TokenizerIdentity};
 use inferbench_core::plan::{ExportLevel, RunPlan, Target};
 use inferbench_core::record::{EVIDENCE_SCHEMA_VERSION, Phase};
@@ -19,6 +19,15 @@ use crate::Failure;
 use crate::cli::ProfileArgs;
 
 struct Counter(Arc<Tokenizer>);
+
+/// What the evidence-writer thread hands back once the engine is done.
+struct WriterOutput {
+    writer: inferbench_artifacts::EvidenceWriter,
+    exports: inferbench_artifacts::RecordExportStream,
+    profiling: inferbench_metrics::Accumulator,
+    warmup: Option<inferbench_metrics::Accumulator>,
+    phases: Vec<inferbench_core::PhaseWindow>,
+}
 
 impl TokenCounter for Counter {
     fn count(&self, text: &str) -> u64 {
@@ -35,17 +44,15 @@ pub fn run(a: &ProfileArgs, argv: &[String]) -> Result<u8, Failure> {
         Tokenizer::load(&plan.tokenizer)
             .map_err(|e| Failure::input(format!("--tokenizer: {e}")))?,
     );
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| Failure::run(format!("cannot start the runtime: {e}")))?;
-    rt.block_on(run_async(&mut plan, tok))
-}
-
-async fn run_async(plan: &mut RunPlan, tok: Arc<Tokenizer>) -> Result<u8, Failure> {
-    // The built-in simulated server, when no --url was given.
+    // The built-in simulated server, when no --url was given, runs on its own runtime and
+    // threads, so that it never shares the client's event loop.
     let sim = match plan.target {
         Target::Simulated { ttft_ms, itl_ms } => {
+            let rt = tokio::runtime::Builder::new_multi_thread()
+                .thread_name("sim")
+                .enable_all()
+                .build()
+                .map_err(|e| Failure::run(format!("cannot start the simulated server: {e}")))?;
             let cfg = SimConfig {
                 ttft: Duration::from_secs_f64(ttft_ms / 1000.0),
                 itl: Duration::from_secs_f64(itl_ms / 1000.0),
@@ -53,21 +60,31 @@ async fn run_async(plan: &mut RunPlan, tok: Arc<Tokenizer>) -> Result<u8, Failur
                 words: Arc::new(crate::mock::sim_words(&tok)),
                 ..SimConfig::default()
             };
-            let server = SimServer::start(cfg, "127.0.0.1:0".parse().expect("literal address"))
-                .await
+            let server = rt
+                .block_on(SimServer::start(
+                    cfg,
+                    "127.0.0.1:0".parse().expect("literal address"),
+                ))
                 .map_err(|e| Failure::run(format!("cannot start the simulated server: {e}")))?;
             plan.url = format!("http://{}", server.local_addr());
             eprintln!(
                 "inferbench: no --url given: benchmarking the built-in simulated server at {} (ttft {ttft_ms} ms, itl {itl_ms} ms)",
                 plan.url
             );
-            Some(server)
+            Some((rt, server))
         }
         Target::Url { .. } => None,
     };
-    let result = run_against(plan, tok, sim.is_some()).await;
-    if let Some(s) = sim {
-        s.shutdown().await;
+    // The client runs on one thread: no cross-thread wake-ups per response frame, which is
+    // most of what a multi-threaded runtime would cost here. Records are written by their own
+    // thread.
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| Failure::run(format!("cannot start the runtime: {e}")))?;
+    let result = rt.block_on(run_against(&plan, tok, sim.is_some()));
+    if let Some((sim_rt, server)) = sim {
+        sim_rt.block_on(server.shutdown());
     }
     result
 }
@@ -177,23 +194,87 @@ async fn run_against(plan: &RunPlan, tok: Arc<Tokenizer>, simulated: bool) -> Re
     let engine = Engine::new(cfg, clock, payloads, order, counter, stop.clone());
     let progress = engine.progress();
 
-    // Records go to disk on their own thread, as they complete.
+    // Records go to disk on their own thread, as they complete: the evidence line, the
+    // per-record exports, and a fold into the metric accumulators. Then the record is dropped,
+    // so memory does not grow with the run. The accumulators are the same code that
+    // `inferbench metrics DIR` folds the evidence file through, so the live summary and the
+    // offline one agree exactly (checked in the tests).
+    let workload = Arc::new(rendered.workload);
+    let mut exports = inferbench_artifacts::RecordExportStream::create(
+        &run_dir,
+        &names,
+        plan.artifacts.export_level,
+        clock.anchor_unix_ns(),
+        plan.load.warmup_request_count > 0,
+    )
+    .map_err(|e| Failure::run(e.to_string()))?;
+    let definitions = inferbench_metrics::definition_sets()[0];
+    let new_acc = || {
+        inferbench_metrics::Accumulator::new(definitions, &header)
+            .map_err(|e| Failure::run(e.to_string()))
+    };
+    let mut profiling_acc = new_acc()?;
+    let mut warmup_acc = new_acc()?;
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<EngineEvent>();
-    let writer_thread = std::thread::Builder::new()
-        .name("evidence-writer".into())
-        .spawn(
-            move || -> Result<inferbench_artifacts::EvidenceWriter, String> {
-                while let Some(ev) = rx.blocking_recv() {
+    let writer_thread = {
+        let plan = plan.clone();
+        let workload = workload.clone();
+        std::thread::Builder::new()
+            .name("evidence-writer".into())
+            .spawn(move || -> Result<WriterOutput, String> {
+                let headers_of = crate::metrics_cmd::sent_headers(&plan);
+                let mut phases = Vec::new();
+                let mut warmup_records = 0u64;
+                // Poll instead of blocking: a parked receiver would be woken (a futex call
+                // on the client's thread) for every record; polling every 2 ms costs nothing
+                // there.
+                loop {
+                    let ev = match rx.try_recv() {
+                        Ok(ev) => ev,
+                        Err(tokio::sync::mpsc::error::TryRecvError::Empty) => {
+                            std::thread::sleep(Duration::from_millis(2));
+                            continue;
+                        }
+                        Err(tokio::sync::mpsc::error::TryRecvError::Disconnected) => break,
+                    };
                     match ev {
-                        EngineEvent::Record(r) => writer.write_record(&r),
-                        EngineEvent::Phase(w) => writer.write_phase(&w),
+                        EngineEvent::Record(r) => {
+                            writer.write_record(&r).map_err(|e| e.to_string())?;
+                            if r.phase() == Phase::Warmup {
+                                warmup_records += 1;
+                                warmup_acc.push(&r);
+                                continue;
+                            }
+                            let metrics = profiling_acc.push(&r);
+                            let (headers, body) = if exports.wants_raw() {
+                                let body = usize::try_from(r.payload_index)
+                                    .ok()
+                                    .and_then(|i| workload.payloads.get(i))
+                                    .map(|p| p.body.as_str());
+                                (headers_of(&r), body)
+                            } else {
+                                (Vec::new(), None)
+                            };
+                            exports
+                                .push(&r, &metrics, &headers, body)
+                                .map_err(|e| e.to_string())?;
+                        }
+                        EngineEvent::Phase(w) => {
+                            writer.write_phase(&w).map_err(|e| e.to_string())?;
+                            phases.push(w);
+                        }
                     }
-                    .map_err(|e| e.to_string())?;
                 }
-                Ok(writer)
-            },
-        )
-        .map_err(|e| Failure::run(format!("cannot start the evidence writer: {e}")))?;
+                Ok(WriterOutput {
+                    writer,
+                    exports,
+                    profiling: profiling_acc,
+                    warmup: (warmup_records > 0).then_some(warmup_acc),
+                    phases,
+                })
+            })
+            .map_err(|e| Failure::run(format!("cannot start the evidence writer: {e}")))?
+    };
 
     let ctrl_c = {
         let stop = stop.clone();
@@ -216,25 +297,29 @@ async fn run_against(plan: &RunPlan, tok: Arc<Tokenizer>, simulated: bool) -> Re
     let _ = progress_task.await;
     ctrl_c.abort();
 
-    let writer = writer_thread
+    let written = writer_thread
         .join()
         .map_err(|_| Failure::run("the evidence writer panicked"))?
         .map_err(|e| Failure::run(format!("writing the evidence: {e}")))?;
-    writer
-        .finish(EvidenceEnd {
-            stop_reason: outcome.stop_reason,
-            end_ns: outcome.end_ns,
-            records: outcome.records,
-        })
+    let end = EvidenceEnd {
+        stop_reason: outcome.stop_reason,
+        end_ns: outcome.end_ns,
+        records: outcome.records,
+    };
+    written
+        .writer
+        .finish(end)
         .map_err(|e| Failure::run(e.to_string()))?;
-
-    // The summary is computed from what is on disk, exactly as `inferbench metrics` does.
-    let evidence_path = run_dir.join(EVIDENCE_FILE);
-    let evidence = inferbench_artifacts::read_evidence(&evidence_path)
+    let window_of = |phase: Phase| written.phases.iter().find(|w| w.phase == phase).copied();
+    let profiling_summary = written.profiling.finish(window_of(Phase::Profiling));
+    let warmup_summary = written.warmup.map(|a| a.finish(window_of(Phase::Warmup)));
+    let record_files = written
+        .exports
+        .commit()
         .map_err(|e| Failure::run(e.to_string()))?;
 
     let partial = outcome.stop_reason != StopReason::Completed;
-    let mut manifest = Manifest {
+    let manifest = Manifest {
         schema_version: inferbench_core::manifest::MANIFEST_SCHEMA_VERSION,
         benchmark_id,
         tool: crate::host::tool_identity(),
@@ -246,8 +331,8 @@ async fn run_against(plan: &RunPlan, tok: Arc<Tokenizer>, simulated: bool) -> Re
         },
         dataset: DatasetIdentity {
             kind: "synthetic".into(),
-            entries: rendered.workload.payloads.len(),
-            workload_sha256: rendered.workload.sha256(),
+            entries: workload.payloads.len(),
+            workload_sha256: workload.sha256(),
             corpus_sha256: Some(rendered.corpus_sha256.clone()),
         },
         random_seed: Some(seed),
@@ -278,13 +363,28 @@ async fn run_against(plan: &RunPlan, tok: Arc<Tokenizer>, simulated: bool) -> Re
         },
         files: Vec::new(),
     };
-    let console = crate::metrics_cmd::write_outputs(
-        &run_dir,
-        plan,
-        &evidence,
-        &rendered.workload,
-        &mut manifest,
-    )?;
+    let inputs = inferbench_workload::inputs_json(&workload);
+    let status = inferbench_artifacts::ExportStatus {
+        was_cancelled: partial,
+        partial,
+    };
+    let console =
+        inferbench_artifacts::write_summary_artifacts(&inferbench_artifacts::SummaryArtifacts {
+            dir: &run_dir,
+            names: &names,
+            benchmark_id: &header.benchmark_id,
+            anchor_unix_ns: clock.anchor_unix_ns(),
+            profiling_window: window_of(Phase::Profiling),
+            status,
+            plan,
+            profiling: &profiling_summary,
+            warmup: warmup_summary.as_ref(),
+            inputs: &inputs,
+            manifest: &manifest,
+            record_files,
+        })
+        .map_err(|e| Failure::run(e.to_string()))?
+        .console;
     println!("{console}");
     eprintln!(
         "inferbench: tokens counted with {}{}",
@@ -300,17 +400,22 @@ async fn run_against(plan: &RunPlan, tok: Arc<Tokenizer>, simulated: bool) -> Re
         eprintln!("inferbench: the run was interrupted: artifacts are marked partial");
         return Ok(EXIT_INTERRUPTED);
     }
-    let profiling: Vec<_> = evidence.records_of(Phase::Profiling).collect();
-    if !profiling.is_empty() && profiling.iter().all(|r| r.is_error()) {
-        let first = profiling[0]
-            .error
-            .as_ref()
+    let count = |tag: &str| {
+        profiling_summary
+            .get(tag)
+            .and_then(|m| m.avg())
+            .unwrap_or(0.0)
+    };
+    if count("request_count") == 0.0 && count("error_request_count") > 0.0 {
+        let first = profiling_summary
+            .error_summary
+            .first()
             .map(|e| e.message.clone())
             .unwrap_or_default();
         return Err(Failure::run(format!(
-            "every request failed ({} of {}); the first: {first}",
-            profiling.len(),
-            profiling.len()
+            "every request failed ({} of {}); the most common error: {first}",
+            count("error_request_count"),
+            count("completed_request_count")
         )));
     }
     Ok(0)

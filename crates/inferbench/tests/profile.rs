@@ -209,6 +209,27 @@ fn profile_without_url_benchmarks_the_simulated_server_and_writes_aiperf_artifac
     let o = run(&["metrics", d]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(stderr(&o).contains("identical"), "{}", stderr(&o));
+
+    // Rewriting every export from the evidence file alone gives the same bytes as the live
+    // run's streamed exports.
+    let copy = tmpdir("sim-rewrite");
+    for e in std::fs::read_dir(&dir).unwrap() {
+        let p = e.unwrap().path();
+        std::fs::copy(&p, copy.join(p.file_name().unwrap())).unwrap();
+    }
+    let o = run(&["metrics", copy.to_str().unwrap(), "--write"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    for f in [
+        "profile_export.jsonl",
+        "profile_export_aiperf.json",
+        "profile_export_aiperf.csv",
+        "profile_export_console.txt",
+    ] {
+        assert!(
+            std::fs::read(dir.join(f)).unwrap() == std::fs::read(copy.join(f)).unwrap(),
+            "{f} differs when rebuilt from the evidence"
+        );
+    }
 }
 
 #[test]
