@@ -23,7 +23,7 @@ use tokio::time::sleep_until;
 use crate::clock::Clock;
 use crate::decode::{self, DecodeError, Decoded};
 use crate::sse::{SseMessage, SseParser};
-use crate::transport::{HttpClient, TimedBody, build_client, error_chain};
+use crate::transport::{HttpClient, ReadStamp, TimedBody, build_client, error_chain};
 
 /// Counts tokens of response text with the run's tokenizer (the binary wires the workload
 /// crate's tokenizer in; the engine does not depend on it).
@@ -168,7 +168,7 @@ impl Engine {
             "one payload index per scheduled request"
         );
         assert!(order.iter().all(|&i| i < payloads.len()));
-        let client = build_client(cfg.concurrency);
+        let client = build_client(cfg.concurrency, clock);
         Engine {
             cfg,
             client,
@@ -459,7 +459,17 @@ async fn execute(
             return rec;
         }
     };
-    rec.ack_ns = Some(clock.now_ns());
+    // Frames are stamped with their socket read's time (see `ReadStamp`), never earlier
+    // than this request's start; without a stamp (another connector), with the time now.
+    let read_stamp = resp.extensions().get::<ReadStamp>().cloned();
+    let start_ns = rec.start_ns;
+    let stamp_now = || {
+        read_stamp
+            .as_ref()
+            .and_then(ReadStamp::get)
+            .map_or_else(|| clock.now_ns(), |t| t.max(start_ns))
+    };
+    rec.ack_ns = Some(stamp_now());
     let s = sent.load(Ordering::Relaxed);
     if s > 0 {
         rec.sent_ns = Some(s);
@@ -483,7 +493,7 @@ async fn execute(
                 break;
             }
         };
-        let t = clock.now_ns();
+        let t = stamp_now();
         match frame {
             None => break,
             Some(Err(e)) => {
@@ -527,7 +537,7 @@ async fn execute(
     if rec.error.is_none() && parser.is_none() {
         on_body(cfg, &mut rec, &whole, status);
     }
-    if let (None, Some(counter)) = (&rec.error, &engine.counter) {
+    if let Some(counter) = &engine.counter {
         count_tokens(counter.as_ref(), &mut rec, &mut scratch.text);
     }
     rec
@@ -739,8 +749,14 @@ fn excerpt(s: &str) -> String {
 }
 
 /// Client-side counts as AIPerf makes them: all output texts (content and tool calls)
-/// concatenated with no separator and encoded once; the same for reasoning.
-fn count_tokens(counter: &dyn TokenCounter, rec: &mut Record, buf: &mut String) {
+/// concatenated with no separator and encoded once; the same for reasoning. Only for a
+/// record without error. Public so that a caller can count off the client's thread (the
+/// binary does it on the evidence writer's thread, keeping tokenization out of the loop
+/// that stamps frames and issues requests).
+pub fn count_tokens(counter: &dyn TokenCounter, rec: &mut Record, buf: &mut String) {
+    if rec.error.is_some() {
+        return;
+    }
     buf.clear();
     let mut any_reasoning = false;
     for e in &rec.events {

@@ -12,16 +12,16 @@ use bytes::Bytes;
 use http_body_util::BodyExt;
 use hyper::body::{Body, Frame, SizeHint};
 use hyper_util::client::legacy::Client;
-use hyper_util::client::legacy::connect::HttpConnector;
-use hyper_util::rt::TokioExecutor;
+use hyper_util::client::legacy::connect::{Connected, Connection, HttpConnector};
+use hyper_util::rt::{TokioExecutor, TokioIo};
 
 use crate::clock::Clock;
 
-pub type HttpClient = Client<HttpConnector, TimedBody>;
+pub type HttpClient = Client<StampedConnector, TimedBody>;
 
 /// A pooled HTTP/1.1 client. Every socket has `TCP_NODELAY` so that small writes (request
-/// bodies) are not held back by Nagle's algorithm.
-pub fn build_client(pool_size: usize) -> HttpClient {
+/// bodies) are not held back by Nagle's algorithm, and stamps its reads ([`ReadStamp`]).
+pub fn build_client(pool_size: usize, clock: Clock) -> HttpClient {
     let mut conn = HttpConnector::new();
     conn.set_nodelay(true);
     conn.enforce_http(true);
@@ -29,7 +29,7 @@ pub fn build_client(pool_size: usize) -> HttpClient {
     Client::builder(TokioExecutor::new())
         .pool_max_idle_per_host(pool_size.max(1))
         .pool_idle_timeout(Duration::from_secs(90))
-        .build(conn)
+        .build(StampedConnector { inner: conn, clock })
 }
 
 /// A one-shot request body that records (ns from the run anchor) when its bytes were taken
@@ -132,4 +132,115 @@ pub fn error_chain(e: &(dyn std::error::Error + 'static)) -> String {
         cur = c.source();
     }
     s
+}
+
+/// Time (ns from the run anchor) of the latest socket read that returned bytes on one
+/// connection. The connector attaches it to every response of that connection (hyper-util's
+/// `Connected::extra`), so that a body frame is stamped with the moment its bytes left the
+/// kernel, not the later moment the request's task got to run: with many streams ready at
+/// once, that queueing is the largest timing error a client adds.
+///
+/// Why the latest read is the right one for a frame: hyper's HTTP/1 dispatcher reads the
+/// socket only when the body channel has room, i.e. after the request's task took the
+/// previous frame, and on the single-threaded client runtime nothing runs between that
+/// task taking a frame and reading this stamp. So the stamp is that of the read that
+/// completed the frame (or an earlier one, when one read carried several frames: they then
+/// share it, as they arrived together).
+#[derive(Clone, Debug)]
+pub struct ReadStamp(Arc<AtomicU64>);
+
+impl ReadStamp {
+    /// The latest read's time, or None before the first read.
+    pub fn get(&self) -> Option<u64> {
+        match self.0.load(Ordering::Relaxed) {
+            0 => None,
+            t => Some(t),
+        }
+    }
+}
+
+/// A TCP stream that stamps every read that returns bytes.
+pub struct StampedStream {
+    tcp: tokio::net::TcpStream,
+    clock: Clock,
+    stamp: Arc<AtomicU64>,
+}
+
+impl tokio::io::AsyncRead for StampedStream {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        let before = buf.filled().len();
+        let r = Pin::new(&mut self.tcp).poll_read(cx, buf);
+        if matches!(r, Poll::Ready(Ok(()))) && buf.filled().len() > before {
+            let t = self.clock.now_ns().max(1);
+            self.stamp.store(t, Ordering::Relaxed);
+        }
+        r
+    }
+}
+
+impl tokio::io::AsyncWrite for StampedStream {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
+        Pin::new(&mut self.tcp).poll_write(cx, buf)
+    }
+    fn poll_write_vectored(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[std::io::IoSlice<'_>],
+    ) -> Poll<std::io::Result<usize>> {
+        Pin::new(&mut self.tcp).poll_write_vectored(cx, bufs)
+    }
+    fn is_write_vectored(&self) -> bool {
+        self.tcp.is_write_vectored()
+    }
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.tcp).poll_flush(cx)
+    }
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.tcp).poll_shutdown(cx)
+    }
+}
+
+impl Connection for StampedStream {
+    fn connected(&self) -> Connected {
+        self.tcp.connected().extra(ReadStamp(self.stamp.clone()))
+    }
+}
+
+/// `HttpConnector` (with `TCP_NODELAY`) whose streams stamp their reads.
+#[derive(Clone)]
+pub struct StampedConnector {
+    inner: HttpConnector,
+    clock: Clock,
+}
+
+impl tower_service::Service<hyper::Uri> for StampedConnector {
+    type Response = TokioIo<StampedStream>;
+    type Error = <HttpConnector as tower_service::Service<hyper::Uri>>::Error;
+    type Future =
+        Pin<Box<dyn std::future::Future<Output = Result<Self::Response, Self::Error>> + Send>>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, uri: hyper::Uri) -> Self::Future {
+        let fut = self.inner.call(uri);
+        let clock = self.clock;
+        Box::pin(async move {
+            let io = fut.await?;
+            Ok(TokioIo::new(StampedStream {
+                tcp: io.into_inner(),
+                clock,
+                stamp: Arc::new(AtomicU64::new(0)),
+            }))
+        })
+    }
 }

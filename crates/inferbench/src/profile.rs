@@ -94,7 +94,7 @@ async fn run_against(plan: &RunPlan, tok: Arc<Tokenizer>, simulated: bool) -> Re
     let started_at = inferbench_core::time::iso_utc_seconds(clock.anchor_unix_ns());
 
     // Reach the server before anything else, so that a wrong --url fails in one line.
-    let probe = inferbench_client::transport::build_client(1);
+    let probe = inferbench_client::transport::build_client(1, clock);
     let models_response = inferbench_client::transport::fetch_models(
         &probe,
         clock,
@@ -185,13 +185,14 @@ async fn run_against(plan: &RunPlan, tok: Arc<Tokenizer>, simulated: bool) -> Re
         keep_raw: plan.artifacts.export_level == ExportLevel::Raw,
         seed,
     };
-    let counter: Option<Arc<dyn TokenCounter>> = if plan.use_server_token_count {
+    // Tokens are counted on the writer thread, not in the engine (see below).
+    let counter: Option<Counter> = if plan.use_server_token_count {
         None
     } else {
-        Some(Arc::new(Counter(tok.clone())))
+        Some(Counter(tok.clone()))
     };
     let stop = StopSignal::new();
-    let engine = Engine::new(cfg, clock, payloads, order, counter, stop.clone());
+    let engine = Engine::new(cfg, clock, payloads, order, None, stop.clone());
     let progress = engine.progress();
 
     // Records go to disk on their own thread, as they complete: the evidence line, the
@@ -223,6 +224,7 @@ async fn run_against(plan: &RunPlan, tok: Arc<Tokenizer>, simulated: bool) -> Re
             .name("evidence-writer".into())
             .spawn(move || -> Result<WriterOutput, String> {
                 let headers_of = crate::metrics_cmd::sent_headers(&plan);
+                let mut text = String::new();
                 let mut phases = Vec::new();
                 let mut warmup_records = 0u64;
                 // Poll instead of blocking: a parked receiver would be woken (a futex call
@@ -238,7 +240,12 @@ async fn run_against(plan: &RunPlan, tok: Arc<Tokenizer>, simulated: bool) -> Re
                         Err(tokio::sync::mpsc::error::TryRecvError::Disconnected) => break,
                     };
                     match ev {
-                        EngineEvent::Record(r) => {
+                        EngineEvent::Record(mut r) => {
+                            // Counting here keeps tokenization off the client's thread, where
+                            // it would delay the stamping of other streams' frames.
+                            if let Some(c) = &counter {
+                                inferbench_client::engine::count_tokens(c, &mut r, &mut text);
+                            }
                             writer.write_record(&r).map_err(|e| e.to_string())?;
                             if r.phase() == Phase::Warmup {
                                 warmup_records += 1;
