@@ -23,7 +23,7 @@ use tokio::time::sleep_until;
 use crate::clock::Clock;
 use crate::decode::{self, DecodeError, Decoded};
 use crate::sse::{SseMessage, SseParser};
-use crate::transport::{HttpClient, ReadStamp, TimedBody, build_client, error_chain};
+use crate::transport::{Conn, ReadStamp, Target, TimedBody, connect, error_chain};
 
 /// Counts tokens of response text with the run's tokenizer (the binary wires the workload
 /// crate's tokenizer in; the engine does not depend on it).
@@ -132,7 +132,9 @@ pub struct RunOutcome {
 
 pub struct Engine {
     cfg: EngineConfig,
-    client: HttpClient,
+    target: Target,
+    /// Idle connections between phases (each worker drives its own while it runs).
+    conns: std::sync::Mutex<Vec<Conn>>,
     clock: Clock,
     payloads: Arc<Vec<PreparedPayload>>,
     /// Payload index of every scheduled request, warmup first.
@@ -168,10 +170,11 @@ impl Engine {
             "one payload index per scheduled request"
         );
         assert!(order.iter().all(|&i| i < payloads.len()));
-        let client = build_client(cfg.concurrency, clock);
+        let target = Target::from_uri(&cfg.uri);
         Engine {
             cfg,
-            client,
+            target,
+            conns: std::sync::Mutex::new(Vec::new()),
             clock,
             payloads: Arc::new(payloads),
             order: Arc::new(order),
@@ -286,6 +289,8 @@ async fn worker_loop(
     ));
     let mut stop_rx = engine.stop.subscribe();
     let mut scratch = Scratch::default();
+    // A connection kept from an earlier phase (warmup), so that profiling starts warm.
+    let mut conn = engine.conns.lock().ok().and_then(|mut c| c.pop());
     loop {
         if engine.stop.level() > 0 {
             break;
@@ -306,6 +311,7 @@ async fn worker_loop(
             &mut rng,
             &mut stop_rx,
             &mut scratch,
+            &mut conn,
         )
         .await;
         shared.sent_end.fetch_max(rec.start_ns, Ordering::Relaxed);
@@ -320,6 +326,12 @@ async fn worker_loop(
             // The writer is gone: nothing can be recorded any more, so stop issuing.
             break;
         }
+    }
+    if let (Some(c), Ok(mut stash)) = (
+        conn.filter(|c| !c.done && !c.sender.is_closed()),
+        engine.conns.lock(),
+    ) {
+        stash.push(c);
     }
 }
 
@@ -353,6 +365,7 @@ async fn execute(
     rng: &mut ChaCha8Rng,
     stop_rx: &mut watch::Receiver<u8>,
     scratch: &mut Scratch,
+    conn: &mut Option<Conn>,
 ) -> Record {
     let cfg = &engine.cfg;
     let clock = engine.clock;
@@ -384,7 +397,9 @@ async fn execute(
     rec.events.reserve(expected);
 
     let sent = Arc::new(AtomicU64::new(0));
-    let mut builder = hyper::Request::post(cfg.uri.clone())
+    // Our own HTTP/1.1 connection: origin-form target and an explicit Host header.
+    let mut builder = hyper::Request::post(engine.target.path.clone())
+        .header(http::header::HOST, engine.target.host_header.clone())
         .header(http::header::CONTENT_TYPE, "application/json")
         .header(
             http::header::USER_AGENT,
@@ -438,30 +453,83 @@ async fn execute(
         }};
     }
 
-    let resp = match guarded!(engine.client.request(req)) {
+    // A live connection, or a new one (its set-up is part of this request, as in AIPerf).
+    if conn
+        .as_ref()
+        .is_some_and(|c| c.done || c.sender.is_closed())
+    {
+        *conn = None;
+    }
+    if conn.is_none() {
+        match guarded!(connect(&engine.target, clock)) {
+            Ok(Ok(c)) => *conn = Some(c),
+            Ok(Err(e)) => {
+                rec.end_ns = clock.now_ns();
+                rec.error = Some(err(ErrorKind::Transport, None, "ConnectionError", e));
+                return rec;
+            }
+            Err(i) => {
+                interrupted(&mut rec, i, clock, cfg.timeout);
+                return rec;
+            }
+        }
+    }
+    let Conn {
+        sender,
+        io,
+        stamp,
+        done,
+    } = conn.as_mut().expect("connected above");
+
+    // Like `guarded!`, while driving this worker's connection in the same task: reads and
+    // writes then happen the moment this task runs, with no hand-off to a connection task
+    // queued behind every other stream's work (that hand-off was the largest delay a busy
+    // client added between "start" and the bytes leaving). The connection is polled first,
+    // so that what it reads is seen by the future in the same pass.
+    macro_rules! driven {
+        ($fut:expr) => {{
+            let fut = $fut;
+            tokio::pin!(fut);
+            loop {
+                tokio::select! {
+                    biased;
+                    _ = io.as_mut(), if !*done => {
+                        // The connection ended (closed or failed); the future sees it next.
+                        *done = true;
+                    }
+                    r = &mut fut => break Ok(r),
+                    _ = &mut timeout => break Err(Interrupt::Timeout),
+                    _ = &mut abort => break Err(Interrupt::Abort),
+                }
+            }
+        }};
+    }
+
+    let resp = match driven!(sender.ready()) {
+        Ok(Ok(())) => driven!(sender.send_request(req)),
+        Ok(Err(e)) => Ok(Err(e)),
+        Err(i) => Err(i),
+    };
+    let read_stamp = Some(stamp.clone());
+    let resp = match resp {
         Ok(Ok(r)) => r,
         Ok(Err(e)) => {
             rec.end_ns = clock.now_ns();
             rec.error = Some(err(
                 ErrorKind::Transport,
                 None,
-                if e.is_connect() {
-                    "ConnectionError"
-                } else {
-                    "TransportError"
-                },
+                "TransportError",
                 error_chain(&e),
             ));
+            *done = true;
             return rec;
         }
         Err(i) => {
             interrupted(&mut rec, i, clock, cfg.timeout);
+            *done = true;
             return rec;
         }
     };
-    // Frames are stamped with their socket read's time (see `ReadStamp`), never earlier
-    // than this request's start; without a stamp (another connector), with the time now.
-    let read_stamp = resp.extensions().get::<ReadStamp>().cloned();
     let start_ns = rec.start_ns;
     let stamp_now = || {
         read_stamp
@@ -484,9 +552,11 @@ async fn execute(
             .is_some_and(|v| v.trim_start().starts_with("text/event-stream"));
     let mut body = resp.into_body();
     let mut parser = if is_sse { Some(SseParser::new()) } else { None };
+    // A response not read to its end leaves the connection unusable for the next request.
+    let mut body_complete = false;
     let mut whole = Vec::new();
     loop {
-        let frame = match guarded!(body.frame()) {
+        let frame = match driven!(body.frame()) {
             Ok(f) => f,
             Err(i) => {
                 interrupted(&mut rec, i, clock, cfg.timeout);
@@ -495,7 +565,10 @@ async fn execute(
         };
         let t = stamp_now();
         match frame {
-            None => break,
+            None => {
+                body_complete = true;
+                break;
+            }
             Some(Err(e)) => {
                 rec.end_ns = t;
                 rec.error = Some(err(
@@ -530,6 +603,9 @@ async fn execute(
                 }
             }
         }
+    }
+    if !body_complete {
+        *done = true;
     }
     if rec.end_ns == 0 {
         rec.end_ns = clock.now_ns();

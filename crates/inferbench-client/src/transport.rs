@@ -244,3 +244,74 @@ impl tower_service::Service<hyper::Uri> for StampedConnector {
         })
     }
 }
+
+/// Where requests go: the address to connect to, the `Host` header and the request target.
+#[derive(Clone, Debug)]
+pub struct Target {
+    pub host: String,
+    pub port: u16,
+    pub host_header: http::HeaderValue,
+    pub path: hyper::Uri,
+}
+
+impl Target {
+    /// From a full `http://host[:port]/path[?query]` URI (validated by the caller).
+    pub fn from_uri(uri: &hyper::Uri) -> Target {
+        let host = uri.host().unwrap_or("localhost").to_string();
+        let port = uri.port_u16().unwrap_or(80);
+        let authority = uri
+            .authority()
+            .map_or_else(|| host.clone(), |a| a.as_str().to_string());
+        let path = uri
+            .path_and_query()
+            .map_or("/", |p| p.as_str())
+            .parse()
+            .unwrap_or_else(|_| hyper::Uri::from_static("/"));
+        Target {
+            host,
+            port,
+            host_header: http::HeaderValue::from_str(&authority)
+                .unwrap_or_else(|_| http::HeaderValue::from_static("localhost")),
+            path,
+        }
+    }
+}
+
+/// One worker's HTTP/1.1 connection. The worker drives `io` itself, in its own task.
+pub struct Conn {
+    pub sender: hyper::client::conn::http1::SendRequest<TimedBody>,
+    pub io: Pin<Box<hyper::client::conn::http1::Connection<TokioIo<StampedStream>, TimedBody>>>,
+    pub stamp: ReadStamp,
+    /// The connection ended (closed or failed) or holds an unfinished response.
+    pub done: bool,
+}
+
+/// Open a connection (`TCP_NODELAY`, reads stamped) and hand-shake HTTP/1.1.
+pub async fn connect(target: &Target, clock: Clock) -> Result<Conn, String> {
+    let tcp = tokio::net::TcpStream::connect((target.host.as_str(), target.port))
+        .await
+        .map_err(|e| format!("cannot connect to {}:{}: {e}", target.host, target.port))?;
+    tcp.set_nodelay(true)
+        .map_err(|e| format!("TCP_NODELAY on {}:{}: {e}", target.host, target.port))?;
+    let stamp = Arc::new(AtomicU64::new(0));
+    let io = TokioIo::new(StampedStream {
+        tcp,
+        clock,
+        stamp: stamp.clone(),
+    });
+    let (sender, conn) = hyper::client::conn::http1::Builder::new()
+        .handshake(io)
+        .await
+        .map_err(|e| {
+            format!(
+                "HTTP/1.1 handshake with {}:{}: {e}",
+                target.host, target.port
+            )
+        })?;
+    Ok(Conn {
+        sender,
+        io: Box::pin(conn),
+        stamp: ReadStamp(stamp),
+        done: false,
+    })
+}
