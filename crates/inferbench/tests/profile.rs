@@ -169,6 +169,26 @@ fn profile_without_url_benchmarks_the_simulated_server_and_writes_aiperf_artifac
     ids.sort();
     assert_eq!(ids, (0..23).collect::<Vec<_>>());
     assert_eq!(jsonl(&dir.join("profile_export.jsonl")).len(), 20);
+    // The timeline is consistent: frames in arrival order, none before the request started,
+    // each event stamped with the frame it completed in.
+    for r in &recs {
+        let start = r["start_ns"].as_u64().unwrap();
+        let frames: Vec<u64> = r["frames"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| f["t_ns"].as_u64().unwrap())
+            .collect();
+        assert!(!frames.is_empty());
+        assert!(frames[0] >= start);
+        assert!(frames.windows(2).all(|w| w[0] <= w[1]));
+        for e in r["events"].as_array().unwrap() {
+            let fi = e["frame"].as_u64().unwrap() as usize;
+            assert_eq!(e["t_ns"].as_u64().unwrap(), frames[fi]);
+        }
+        assert!(r["end_ns"].as_u64().unwrap() >= *frames.last().unwrap());
+        assert!(r["planned_ns"].as_u64().unwrap() <= start);
+    }
 
     let s = read_json(&dir.join("profile_export_aiperf.json"));
     assert_eq!(s["request_count"]["avg"], 20.0);
