@@ -49,6 +49,10 @@ pub enum StopReason {
     Interrupted,
     /// The run failed before finishing (see the manifest's error).
     Failed,
+    /// The run had not finished when this was written. The manifest is first written with
+    /// this at the start of a run and replaced at its end, so a process that was killed or
+    /// crashed leaves a manifest that says so.
+    Unfinished,
 }
 
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]

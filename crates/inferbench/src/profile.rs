@@ -143,6 +143,53 @@ async fn run_against(plan: &RunPlan, tok: Arc<Tokenizer>, simulated: bool) -> Re
     let mut writer = inferbench_artifacts::EvidenceWriter::create(&run_dir, &header)
         .map_err(|e| Failure::run(e.to_string()))?;
 
+    // Written now and replaced at the end: a run that is killed leaves a manifest that says
+    // it did not finish (and `inferbench metrics DIR` can still score its evidence).
+    let manifest = Manifest {
+        schema_version: inferbench_core::manifest::MANIFEST_SCHEMA_VERSION,
+        benchmark_id: benchmark_id.clone(),
+        tool: crate::host::tool_identity(),
+        host: crate::host::host_identity(),
+        plan: plan.clone(),
+        tokenizer: TokenizerIdentity {
+            name: tok.name().to_string(),
+            sha256: tok.sha256().to_string(),
+        },
+        dataset: DatasetIdentity {
+            kind: "synthetic".into(),
+            entries: rendered.workload.payloads.len(),
+            workload_sha256: rendered.workload.sha256(),
+            corpus_sha256: Some(rendered.corpus_sha256.clone()),
+        },
+        random_seed: Some(seed),
+        arrival: format!(
+            "concurrency {} (burst: a new request as soon as a slot frees)",
+            plan.load.concurrency
+        ),
+        warmup: if plan.load.warmup_request_count > 0 {
+            format!("{} requests", plan.load.warmup_request_count)
+        } else {
+            "none".into()
+        },
+        stop_rule: format!("request count {}", plan.load.request_count),
+        stop_reason: StopReason::Unfinished,
+        partial: true,
+        started_at,
+        ended_at: None,
+        anchor_unix_ns: clock.anchor_unix_ns(),
+        server: ServerIdentity {
+            models_response,
+            kind: if simulated {
+                "simulated".into()
+            } else {
+                "remote".into()
+            },
+        },
+        files: Vec::new(),
+    };
+    inferbench_artifacts::write_manifest(&run_dir, &manifest)
+        .map_err(|e| Failure::run(e.to_string()))?;
+
     let payloads: Vec<PreparedPayload> = rendered
         .workload
         .payloads
@@ -296,6 +343,20 @@ async fn run_against(plan: &RunPlan, tok: Arc<Tokenizer>, simulated: bool) -> Re
             }
         })
     };
+    // SIGTERM (a supervisor stopping us) cancels at once, but still writes the artifacts.
+    let sigterm = {
+        let stop = stop.clone();
+        tokio::spawn(async move {
+            use tokio::signal::unix::{SignalKind, signal};
+            if let Ok(mut term) = signal(SignalKind::terminate())
+                && term.recv().await.is_some()
+            {
+                eprintln!("\ninferbench: SIGTERM: cancelling the requests in flight");
+                stop.escalate();
+                stop.escalate();
+            }
+        })
+    };
     let (done_tx, done_rx) = tokio::sync::oneshot::channel();
     let progress_task = tokio::spawn(crate::progress::show(plan.ui, progress, done_rx));
 
@@ -303,6 +364,7 @@ async fn run_against(plan: &RunPlan, tok: Arc<Tokenizer>, simulated: bool) -> Re
     let _ = done_tx.send(());
     let _ = progress_task.await;
     ctrl_c.abort();
+    sigterm.abort();
 
     let written = writer_thread
         .join()
@@ -326,50 +388,12 @@ async fn run_against(plan: &RunPlan, tok: Arc<Tokenizer>, simulated: bool) -> Re
         .map_err(|e| Failure::run(e.to_string()))?;
 
     let partial = outcome.stop_reason != StopReason::Completed;
-    let manifest = Manifest {
-        schema_version: inferbench_core::manifest::MANIFEST_SCHEMA_VERSION,
-        benchmark_id,
-        tool: crate::host::tool_identity(),
-        host: crate::host::host_identity(),
-        plan: plan.clone(),
-        tokenizer: TokenizerIdentity {
-            name: tok.name().to_string(),
-            sha256: tok.sha256().to_string(),
-        },
-        dataset: DatasetIdentity {
-            kind: "synthetic".into(),
-            entries: workload.payloads.len(),
-            workload_sha256: workload.sha256(),
-            corpus_sha256: Some(rendered.corpus_sha256.clone()),
-        },
-        random_seed: Some(seed),
-        arrival: format!(
-            "concurrency {} (burst: a new request as soon as a slot frees)",
-            plan.load.concurrency
-        ),
-        warmup: if plan.load.warmup_request_count > 0 {
-            format!("{} requests", plan.load.warmup_request_count)
-        } else {
-            "none".into()
-        },
-        stop_rule: format!("request count {}", plan.load.request_count),
-        stop_reason: outcome.stop_reason,
-        partial,
-        started_at,
-        ended_at: Some(inferbench_core::time::iso_utc_seconds(
-            clock.anchor_unix_ns() + outcome.end_ns,
-        )),
-        anchor_unix_ns: clock.anchor_unix_ns(),
-        server: ServerIdentity {
-            models_response,
-            kind: if simulated {
-                "simulated".into()
-            } else {
-                "remote".into()
-            },
-        },
-        files: Vec::new(),
-    };
+    let mut manifest = manifest;
+    manifest.stop_reason = outcome.stop_reason;
+    manifest.partial = partial;
+    manifest.ended_at = Some(inferbench_core::time::iso_utc_seconds(
+        clock.anchor_unix_ns() + outcome.end_ns,
+    ));
     let inputs = inferbench_workload::inputs_json(&workload);
     let status = inferbench_artifacts::ExportStatus {
         was_cancelled: partial,
