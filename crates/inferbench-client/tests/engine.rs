@@ -1,0 +1,186 @@
+//! The engine against a scripted server on 127.0.0.1:0 that controls exactly how the stream's
+//! bytes are split into socket writes, to check the timeline rules: a frame's time is that of
+//! the read that completed it, and every event carries the index of the frame it completed in.
+
+use std::time::Duration;
+
+use bytes::Bytes;
+use inferbench_client::engine::PreparedPayload;
+use inferbench_client::{Clock, Engine, EngineConfig, EngineEvent, StopSignal};
+use inferbench_core::plan::EndpointType;
+use inferbench_core::record::{EventKind, Record};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+fn chunk(text: &str) -> String {
+    format!(
+        "{{\"object\":\"chat.completion.chunk\",\"choices\":[{{\"index\":0,\"delta\":{{\"content\":\"{text}\"}}}}]}}"
+    )
+}
+
+/// Serves one request: the head, then each part as its own write, `gap` apart; then closes.
+async fn scripted_server(parts: Vec<String>, gap: Duration) -> std::net::SocketAddr {
+    let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = l.local_addr().unwrap();
+    tokio::spawn(async move {
+        let (mut s, _) = l.accept().await.unwrap();
+        s.set_nodelay(true).unwrap();
+        // Read the request head and its Content-Length body.
+        let mut buf = Vec::new();
+        let mut tmp = [0u8; 4096];
+        loop {
+            let n = s.read(&mut tmp).await.unwrap();
+            buf.extend_from_slice(&tmp[..n]);
+            let text = String::from_utf8_lossy(&buf).to_string();
+            if let Some(h) = text.find("\r\n\r\n") {
+                let len: usize = text[..h]
+                    .lines()
+                    .find_map(|l| {
+                        l.to_ascii_lowercase()
+                            .strip_prefix("content-length:")
+                            .map(|v| v.trim().parse().unwrap())
+                    })
+                    .unwrap_or(0);
+                if buf.len() >= h + 4 + len {
+                    break;
+                }
+            }
+        }
+        s.write_all(
+            b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\n",
+        )
+        .await
+        .unwrap();
+        for p in parts {
+            tokio::time::sleep(gap).await;
+            s.write_all(p.as_bytes()).await.unwrap();
+            s.flush().await.unwrap();
+        }
+        tokio::time::sleep(gap).await;
+        let _ = s.shutdown().await;
+    });
+    addr
+}
+
+async fn one_request(addr: std::net::SocketAddr) -> Record {
+    let cfg = EngineConfig {
+        uri: format!("http://{addr}/v1/chat/completions")
+            .parse()
+            .unwrap(),
+        endpoint_type: EndpointType::Chat,
+        streaming: true,
+        headers: Vec::new(),
+        timeout: Duration::from_secs(10),
+        concurrency: 1,
+        warmup_request_count: 0,
+        request_count: 1,
+        keep_raw: true,
+        seed: 1,
+    };
+    let payload = PreparedPayload {
+        conversation_id: "session_000000".into(),
+        turn_index: 0,
+        body: Bytes::from_static(b"{\"messages\":[],\"model\":\"m\",\"stream\":true}"),
+        input_tokens: Some(1),
+        requested_output_tokens: None,
+    };
+    let engine = Engine::new(
+        cfg,
+        Clock::start(),
+        vec![payload],
+        vec![0],
+        None,
+        StopSignal::new(),
+    );
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let outcome = engine.run(tx).await;
+    assert_eq!(outcome.records, 1);
+    let mut recs = Vec::new();
+    while let Ok(ev) = rx.try_recv() {
+        if let EngineEvent::Record(r) = ev {
+            recs.push(*r);
+        }
+    }
+    assert_eq!(recs.len(), 1);
+    recs.pop().unwrap()
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn events_keep_the_frame_they_completed_in() {
+    let gap = Duration::from_millis(60);
+    let parts = vec![
+        // Two events in one write: they arrive in one read, so they share a frame.
+        format!("data: {}\n\ndata: {}\n\n", chunk("x"), chunk("y")),
+        // An event split across two writes completes in the second.
+        format!("data: {}", &chunk("z")[..20]),
+        format!("{}\n\ndata: [DONE]\n\n", &chunk("z")[20..]),
+    ];
+    let addr = scripted_server(parts, gap).await;
+    let r = one_request(addr).await;
+    assert!(r.error.is_none(), "{:?}", r.error);
+    let texts: Vec<&str> = r
+        .events
+        .iter()
+        .filter_map(|e| e.content.as_deref())
+        .collect();
+    assert_eq!(texts, ["x", "y", "z"]);
+    let (x, y, z) = (&r.events[0], &r.events[1], &r.events[2]);
+    assert_eq!(x.frame, y.frame, "coalesced events share their frame");
+    assert_eq!(x.t_ns, y.t_ns);
+    assert!(
+        z.frame > y.frame,
+        "a split event completes in a later frame"
+    );
+    // z completed in the write that came two gaps after x and y's.
+    let apart = z.t_ns - y.t_ns;
+    assert!(
+        apart >= 2 * gap.as_nanos() as u64 - 5_000_000,
+        "z came {apart} ns after y"
+    );
+    assert_eq!(r.events[3].kind(), EventKind::Done);
+    assert_eq!(r.events[3].frame, z.frame);
+    // Every event's time is its frame's time; frames are in order and after the start.
+    for e in &r.events {
+        assert_eq!(e.t_ns, r.frames[e.frame as usize].t_ns);
+    }
+    assert!(r.frames.windows(2).all(|w| w[0].t_ns <= w[1].t_ns));
+    assert!(r.frames[0].t_ns >= r.start_ns);
+    assert!(r.ack_ns.unwrap() >= r.start_ns);
+    // Raw data is kept at export level raw.
+    assert_eq!(r.events[0].raw.as_deref(), Some(chunk("x").as_str()));
+    let bytes: u32 = r.frames.iter().map(|f| f.bytes).sum();
+    let sent: usize = [
+        format!("data: {}\n\ndata: {}\n\n", chunk("x"), chunk("y")),
+        format!("data: {}\n\ndata: [DONE]\n\n", chunk("z")),
+    ]
+    .iter()
+    .map(String::len)
+    .sum();
+    assert_eq!(bytes as usize, sent, "every body byte is in a frame");
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn an_sse_error_event_fails_the_request_with_502() {
+    let parts = vec![format!(
+        "data: {}\n\nevent: error\ndata: {{\"message\":\"overloaded\"}}\n\n",
+        chunk("x")
+    )];
+    let addr = scripted_server(parts, Duration::from_millis(5)).await;
+    let r = one_request(addr).await;
+    let e = r.error.expect("an error record");
+    assert_eq!(e.code, Some(502));
+    assert!(e.message.contains("overloaded"));
+    assert_eq!(r.events.len(), 2, "the events before the error are kept");
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn a_refused_connection_is_one_error_record() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let r = one_request(format!("127.0.0.1:{port}").parse().unwrap()).await;
+    let e = r.error.expect("an error record");
+    assert_eq!(e.kind, inferbench_core::ErrorKind::Transport);
+    assert!(e.message.contains("cannot connect"), "{}", e.message);
+}
