@@ -161,12 +161,12 @@ pub struct ProfileArgs {
     pub ui: UiArg,
 
     // ---- The built-in simulated server (inferbench only; used when --url is absent)
-    /// Time to first token of the simulated server, ms.
-    #[arg(long = "sim-ttft-ms", default_value_t = 20.0)]
-    pub sim_ttft_ms: f64,
-    /// Inter-token latency of the simulated server, ms.
-    #[arg(long = "sim-itl-ms", default_value_t = 5.0)]
-    pub sim_itl_ms: f64,
+    /// Time to first token of the simulated server, ms (default 20; only without --url).
+    #[arg(long = "sim-ttft-ms", allow_negative_numbers = true)]
+    pub sim_ttft_ms: Option<f64>,
+    /// Inter-token latency of the simulated server, ms (default 5; only without --url).
+    #[arg(long = "sim-itl-ms", allow_negative_numbers = true)]
+    pub sim_itl_ms: Option<f64>,
 }
 
 #[derive(Args, Debug)]
@@ -520,22 +520,25 @@ pub fn build_plan(a: &ProfileArgs, argv: &[String]) -> Result<RunPlan, String> {
         return Err("--url given more than once: multi-URL load balancing is not implemented yet in inferbench".into());
     }
     let target = match a.url.first() {
-        Some(u) => Target::Url {
-            url: normalize_url(u)?,
-        },
+        Some(u) => {
+            if a.sim_ttft_ms.is_some() || a.sim_itl_ms.is_some() {
+                return Err(
+                    "--sim-ttft-ms/--sim-itl-ms set the built-in simulated server, which is not used with --url".into(),
+                );
+            }
+            Target::Url {
+                url: normalize_url(u)?,
+            }
+        }
         None => {
-            for (name, v) in [
-                ("--sim-ttft-ms", a.sim_ttft_ms),
-                ("--sim-itl-ms", a.sim_itl_ms),
-            ] {
+            let ttft_ms = a.sim_ttft_ms.unwrap_or(20.0);
+            let itl_ms = a.sim_itl_ms.unwrap_or(5.0);
+            for (name, v) in [("--sim-ttft-ms", ttft_ms), ("--sim-itl-ms", itl_ms)] {
                 if !(v.is_finite() && v >= 0.0) {
                     return Err(format!("{name} {v}: must be a number ≥ 0"));
                 }
             }
-            Target::Simulated {
-                ttft_ms: a.sim_ttft_ms,
-                itl_ms: a.sim_itl_ms,
-            }
+            Target::Simulated { ttft_ms, itl_ms }
         }
     };
     let mut models: Vec<String> = a
@@ -820,6 +823,19 @@ mod tests {
                 vec!["profile", "--isl", "0"],
                 "--synthetic-input-tokens-mean",
             ),
+            (
+                vec![
+                    "profile",
+                    "-u",
+                    "127.0.0.1:1",
+                    "-m",
+                    "m",
+                    "--sim-ttft-ms",
+                    "5",
+                ],
+                "--sim-ttft-ms",
+            ),
+            (vec!["profile", "--sim-itl-ms", "-1"], "--sim-itl-ms"),
         ] {
             let e = parse(&args).unwrap_err();
             assert!(e.contains(flag), "{args:?}: {e}");
