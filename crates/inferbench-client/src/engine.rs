@@ -410,13 +410,16 @@ async fn execute(
     if cfg.streaming {
         builder = builder.header(http::header::ACCEPT, "text/event-stream");
     }
-    for (k, v) in &cfg.headers {
-        builder = builder.header(k, v);
-    }
     rec.request_id = request_id;
     rec.correlation_id = correlation_id;
     let req = match builder.body(TimedBody::new(payload.body.clone(), clock, sent.clone())) {
-        Ok(r) => r,
+        Ok(mut r) => {
+            // The user's headers (and the API key) replace ours of the same name.
+            for (k, v) in &cfg.headers {
+                r.headers_mut().insert(k.clone(), v.clone());
+            }
+            r
+        }
         Err(e) => {
             let now = clock.now_ns();
             rec.start_ns = now;

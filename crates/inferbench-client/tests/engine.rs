@@ -19,8 +19,17 @@ fn chunk(text: &str) -> String {
 
 /// Serves one request: the head, then each part as its own write, `gap` apart; then closes.
 async fn scripted_server(parts: Vec<String>, gap: Duration) -> std::net::SocketAddr {
+    scripted_server_seeing(parts, gap).await.0
+}
+
+/// The same, also handing back the request as the server received it.
+async fn scripted_server_seeing(
+    parts: Vec<String>,
+    gap: Duration,
+) -> (std::net::SocketAddr, tokio::sync::oneshot::Receiver<String>) {
     let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = l.local_addr().unwrap();
+    let (seen_tx, seen_rx) = tokio::sync::oneshot::channel();
     tokio::spawn(async move {
         let (mut s, _) = l.accept().await.unwrap();
         s.set_nodelay(true).unwrap();
@@ -45,6 +54,7 @@ async fn scripted_server(parts: Vec<String>, gap: Duration) -> std::net::SocketA
                 }
             }
         }
+        let _ = seen_tx.send(String::from_utf8_lossy(&buf).to_string());
         s.write_all(
             b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\n",
         )
@@ -58,17 +68,24 @@ async fn scripted_server(parts: Vec<String>, gap: Duration) -> std::net::SocketA
         tokio::time::sleep(gap).await;
         let _ = s.shutdown().await;
     });
-    addr
+    (addr, seen_rx)
 }
 
 async fn one_request(addr: std::net::SocketAddr) -> Record {
+    one_request_with(addr, Vec::new()).await
+}
+
+async fn one_request_with(
+    addr: std::net::SocketAddr,
+    headers: Vec<(http::HeaderName, http::HeaderValue)>,
+) -> Record {
     let cfg = EngineConfig {
         uri: format!("http://{addr}/v1/chat/completions")
             .parse()
             .unwrap(),
         endpoint_type: EndpointType::Chat,
         streaming: true,
-        headers: Vec::new(),
+        headers,
         timeout: Duration::from_secs(10),
         concurrency: 1,
         warmup_request_count: 0,
@@ -183,4 +200,37 @@ async fn a_refused_connection_is_one_error_record() {
     let e = r.error.expect("an error record");
     assert_eq!(e.kind, inferbench_core::ErrorKind::Transport);
     assert!(e.message.contains("cannot connect"), "{}", e.message);
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn the_request_carries_our_headers_and_the_users_replace_ours() {
+    let (addr, seen) =
+        scripted_server_seeing(vec!["data: [DONE]\n\n".into()], Duration::from_millis(5)).await;
+    let headers = vec![
+        (
+            http::header::AUTHORIZATION,
+            http::HeaderValue::from_static("Bearer sk-test"),
+        ),
+        (
+            http::header::USER_AGENT,
+            http::HeaderValue::from_static("custom-agent"),
+        ),
+    ];
+    let r = one_request_with(addr, headers).await;
+    let head = seen.await.unwrap().to_ascii_lowercase();
+    assert!(
+        head.starts_with("post /v1/chat/completions http/1.1\r\n"),
+        "{head}"
+    );
+    assert!(head.contains(&format!("host: {addr}\r\n")), "{head}");
+    assert!(head.contains("authorization: bearer sk-test\r\n"));
+    assert!(head.contains("accept: text/event-stream\r\n"));
+    assert!(head.contains(&format!("x-request-id: {}\r\n", r.request_id)));
+    assert!(head.contains("content-type: application/json\r\n"));
+    // Replaced, not duplicated.
+    assert_eq!(head.matches("user-agent:").count(), 1);
+    assert!(head.contains("user-agent: custom-agent\r\n"));
+    assert!(head.ends_with("{\"messages\":[],\"model\":\"m\",\"stream\":true}"));
+    // A stream with no text is not an error of the transport; the metrics decide validity.
+    assert!(r.error.is_none());
 }
