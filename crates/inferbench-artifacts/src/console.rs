@@ -127,8 +127,41 @@ pub fn render_console(summary: &Summary) -> String {
     }
     let title = format!("inferbench | LLM Metrics ({})", summary.definitions);
     out.push_str(&titled(&title, &t));
+    // The client's own schedule evidence, when the summary carries it.
+    let mut t = new_table(&COLUMNS);
+    let mut any = false;
+    for tag in SCHEDULE_ROWS {
+        if let Some(m) = summary.get(tag) {
+            t.add_row(row(m));
+            any = true;
+        }
+    }
+    if any {
+        for i in 0..COLUMNS.len() {
+            if let Some(c) = t.column_mut(i) {
+                c.set_cell_alignment(CellAlignment::Right);
+            }
+        }
+        out.push('\n');
+        out.push_str(&titled(
+            "inferbench | Schedule (did the client send the planned load?)",
+            &t,
+        ));
+    }
     out
 }
+
+/// Rows of the schedule table, in order (inferbench's own metrics).
+const SCHEDULE_ROWS: [&str; 8] = [
+    "schedule_lag",
+    "target_request_rate",
+    "scheduled_request_rate",
+    "achieved_request_rate",
+    "time_to_first_token_from_planned",
+    "request_latency_from_planned",
+    "in_flight_requests",
+    "schedule_kept",
+];
 
 #[cfg(test)]
 mod tests {

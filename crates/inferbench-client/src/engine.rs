@@ -15,8 +15,9 @@ use inferbench_core::record::{
     ErrorKind, Event, EventKind, EventKindOpt, Frame, Phase, PhaseOpt, Record, RecordError,
     TokenCounts,
 };
-use rand::{Rng, SeedableRng};
-use rand_chacha::ChaCha8Rng;
+use inferbench_core::schedule::{ArrivalPattern, RateSchedule};
+use std::pin::Pin;
+use std::task::{Context, Poll};
 use tokio::sync::{mpsc, watch};
 use tokio::time::sleep_until;
 
@@ -41,6 +42,46 @@ pub struct PreparedPayload {
     pub requested_output_tokens: Option<u64>,
 }
 
+/// How one phase issues its requests.
+#[derive(Clone, Debug, PartialEq)]
+pub enum LoadMode {
+    /// `--concurrency N` alone: N slots, a new request as soon as one frees (AIPerf's
+    /// `concurrency_burst`). The planned send time is the moment the slot freed.
+    Burst { concurrency: usize },
+    /// `--request-rate`: requests at planned offsets from the phase start, drawn from the
+    /// arrival pattern; with `ceiling`, a request also waits for one of that many slots
+    /// (its planned time stays the schedule's, so the wait shows as schedule lag).
+    Rate {
+        pattern: ArrivalPattern,
+        rate: f64,
+        ramp: Option<Duration>,
+        ceiling: Option<usize>,
+    },
+}
+
+/// One phase: how it issues, and when it stops issuing.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PhaseSpec {
+    pub phase: Phase,
+    pub mode: LoadMode,
+    /// Stop after this many requests (None: no count limit; then `duration` must be set).
+    pub request_count: Option<u64>,
+    /// Stop issuing this long after the phase started (`--benchmark-duration`).
+    pub duration: Option<Duration>,
+    /// After `duration`, how long in-flight requests may still finish before they are
+    /// cancelled (`--benchmark-grace-period`; None = wait for them all).
+    pub grace: Option<Duration>,
+}
+
+/// `--request-cancellation-rate` / `--request-cancellation-delay`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Cancellation {
+    /// Percent of requests to cancel, 0–100.
+    pub rate_pct: f64,
+    /// How long after the request was fully sent.
+    pub delay: Duration,
+}
+
 #[derive(Clone, Debug)]
 pub struct EngineConfig {
     /// Full request URI: base URL + endpoint path.
@@ -50,13 +91,38 @@ pub struct EngineConfig {
     /// Headers sent with every request, besides the per-request ids (auth included).
     pub headers: Vec<(HeaderName, HeaderValue)>,
     pub timeout: Duration,
-    pub concurrency: usize,
-    pub warmup_request_count: u64,
-    pub request_count: u64,
+    /// The phases in order (warmup first, if any).
+    pub phases: Vec<PhaseSpec>,
+    pub cancellation: Option<Cancellation>,
     /// Keep each event's raw data (for `--export-level raw`).
     pub keep_raw: bool,
-    /// Seed for request and correlation ids.
+    /// The run seed: request ids, arrivals and cancellations draw from generators named
+    /// after their purpose.
     pub seed: u64,
+}
+
+impl EngineConfig {
+    /// A count-limited burst run (warmup, then profiling): the simplest plan.
+    pub fn burst_phases(concurrency: usize, warmup: u64, count: u64) -> Vec<PhaseSpec> {
+        let mut v = Vec::new();
+        if warmup > 0 {
+            v.push(PhaseSpec {
+                phase: Phase::Warmup,
+                mode: LoadMode::Burst { concurrency },
+                request_count: Some(warmup),
+                duration: None,
+                grace: None,
+            });
+        }
+        v.push(PhaseSpec {
+            phase: Phase::Profiling,
+            mode: LoadMode::Burst { concurrency },
+            request_count: Some(count),
+            duration: None,
+            grace: None,
+        });
+        v
+    }
 }
 
 /// What the engine emits, in order, to the evidence writer.
@@ -70,6 +136,7 @@ pub enum EngineEvent {
 #[derive(Debug, Default)]
 pub struct Progress {
     pub phase: AtomicU64,
+    /// Requests the phase will issue (0 when it stops on a duration).
     pub phase_total: AtomicU64,
     pub issued: AtomicU64,
     pub completed: AtomicU64,
@@ -130,57 +197,117 @@ pub struct RunOutcome {
     pub records: u64,
 }
 
+/// Assigns request ids (contiguous, in issue order) and their payloads.
+struct Issuer {
+    next_id: u64,
+    order: Box<dyn FnMut() -> usize + Send>,
+}
+
 pub struct Engine {
     cfg: EngineConfig,
     target: Target,
-    /// Idle connections between phases (each worker drives its own while it runs).
-    conns: std::sync::Mutex<Vec<Conn>>,
+    /// Idle connections, each with the slot number it is recorded under (`Record::worker`).
+    /// A request takes one (or a fresh slot) and gives it back when done; they carry over
+    /// from warmup into profiling.
+    pool: std::sync::Mutex<Vec<(u32, Option<Conn>)>>,
+    next_slot: std::sync::atomic::AtomicU32,
+    issuer: std::sync::Mutex<Issuer>,
     clock: Clock,
     payloads: Arc<Vec<PreparedPayload>>,
-    /// Payload index of every scheduled request, warmup first.
-    order: Arc<Vec<usize>>,
-    /// None with `--use-server-token-count`: no client-side tokenization at all.
+    /// None: no client-side tokenization in the engine (the caller counts, or uses usage).
     counter: Option<Arc<dyn TokenCounter>>,
     progress: Arc<Progress>,
     stop: StopSignal,
+    /// Seed of the cancellation choice (from the "cancellation" generator).
+    cancel_seed: u64,
 }
 
-struct Shared {
+/// Per-phase state shared by the tasks of the phase.
+struct PhaseState {
     engine: Arc<Engine>,
-    next: AtomicU64,
+    phase: Phase,
+    limit: Option<u64>,
+    issued: AtomicU64,
+    /// No new request at or after this (ns from the anchor).
+    issue_until_ns: Option<u64>,
     sent_end: AtomicU64,
     requests_end: AtomicU64,
     completed: AtomicU64,
     errors: AtomicU64,
+    /// Set when the grace period ran out: in-flight requests of the phase are cancelled.
+    abort: watch::Sender<bool>,
+    sink: mpsc::UnboundedSender<EngineEvent>,
+}
+
+impl PhaseState {
+    /// The next request of the phase, or None when the phase stops issuing. Ids are taken
+    /// only here, so every id is one issued request and ends as one record.
+    fn claim(&self) -> Option<(u64, usize)> {
+        let e = &self.engine;
+        if e.stop.level() > 0 {
+            return None;
+        }
+        if self.issue_until_ns.is_some_and(|t| e.clock.now_ns() >= t) {
+            return None;
+        }
+        let mut issuer = e.issuer.lock().ok()?;
+        if self
+            .limit
+            .is_some_and(|l| self.issued.load(Ordering::Relaxed) >= l)
+        {
+            return None;
+        }
+        self.issued.fetch_add(1, Ordering::Relaxed);
+        let id = issuer.next_id;
+        issuer.next_id += 1;
+        let payload = (issuer.order)();
+        e.progress.issued.fetch_add(1, Ordering::Relaxed);
+        Some((id, payload))
+    }
+
+    fn finish(&self, rec: Record) -> bool {
+        let e = &self.engine;
+        self.sent_end.fetch_max(rec.start_ns, Ordering::Relaxed);
+        self.requests_end.fetch_max(rec.end_ns, Ordering::Relaxed);
+        self.completed.fetch_add(1, Ordering::Relaxed);
+        e.progress.completed.fetch_add(1, Ordering::Relaxed);
+        if rec.is_error() {
+            self.errors.fetch_add(1, Ordering::Relaxed);
+            e.progress.errors.fetch_add(1, Ordering::Relaxed);
+        }
+        self.sink.send(EngineEvent::Record(Box::new(rec))).is_ok()
+    }
 }
 
 impl Engine {
-    /// `order` must hold `warmup_request_count + request_count` payload indices.
+    /// `order` gives the payload index of each issued request, in issue order.
     pub fn new(
         cfg: EngineConfig,
         clock: Clock,
         payloads: Vec<PreparedPayload>,
-        order: Vec<usize>,
+        order: Box<dyn FnMut() -> usize + Send>,
         counter: Option<Arc<dyn TokenCounter>>,
         stop: StopSignal,
     ) -> Self {
-        assert_eq!(
-            order.len() as u64,
-            cfg.warmup_request_count + cfg.request_count,
-            "one payload index per scheduled request"
-        );
-        assert!(order.iter().all(|&i| i < payloads.len()));
+        assert!(!payloads.is_empty(), "a workload has at least one payload");
         let target = Target::from_uri(&cfg.uri);
+        let cancel_seed = u64::from_le_bytes(
+            inferbench_core::seed::derive_seed(cfg.seed, "cancellation")[..8]
+                .try_into()
+                .expect("8 bytes"),
+        );
         Engine {
             cfg,
             target,
-            conns: std::sync::Mutex::new(Vec::new()),
+            pool: std::sync::Mutex::new(Vec::new()),
+            next_slot: std::sync::atomic::AtomicU32::new(0),
+            issuer: std::sync::Mutex::new(Issuer { next_id: 0, order }),
             clock,
             payloads: Arc::new(payloads),
-            order: Arc::new(order),
             counter,
             progress: Arc::new(Progress::default()),
             stop,
+            cancel_seed,
         }
     }
 
@@ -192,19 +319,42 @@ impl Engine {
         self.clock
     }
 
-    /// Run warmup (if any), then profiling. Records and phase windows go to `sink` as they
-    /// happen. Returns when every issued request has its record.
+    fn take_conn(&self) -> (u32, Option<Conn>) {
+        self.pool
+            .lock()
+            .ok()
+            .and_then(|mut p| p.pop())
+            .unwrap_or_else(|| (self.next_slot.fetch_add(1, Ordering::Relaxed), None))
+    }
+
+    fn put_conn(&self, slot: u32, conn: Option<Conn>) {
+        let conn = conn.filter(|c| !c.done && !c.sender.is_closed());
+        if let Ok(mut p) = self.pool.lock() {
+            p.push((slot, conn));
+        }
+    }
+
+    /// Whether request `id` is one of those `--request-cancellation-rate` cancels: a
+    /// deterministic draw from the run seed and the id, so the choice does not depend on
+    /// timing or on which task ran it.
+    fn cancels(&self, id: u64) -> Option<Duration> {
+        let c = self.cfg.cancellation?;
+        let u = splitmix64(self.cancel_seed ^ id.wrapping_mul(0x9E37_79B9_7F4A_7C15)) >> 11;
+        let x = u as f64 / (1u64 << 53) as f64;
+        (x * 100.0 < c.rate_pct).then_some(c.delay)
+    }
+
+    /// Run the phases in order. Records and phase windows go to `sink` as they happen.
+    /// Returns when every issued request has its record.
     pub async fn run(self, sink: mpsc::UnboundedSender<EngineEvent>) -> RunOutcome {
         let engine = Arc::new(self);
         let mut windows = Vec::new();
-        let warm = engine.cfg.warmup_request_count;
-        let total = warm + engine.cfg.request_count;
         let mut records = 0;
-        for (phase, range) in [(Phase::Warmup, 0..warm), (Phase::Profiling, warm..total)] {
-            if range.is_empty() || engine.stop.level() > 0 {
-                continue;
+        for spec in engine.cfg.phases.clone() {
+            if engine.stop.level() > 0 {
+                break;
             }
-            let w = run_phase(&engine, phase, range, &sink).await;
+            let w = run_phase(&engine, &spec, &sink).await;
             records += w.completed;
             let _ = sink.send(EngineEvent::Phase(w));
             windows.push(w);
@@ -223,115 +373,228 @@ impl Engine {
     }
 }
 
+fn splitmix64(mut z: u64) -> u64 {
+    z = z.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
 async fn run_phase(
     engine: &Arc<Engine>,
-    phase: Phase,
-    range: std::ops::Range<u64>,
+    spec: &PhaseSpec,
     sink: &mpsc::UnboundedSender<EngineEvent>,
 ) -> PhaseWindow {
     let p = &engine.progress;
     p.phase
-        .store(u64::from(phase == Phase::Profiling), Ordering::Relaxed);
+        .store(u64::from(spec.phase == Phase::Profiling), Ordering::Relaxed);
     p.phase_total
-        .store(range.end - range.start, Ordering::Relaxed);
+        .store(spec.request_count.unwrap_or(0), Ordering::Relaxed);
     p.issued.store(0, Ordering::Relaxed);
     p.completed.store(0, Ordering::Relaxed);
     p.errors.store(0, Ordering::Relaxed);
     let start_ns = engine.clock.now_ns();
-    let shared = Arc::new(Shared {
+    let issue_until_ns = spec.duration.map(|d| start_ns + d.as_nanos() as u64);
+    let state = Arc::new(PhaseState {
         engine: engine.clone(),
-        next: AtomicU64::new(range.start),
+        phase: spec.phase,
+        limit: spec.request_count,
+        issued: AtomicU64::new(0),
+        issue_until_ns,
         sent_end: AtomicU64::new(start_ns),
         requests_end: AtomicU64::new(start_ns),
         completed: AtomicU64::new(0),
         errors: AtomicU64::new(0),
+        abort: watch::channel(false).0,
+        sink: sink.clone(),
     });
-    let workers = (engine.cfg.concurrency as u64)
-        .min(range.end - range.start)
-        .max(1);
-    let mut handles = Vec::with_capacity(workers as usize);
-    for w in 0..workers {
-        let shared = shared.clone();
-        let sink = sink.clone();
-        let end = range.end;
-        handles.push(tokio::spawn(async move {
-            worker_loop(shared, w as u32, phase, end, sink).await
-        }));
+    let mut tasks = tokio::task::JoinSet::new();
+    match &spec.mode {
+        LoadMode::Burst { concurrency } => {
+            let workers = match spec.request_count {
+                Some(n) => (*concurrency as u64).min(n).max(1),
+                None => *concurrency as u64,
+            };
+            for _ in 0..workers {
+                let state = state.clone();
+                tasks.spawn(async move { burst_worker(state).await });
+            }
+        }
+        LoadMode::Rate {
+            pattern,
+            rate,
+            ramp,
+            ceiling,
+        } => {
+            let state2 = state.clone();
+            let (pattern, rate, ramp, ceiling) = (*pattern, *rate, *ramp, *ceiling);
+            tasks.spawn(async move {
+                rate_dispatcher(state2, pattern, rate, ramp, ceiling, start_ns).await
+            });
+        }
     }
-    for h in handles {
-        // A worker panic would be a bug; the other workers' records are still kept.
-        let _ = h.await;
+    // With a duration, issuing ends at `issue_until_ns`; in-flight requests then get the
+    // grace period, after which they are cancelled (each still ends as a record).
+    let grace_deadline = match (issue_until_ns, spec.grace) {
+        (Some(t), Some(g)) => Some(engine.clock.instant_at(t) + g),
+        _ => None,
+    };
+    let wait_all = async {
+        while let Some(r) = tasks.join_next().await {
+            // A task panic would be a bug; the other tasks' records are still kept.
+            let _ = r;
+        }
+    };
+    tokio::pin!(wait_all);
+    if let Some(deadline) = grace_deadline {
+        tokio::select! {
+            _ = &mut wait_all => {}
+            _ = tokio::time::sleep_until(tokio::time::Instant::from_std(deadline)) => {
+                let _ = state.abort.send(true);
+                wait_all.await;
+            }
+        }
+    } else {
+        wait_all.await;
     }
-    let completed = shared.completed.load(Ordering::Relaxed);
+    let completed = state.completed.load(Ordering::Relaxed);
     PhaseWindow {
-        phase,
+        phase: spec.phase,
         start_ns,
-        sent_end_ns: shared.sent_end.load(Ordering::Relaxed),
-        requests_end_ns: shared.requests_end.load(Ordering::Relaxed),
-        scheduled: completed,
+        sent_end_ns: state.sent_end.load(Ordering::Relaxed),
+        requests_end_ns: state.requests_end.load(Ordering::Relaxed),
+        scheduled: state.issued.load(Ordering::Relaxed),
         completed,
-        errors: shared.errors.load(Ordering::Relaxed),
+        errors: state.errors.load(Ordering::Relaxed),
         cancelled: engine.stop.level() > 0,
     }
 }
 
-async fn worker_loop(
-    shared: Arc<Shared>,
-    worker: u32,
-    phase: Phase,
-    end: u64,
-    sink: mpsc::UnboundedSender<EngineEvent>,
-) {
-    let engine = &shared.engine;
-    let mut rng = ChaCha8Rng::from_seed(inferbench_core::seed::derive_seed(
-        engine.cfg.seed,
-        &format!("request-ids.worker{worker}"),
-    ));
-    let mut stop_rx = engine.stop.subscribe();
+/// One slot of burst mode: issue, wait for the end, issue the next.
+async fn burst_worker(state: Arc<PhaseState>) {
+    let engine = &state.engine;
+    let (slot, mut conn) = engine.take_conn();
     let mut scratch = Scratch::default();
-    // A connection kept from an earlier phase (warmup), so that profiling starts warm.
-    let mut conn = engine.conns.lock().ok().and_then(|mut c| c.pop());
-    loop {
-        if engine.stop.level() > 0 {
-            break;
-        }
-        let id = shared.next.fetch_add(1, Ordering::Relaxed);
-        if id >= end {
-            break;
-        }
-        // Concurrency (burst) mode: the slot just freed, so the request is due now.
+    while let Some((id, payload)) = state.claim() {
+        // The slot just freed, so the request is due now.
         let planned_ns = engine.clock.now_ns();
-        engine.progress.issued.fetch_add(1, Ordering::Relaxed);
         let rec = execute(
-            engine,
+            &state,
             id,
-            phase,
-            worker,
+            payload,
+            slot,
             planned_ns,
-            &mut rng,
-            &mut stop_rx,
             &mut scratch,
             &mut conn,
         )
         .await;
-        shared.sent_end.fetch_max(rec.start_ns, Ordering::Relaxed);
-        shared.requests_end.fetch_max(rec.end_ns, Ordering::Relaxed);
-        shared.completed.fetch_add(1, Ordering::Relaxed);
-        engine.progress.completed.fetch_add(1, Ordering::Relaxed);
-        if rec.is_error() {
-            shared.errors.fetch_add(1, Ordering::Relaxed);
-            engine.progress.errors.fetch_add(1, Ordering::Relaxed);
-        }
-        if sink.send(EngineEvent::Record(Box::new(rec))).is_err() {
+        if !state.finish(rec) {
             // The writer is gone: nothing can be recorded any more, so stop issuing.
             break;
         }
     }
-    if let (Some(c), Ok(mut stash)) = (
-        conn.filter(|c| !c.done && !c.sender.is_closed()),
-        engine.conns.lock(),
-    ) {
-        stash.push(c);
+    engine.put_conn(slot, conn);
+}
+
+/// Rate mode: a thread sleeps until each planned send time (absolute deadlines, with the
+/// kernel's timer slack lowered for it) and hands the request to the runtime, which sends
+/// it on a free connection (after a free slot, with a ceiling).
+async fn rate_dispatcher(
+    state: Arc<PhaseState>,
+    pattern: ArrivalPattern,
+    rate: f64,
+    ramp: Option<Duration>,
+    ceiling: Option<usize>,
+    start_ns: u64,
+) {
+    let engine = state.engine.clone();
+    let (tx, mut rx) = mpsc::unbounded_channel::<(u64, usize, u64)>();
+    let label = format!("arrivals.{}", state.phase.as_str());
+    let schedule = RateSchedule::new(pattern, rate, ramp, engine.cfg.seed, &label);
+    let thread_state = state.clone();
+    let scheduler = std::thread::Builder::new()
+        .name("scheduler".into())
+        .spawn(move || {
+            let Ok(mut schedule) = schedule else { return };
+            lower_timer_slack();
+            let clock = thread_state.engine.clock;
+            loop {
+                let planned = start_ns + schedule.next_offset_ns();
+                if thread_state.issue_until_ns.is_some_and(|t| planned >= t) {
+                    break;
+                }
+                if !sleep_until_ns(&thread_state, clock, planned) {
+                    break;
+                }
+                let Some((id, payload)) = thread_state.claim() else {
+                    break;
+                };
+                if tx.send((id, payload, planned)).is_err() {
+                    break;
+                }
+            }
+        });
+    if scheduler.is_err() {
+        return;
+    }
+    let slots = ceiling.map(|c| Arc::new(tokio::sync::Semaphore::new(c)));
+    let mut tasks = tokio::task::JoinSet::new();
+    while let Some((id, payload, planned_ns)) = rx.recv().await {
+        let permit = match &slots {
+            Some(s) => match s.clone().acquire_owned().await {
+                Ok(p) => Some(p),
+                Err(_) => None,
+            },
+            None => None,
+        };
+        let state = state.clone();
+        tasks.spawn(async move {
+            let engine = state.engine.clone();
+            let (slot, mut conn) = engine.take_conn();
+            let mut scratch = Scratch::default();
+            let rec = execute(
+                &state,
+                id,
+                payload,
+                slot,
+                planned_ns,
+                &mut scratch,
+                &mut conn,
+            )
+            .await;
+            engine.put_conn(slot, conn);
+            drop(permit);
+            state.finish(rec);
+        });
+        // Reap finished tasks as we go, so the set stays small on long runs.
+        while tasks.try_join_next().is_some() {}
+    }
+    while tasks.join_next().await.is_some() {}
+}
+
+/// Sleep the calling thread until `target` (ns from the anchor). Returns false if the run
+/// was stopped meanwhile. Sleeps in slices of at most 50 ms so that a stop is noticed.
+fn sleep_until_ns(state: &PhaseState, clock: Clock, target: u64) -> bool {
+    loop {
+        if state.engine.stop.level() > 0 {
+            return false;
+        }
+        let now = clock.now_ns();
+        if now >= target {
+            return true;
+        }
+        let rem = Duration::from_nanos(target - now).min(Duration::from_millis(50));
+        std::thread::sleep(rem);
+    }
+}
+
+/// The default 50 µs timer slack would make every sleep that much late: ask for 1 ns on the
+/// scheduler thread (Linux; elsewhere a no-op).
+fn lower_timer_slack() {
+    #[cfg(target_os = "linux")]
+    // SAFETY: PR_SET_TIMERSLACK takes an unsigned long and affects only this thread.
+    unsafe {
+        libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong, 0, 0, 0);
     }
 }
 
@@ -342,8 +605,14 @@ struct Scratch {
     text: String,
 }
 
-fn new_uuid(rng: &mut ChaCha8Rng) -> String {
-    let bytes: [u8; 16] = rng.random();
+/// A v4 UUID from request `id` and a salt: deterministic per request and run, drawn
+/// without a shared generator, so that any task can make it without locking.
+fn new_uuid(salt: u64, id: u64) -> String {
+    let a = splitmix64(salt ^ id.wrapping_mul(0xD6E8_FEB8_6659_FD93));
+    let b = splitmix64(a ^ salt.rotate_left(17));
+    let mut bytes = [0u8; 16];
+    bytes[..8].copy_from_slice(&a.to_le_bytes());
+    bytes[8..].copy_from_slice(&b.to_le_bytes());
     uuid::Builder::from_random_bytes(bytes)
         .into_uuid()
         .hyphenated()
@@ -352,27 +621,30 @@ fn new_uuid(rng: &mut ChaCha8Rng) -> String {
 
 enum Interrupt {
     Timeout,
+    /// Ctrl-C twice, SIGTERM, or the end of the grace period.
     Abort,
+    /// `--request-cancellation-rate` chose this request.
+    Cancel,
 }
 
 #[allow(clippy::too_many_arguments)]
 async fn execute(
-    engine: &Engine,
+    state: &PhaseState,
     id: u64,
-    phase: Phase,
+    payload_index: usize,
     worker: u32,
     planned_ns: u64,
-    rng: &mut ChaCha8Rng,
-    stop_rx: &mut watch::Receiver<u8>,
     scratch: &mut Scratch,
     conn: &mut Option<Conn>,
 ) -> Record {
+    let engine = &*state.engine;
+    let phase = state.phase;
     let cfg = &engine.cfg;
     let clock = engine.clock;
-    let payload_index = engine.order[id as usize];
     let payload = &engine.payloads[payload_index];
-    let request_id = new_uuid(rng);
-    let correlation_id = new_uuid(rng);
+    let salt = engine.cancel_seed ^ clock.anchor_unix_ns();
+    let request_id = new_uuid(salt, 2 * id);
+    let correlation_id = new_uuid(salt, 2 * id + 1);
     let mut rec = Record {
         id,
         phase: PhaseOpt(phase),
@@ -441,8 +713,16 @@ async fn execute(
     // registering them per body frame costs a timer-wheel insert and a lock each time.
     let timeout = sleep_until(deadline);
     tokio::pin!(timeout);
-    let abort = wait_for_abort(stop_rx.clone());
+    let abort = wait_for_abort(engine.stop.subscribe(), state.abort.subscribe());
     tokio::pin!(abort);
+    // `--request-cancellation-rate`: this request is aborted `delay` after it was sent.
+    let cancel = CancelAfterSent {
+        delay: engine.cancels(id),
+        sent: sent.clone(),
+        clock,
+        sleep: None,
+    };
+    tokio::pin!(cancel);
 
     // Waits for whichever comes first: the future, the timeout, or an abort (stop level 2).
     macro_rules! guarded {
@@ -452,6 +732,7 @@ async fn execute(
                 r = $fut => Ok(r),
                 _ = &mut timeout => Err(Interrupt::Timeout),
                 _ = &mut abort => Err(Interrupt::Abort),
+                _ = &mut cancel => Err(Interrupt::Cancel),
             }
         }};
     }
@@ -503,6 +784,7 @@ async fn execute(
                     r = &mut fut => break Ok(r),
                     _ = &mut timeout => break Err(Interrupt::Timeout),
                     _ = &mut abort => break Err(Interrupt::Abort),
+                    _ = &mut cancel => break Err(Interrupt::Cancel),
                 }
             }
         }};
@@ -622,15 +904,51 @@ async fn execute(
     rec
 }
 
-/// Resolves when the stop level reaches 2 (abort in-flight requests); never otherwise.
-async fn wait_for_abort(mut rx: watch::Receiver<u8>) {
+/// Resolves when the stop level reaches 2 (abort in-flight requests) or the phase's grace
+/// period ran out; never otherwise.
+async fn wait_for_abort(mut stop: watch::Receiver<u8>, mut phase: watch::Receiver<bool>) {
+    let mut stop_open = true;
+    let mut phase_open = true;
     loop {
-        if *rx.borrow_and_update() >= 2 {
+        if *stop.borrow_and_update() >= 2 || *phase.borrow_and_update() {
             return;
         }
-        if rx.changed().await.is_err() {
-            // The signal is gone: nobody can abort any more.
-            std::future::pending::<()>().await;
+        // A closed channel can never fire again: stop waiting on it.
+        tokio::select! {
+            r = stop.changed(), if stop_open => stop_open = r.is_ok(),
+            r = phase.changed(), if phase_open => phase_open = r.is_ok(),
+            else => std::future::pending::<()>().await,
+        }
+    }
+}
+
+/// Fires `delay` after the request body was handed to the connection (never, without a
+/// delay). It is polled right after the connection in the same pass, so it sees the write
+/// as soon as it happened.
+struct CancelAfterSent {
+    delay: Option<Duration>,
+    sent: Arc<AtomicU64>,
+    clock: Clock,
+    sleep: Option<Pin<Box<tokio::time::Sleep>>>,
+}
+
+impl std::future::Future for CancelAfterSent {
+    type Output = ();
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        let Some(delay) = self.delay else {
+            return Poll::Pending;
+        };
+        if self.sleep.is_none() {
+            let sent = self.sent.load(Ordering::Relaxed);
+            if sent == 0 {
+                return Poll::Pending;
+            }
+            let at = tokio::time::Instant::from_std(self.clock.instant_at(sent)) + delay;
+            self.sleep = Some(Box::pin(tokio::time::sleep_until(at)));
+        }
+        match self.sleep.as_mut() {
+            Some(s) => s.as_mut().poll(cx),
+            None => Poll::Pending,
         }
     }
 }
@@ -655,9 +973,20 @@ fn interrupted(rec: &mut Record, i: Interrupt, clock: Clock, timeout: Duration) 
             rec.cancel_ns = Some(now);
             rec.error = Some(err(
                 ErrorKind::Cancelled,
-                None,
+                Some(499),
                 "RequestCancelled",
-                "cancelled by the user (second Ctrl-C) before the response ended".into(),
+                "cancelled before the response ended (stop requested, or the grace period ran out)"
+                    .into(),
+            ));
+        }
+        Interrupt::Cancel => {
+            rec.cancelled = true;
+            rec.cancel_ns = Some(now);
+            rec.error = Some(err(
+                ErrorKind::Cancelled,
+                Some(499),
+                "RequestCancelled",
+                "cancelled by --request-cancellation-rate".into(),
             ));
         }
     }

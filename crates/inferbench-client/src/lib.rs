@@ -5,6 +5,7 @@
 pub mod clock;
 pub mod decode;
 pub mod engine;
+pub mod resources;
 pub mod sse;
 pub mod transport;
 

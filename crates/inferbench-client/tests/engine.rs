@@ -87,9 +87,8 @@ async fn one_request_with(
         streaming: true,
         headers,
         timeout: Duration::from_secs(10),
-        concurrency: 1,
-        warmup_request_count: 0,
-        request_count: 1,
+        phases: EngineConfig::burst_phases(1, 0, 1),
+        cancellation: None,
         keep_raw: true,
         seed: 1,
     };
@@ -104,7 +103,7 @@ async fn one_request_with(
         cfg,
         Clock::start(),
         vec![payload],
-        vec![0],
+        Box::new(|| 0),
         None,
         StopSignal::new(),
     );

@@ -5,6 +5,7 @@ pub mod evidence;
 pub mod manifest;
 pub mod plan;
 pub mod record;
+pub mod schedule;
 pub mod seed;
 pub mod summary;
 pub mod time;

@@ -123,14 +123,87 @@ pub enum Target {
     },
 }
 
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
 pub struct LoadPlan {
-    /// Concurrent sessions (slots). Burst mode: a new request as soon as a slot frees.
+    /// Concurrent slots: burst mode's concurrency, or with a request rate the ceiling (only
+    /// when `--concurrency` was given: see `RatePlan::ceiling`).
     pub concurrency: usize,
-    /// Requests in the profiling phase.
+    /// Requests in the profiling phase (not the stop rule when a duration is set).
     pub request_count: u64,
-    /// Requests in the warmup phase (0 = no warmup).
+    /// Requests in the warmup phase (0 = no count-limited warmup).
     pub warmup_request_count: u64,
+    /// `--request-rate` and its arrival process; None = burst mode.
+    #[serde(default)]
+    pub request_rate: Option<RatePlan>,
+    /// `--benchmark-duration`: stop issuing this many seconds after the profiling start.
+    #[serde(default)]
+    pub benchmark_duration_s: Option<f64>,
+    /// `--benchmark-grace-period`: after the duration, how long in-flight requests may
+    /// finish (None = as long as they take, AIPerf's `inf`).
+    #[serde(default)]
+    pub benchmark_grace_period_s: Option<f64>,
+    /// `--warmup-duration`: a warmup phase stopped by time instead of count.
+    #[serde(default)]
+    pub warmup_duration_s: Option<f64>,
+    /// `--warmup-concurrency` (falls back to `concurrency`).
+    #[serde(default)]
+    pub warmup_concurrency: Option<usize>,
+    /// `--warmup-request-rate` (falls back to the profiling rate).
+    #[serde(default)]
+    pub warmup_request_rate: Option<f64>,
+    /// `--request-cancellation-rate` / `--request-cancellation-delay`.
+    #[serde(default)]
+    pub cancellation: Option<CancellationPlan>,
+    /// The rule that decides whether the client kept its schedule.
+    #[serde(default)]
+    pub schedule_rule: ScheduleRulePlan,
+}
+
+/// `--schedule-lag-p99-ms`, `--schedule-min-achieved-pct`, `--fail-on-missed-schedule`.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq)]
+pub struct ScheduleRulePlan {
+    pub max_lag_p99_ms: f64,
+    pub min_achieved_pct: f64,
+    pub fail_on_miss: bool,
+}
+
+impl Default for ScheduleRulePlan {
+    fn default() -> Self {
+        ScheduleRulePlan {
+            max_lag_p99_ms: 1.0,
+            min_achieved_pct: 99.0,
+            fail_on_miss: false,
+        }
+    }
+}
+
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum ArrivalKind {
+    Constant,
+    Poisson,
+    Gamma,
+}
+
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct RatePlan {
+    /// Requests per second.
+    pub rate: f64,
+    pub pattern: ArrivalKind,
+    /// Gamma shape (`--arrival-smoothness`); 1.0 is Poisson.
+    pub smoothness: Option<f64>,
+    /// `--request-rate-ramp-duration`, seconds.
+    pub ramp_s: Option<f64>,
+    /// With `--concurrency`: at most this many requests in flight.
+    pub ceiling: Option<usize>,
+}
+
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq)]
+pub struct CancellationPlan {
+    /// Percent of requests cancelled, 0–100.
+    pub rate_pct: f64,
+    /// Seconds after the request was sent.
+    pub delay_s: f64,
 }
 
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
@@ -200,9 +273,13 @@ impl HeaderValue {
 }
 
 impl RunPlan {
-    /// AIPerf's stimulus name: `concurrency4`, used in the run directory name.
+    /// AIPerf's stimulus name, used in the run directory name: `concurrency4`, or
+    /// `request_rate10.0` in rate mode.
     pub fn load_label(&self) -> String {
-        format!("concurrency{}", self.load.concurrency)
+        match &self.load.request_rate {
+            Some(r) => format!("request_rate{:?}", r.rate),
+            None => format!("concurrency{}", self.load.concurrency),
+        }
     }
 }
 

@@ -5,6 +5,8 @@
 //! validity rules are documented in `docs/metrics.md`.
 
 pub mod aiperf;
+pub mod confidence;
+pub mod schedule;
 pub mod stats;
 
 use inferbench_core::summary::{RecordMetric, Summary};

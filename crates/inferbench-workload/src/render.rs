@@ -260,6 +260,7 @@ mod tests {
                 concurrency: 4,
                 request_count: 60,
                 warmup_request_count: 0,
+                ..Default::default()
             },
             artifacts: ArtifactPlan {
                 dir: "a".into(),

@@ -55,6 +55,13 @@ pub enum EndpointArg {
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ArrivalArg {
+    Constant,
+    Poisson,
+    Gamma,
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
 pub enum ExportLevelArg {
     Summary,
     Records,
@@ -136,6 +143,62 @@ pub struct ProfileArgs {
     pub request_count: Option<u64>,
     #[arg(long = "warmup-request-count", visible_alias = "num-warmup-requests")]
     pub warmup_request_count: Option<u64>,
+    /// Requests per second (AIPerf's rate mode). With --concurrency, that is a ceiling.
+    #[arg(long = "request-rate", allow_negative_numbers = true)]
+    pub request_rate: Option<f64>,
+    /// Inter-arrival distribution with --request-rate.
+    #[arg(
+        long = "arrival-pattern",
+        visible_alias = "request-rate-mode",
+        value_enum,
+        default_value = "poisson"
+    )]
+    pub arrival_pattern: ArrivalArg,
+    /// Gamma shape with --arrival-pattern gamma (1.0 = Poisson, < 1 bursty, > 1 smooth).
+    #[arg(
+        long = "arrival-smoothness",
+        visible_alias = "vllm-burstiness",
+        allow_negative_numbers = true
+    )]
+    pub arrival_smoothness: Option<f64>,
+    /// Seconds over which the request rate rises to its target.
+    #[arg(long = "request-rate-ramp-duration", allow_negative_numbers = true)]
+    pub request_rate_ramp_duration: Option<f64>,
+    /// Stop issuing after this many seconds (the request count is then not the stop rule).
+    #[arg(long = "benchmark-duration", allow_negative_numbers = true)]
+    pub benchmark_duration: Option<f64>,
+    /// Seconds in-flight requests may still finish after --benchmark-duration (`inf`: wait).
+    #[arg(long = "benchmark-grace-period", default_value = "30")]
+    pub benchmark_grace_period: String,
+    /// A warmup phase stopped by time.
+    #[arg(long = "warmup-duration", allow_negative_numbers = true)]
+    pub warmup_duration: Option<f64>,
+    /// Concurrency of the warmup phase (default: --concurrency).
+    #[arg(long = "warmup-concurrency")]
+    pub warmup_concurrency: Option<usize>,
+    /// Request rate of the warmup phase (default: --request-rate).
+    #[arg(long = "warmup-request-rate", allow_negative_numbers = true)]
+    pub warmup_request_rate: Option<f64>,
+    /// Percent (0–100) of requests to cancel after they were sent.
+    #[arg(long = "request-cancellation-rate", allow_negative_numbers = true)]
+    pub request_cancellation_rate: Option<f64>,
+    /// The schedule counts as kept when the p99 of schedule lag (actual − planned send) is at
+    /// most this many ms...
+    #[arg(long = "schedule-lag-p99-ms", default_value_t = 1.0)]
+    pub schedule_lag_p99_ms: f64,
+    /// ...and the achieved send rate is at least this percent of the scheduled one.
+    #[arg(long = "schedule-min-achieved-pct", default_value_t = 99.0)]
+    pub schedule_min_achieved_pct: f64,
+    /// Exit non-zero (3) when the schedule was not kept.
+    #[arg(long = "fail-on-missed-schedule")]
+    pub fail_on_missed_schedule: bool,
+    /// Seconds after a request was sent before it is cancelled.
+    #[arg(
+        long = "request-cancellation-delay",
+        default_value_t = 0.0,
+        allow_negative_numbers = true
+    )]
+    pub request_cancellation_delay: f64,
 
     // ---- Output (§1.11, §1.13)
     /// Parent directory of the run directory (default `artifacts`, which gets a
@@ -230,28 +293,15 @@ pub struct MetricsArgs {
 /// AIPerf `profile` flags that inferbench accepts by name but has not built yet. Using one
 /// is an error that says so, never a silent no-op. (name, takes a value)
 pub const UNBUILT_FLAGS: &[(&str, bool)] = &[
-    ("request-rate", true),
-    ("arrival-pattern", true),
-    ("request-rate-mode", true),
-    ("arrival-smoothness", true),
-    ("vllm-burstiness", true),
     ("prefill-concurrency", true),
-    ("benchmark-duration", true),
-    ("benchmark-grace-period", true),
     ("concurrency-ramp-duration", true),
-    ("request-rate-ramp-duration", true),
     ("prefill-concurrency-ramp-duration", true),
     ("request-rate-series", true),
     ("failed-request-threshold", true),
-    ("warmup-duration", true),
     ("num-warmup-sessions", true),
-    ("warmup-concurrency", true),
     ("warmup-prefill-concurrency", true),
-    ("warmup-request-rate", true),
     ("warmup-arrival-pattern", true),
     ("warmup-grace-period", true),
-    ("request-cancellation-rate", true),
-    ("request-cancellation-delay", true),
     ("fixed-schedule", false),
     ("no-fixed-schedule", false),
     ("fixed-schedule-auto-offset", false),
@@ -612,6 +662,86 @@ pub fn build_plan(a: &ProfileArgs, argv: &[String]) -> Result<RunPlan, String> {
     if request_count == 0 {
         return Err("--request-count 0: must be ≥ 1".into());
     }
+    let positive = |name: &str, v: Option<f64>| -> Result<Option<f64>, String> {
+        match v {
+            Some(x) if !(x.is_finite() && x > 0.0) => {
+                Err(format!("{name} {x}: must be a number > 0"))
+            }
+            other => Ok(other),
+        }
+    };
+    let rate = positive("--request-rate", a.request_rate)?;
+    let smoothness = positive("--arrival-smoothness", a.arrival_smoothness)?;
+    let ramp_s = positive("--request-rate-ramp-duration", a.request_rate_ramp_duration)?;
+    let duration = positive("--benchmark-duration", a.benchmark_duration)?;
+    let warmup_duration = positive("--warmup-duration", a.warmup_duration)?;
+    let warmup_rate = positive("--warmup-request-rate", a.warmup_request_rate)?;
+    if smoothness.is_some() && a.arrival_pattern != ArrivalArg::Gamma {
+        return Err("--arrival-smoothness applies to --arrival-pattern gamma".into());
+    }
+    if rate.is_none() {
+        for (flag, given) in [
+            ("--request-rate-ramp-duration", ramp_s.is_some()),
+            ("--arrival-smoothness", smoothness.is_some()),
+        ] {
+            if given {
+                return Err(format!("{flag} needs --request-rate"));
+            }
+        }
+    }
+    if a.warmup_concurrency == Some(0) {
+        return Err("--warmup-concurrency 0: must be ≥ 1".into());
+    }
+    let grace = match a.benchmark_grace_period.trim() {
+        "inf" | "infinity" | "Infinity" => None,
+        g => match g.parse::<f64>() {
+            Ok(x) if x.is_finite() && x >= 0.0 => Some(x),
+            _ => {
+                return Err(format!(
+                    "--benchmark-grace-period {g:?}: expected seconds ≥ 0 or inf"
+                ));
+            }
+        },
+    };
+    let cancellation = match a.request_cancellation_rate {
+        None => None,
+        Some(r) if (0.0..=100.0).contains(&r) => {
+            let d = a.request_cancellation_delay;
+            if !(d.is_finite() && d >= 0.0) {
+                return Err(format!(
+                    "--request-cancellation-delay {d}: must be seconds ≥ 0"
+                ));
+            }
+            Some(inferbench_core::plan::CancellationPlan {
+                rate_pct: r,
+                delay_s: d,
+            })
+        }
+        Some(r) => {
+            return Err(format!(
+                "--request-cancellation-rate {r}: must be a percentage in [0, 100]"
+            ));
+        }
+    };
+    for (name, v) in [
+        ("--schedule-lag-p99-ms", a.schedule_lag_p99_ms),
+        ("--schedule-min-achieved-pct", a.schedule_min_achieved_pct),
+    ] {
+        if !(v.is_finite() && v >= 0.0) {
+            return Err(format!("{name} {v}: must be a number ≥ 0"));
+        }
+    }
+    let request_rate = rate.map(|rate| inferbench_core::plan::RatePlan {
+        rate,
+        pattern: match a.arrival_pattern {
+            ArrivalArg::Constant => inferbench_core::plan::ArrivalKind::Constant,
+            ArrivalArg::Poisson => inferbench_core::plan::ArrivalKind::Poisson,
+            ArrivalArg::Gamma => inferbench_core::plan::ArrivalKind::Gamma,
+        },
+        smoothness,
+        ramp_s,
+        ceiling: a.concurrency,
+    });
     let tokenizer = match a.tokenizer.as_deref() {
         None | Some("builtin") => TokenizerSpec::Builtin,
         Some(p) => TokenizerSpec::HuggingFace {
@@ -627,8 +757,12 @@ pub fn build_plan(a: &ProfileArgs, argv: &[String]) -> Result<RunPlan, String> {
     let run_dir = if explicit_dir {
         dir.clone()
     } else {
+        let load = match rate {
+            Some(r) => format!("request_rate{r:?}"),
+            None => format!("concurrency{concurrency}"),
+        };
         format!(
-            "{dir}/{model_for_dir}-openai-{}-concurrency{concurrency}",
+            "{dir}/{model_for_dir}-openai-{}-{load}",
             endpoint_type.as_str()
         )
     };
@@ -669,6 +803,18 @@ pub fn build_plan(a: &ProfileArgs, argv: &[String]) -> Result<RunPlan, String> {
             concurrency,
             request_count,
             warmup_request_count: a.warmup_request_count.unwrap_or(0),
+            request_rate,
+            benchmark_duration_s: duration,
+            benchmark_grace_period_s: grace,
+            warmup_duration_s: warmup_duration,
+            warmup_concurrency: a.warmup_concurrency,
+            warmup_request_rate: warmup_rate,
+            cancellation,
+            schedule_rule: inferbench_core::plan::ScheduleRulePlan {
+                max_lag_p99_ms: a.schedule_lag_p99_ms,
+                min_achieved_pct: a.schedule_min_achieved_pct,
+                fail_on_miss: a.fail_on_missed_schedule,
+            },
         },
         artifacts: ArtifactPlan {
             dir,
@@ -794,9 +940,9 @@ mod tests {
 
     #[test]
     fn unbuilt_flags_are_errors_that_say_so() {
-        let e = parse(&["profile", "--request-rate", "10"]).unwrap_err();
+        let e = parse(&["profile", "--prefill-concurrency", "10"]).unwrap_err();
         assert!(
-            e.contains("--request-rate") && e.contains("not implement"),
+            e.contains("--prefill-concurrency") && e.contains("not implement"),
             "{e}"
         );
         let e = parse(&["profile", "--fixed-schedule"]).unwrap_err();

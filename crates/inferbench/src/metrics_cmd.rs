@@ -11,6 +11,7 @@ use inferbench_core::plan::{REDACTED, RunPlan, is_sensitive_header};
 use inferbench_core::record::{Phase, Record};
 use inferbench_core::summary::Summary;
 use inferbench_core::workload::Workload;
+use inferbench_metrics::schedule::{ScheduleAccumulator, ScheduleRule, ScheduleVerdict};
 
 use crate::Failure;
 use crate::cli::MetricsArgs;
@@ -23,9 +24,49 @@ pub struct Scored {
     pub per_record: Vec<(u64, Vec<inferbench_core::summary::RecordMetric>)>,
 }
 
-pub fn score(definitions: &str, evidence: &Evidence) -> Result<Scored, Failure> {
+/// Schedule evidence (inferbench's own metrics) appended to a profiling summary; returns
+/// the verdict.
+pub fn add_schedule_metrics(
+    summary: &mut Summary,
+    acc: ScheduleAccumulator,
+    plan: &RunPlan,
+) -> Option<ScheduleVerdict> {
+    let r = plan.load.schedule_rule;
+    let (metrics, verdict) = acc.finish(
+        plan.load.request_rate.as_ref().map(|r| r.rate),
+        ScheduleRule {
+            max_lag_p99_ms: r.max_lag_p99_ms,
+            min_achieved_pct: r.min_achieved_pct,
+        },
+    );
+    summary.metrics.extend(metrics);
+    verdict
+}
+
+/// One loud paragraph when the client did not keep its schedule.
+pub fn schedule_warning(v: &ScheduleVerdict) -> Option<String> {
+    if v.kept {
+        return None;
+    }
+    Some(format!(
+        "inferbench: WARNING: the client did not keep its schedule: schedule lag p99 {:.3} ms (limit {} ms), achieved rate {} of scheduled (limit {} %). The load delivered was not the load planned; latencies from the planned send time are in the summary (request_latency_from_planned).",
+        v.lag_p99_ms,
+        v.rule.max_lag_p99_ms,
+        v.achieved_pct
+            .map_or("n/a".to_string(), |p| format!("{p:.2} %")),
+        v.rule.min_achieved_pct
+    ))
+}
+
+pub fn score(definitions: &str, evidence: &Evidence, plan: &RunPlan) -> Result<Scored, Failure> {
     let c = inferbench_metrics::compute(definitions, evidence, Phase::Profiling)
         .map_err(|e| Failure::input(format!("--definitions: {e}")))?;
+    let mut profiling = c.summary;
+    let mut acc = ScheduleAccumulator::default();
+    for r in evidence.records_of(Phase::Profiling) {
+        acc.push(r);
+    }
+    add_schedule_metrics(&mut profiling, acc, plan);
     let warmup = if evidence.records_of(Phase::Warmup).next().is_some() {
         Some(
             inferbench_metrics::compute(definitions, evidence, Phase::Warmup)
@@ -36,7 +77,7 @@ pub fn score(definitions: &str, evidence: &Evidence) -> Result<Scored, Failure> 
         None
     };
     Ok(Scored {
-        profiling: c.summary,
+        profiling,
         warmup,
         per_record: c
             .per_record
@@ -85,7 +126,7 @@ pub fn write_outputs(
     workload: &Workload,
     manifest: &mut Manifest,
 ) -> Result<String, Failure> {
-    let scored = score(inferbench_metrics::definition_sets()[0], evidence)?;
+    let scored = score(inferbench_metrics::definition_sets()[0], evidence, plan)?;
     let names = file_names(&plan.artifacts.prefix);
     let inputs = inferbench_workload::inputs_json(workload);
     let headers = sent_headers(plan);
@@ -125,7 +166,7 @@ pub fn run(a: &MetricsArgs) -> Result<u8, Failure> {
             .map_err(|e| Failure::input(format!("{}: {e}", manifest_path.display())))?,
     )
     .map_err(|e| Failure::input(format!("{}: not a manifest: {e}", manifest_path.display())))?;
-    let scored = score(&a.definitions, &evidence)?;
+    let scored = score(&a.definitions, &evidence, &manifest.plan)?;
     let console = inferbench_artifacts::render_console(&scored.profiling);
     println!("{console}");
     if evidence.is_partial() {

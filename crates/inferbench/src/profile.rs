@@ -6,12 +6,14 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
-use inferbench_client::engine::PreparedPayload;
+use inferbench_client::engine::{Cancellation, LoadMode, PhaseSpec, PreparedPayload};
 use inferbench_client::{Clock, Engine, EngineConfig, EngineEvent, StopSignal, TokenCounter};
 use inferbench_core::evidence::{EvidenceEnd, EvidenceHeader, StopReason};
 use inferbench_core::manifest::{DatasetIdentity, Manifest, ServerIdentity, TokenizerIdentity};
+use inferbench_core::plan::ArrivalKind;
 use inferbench_core::plan::{ExportLevel, RunPlan, Target};
 use inferbench_core::record::{EVIDENCE_SCHEMA_VERSION, Phase};
+use inferbench_core::schedule::ArrivalPattern;
 use inferbench_sim::{SimConfig, SimServer};
 use inferbench_workload::{Corpus, Tokenizer};
 
@@ -25,6 +27,7 @@ struct WriterOutput {
     writer: inferbench_artifacts::EvidenceWriter,
     exports: inferbench_artifacts::RecordExportStream,
     profiling: inferbench_metrics::Accumulator,
+    schedule: inferbench_metrics::schedule::ScheduleAccumulator,
     warmup: Option<inferbench_metrics::Accumulator>,
     phases: Vec<inferbench_core::PhaseWindow>,
 }
@@ -37,6 +40,9 @@ impl TokenCounter for Counter {
 
 /// Exit code of a run stopped by Ctrl-C (its artifacts are written and marked partial).
 pub const EXIT_INTERRUPTED: u8 = 130;
+
+/// Exit code with `--fail-on-missed-schedule` when the client did not keep its schedule.
+pub const EXIT_MISSED_SCHEDULE: u8 = 3;
 
 pub fn run(a: &ProfileArgs, argv: &[String]) -> Result<u8, Failure> {
     let mut plan = crate::cli::build_plan(a, argv).map_err(Failure::input)?;
@@ -109,15 +115,15 @@ async fn run_against(plan: &RunPlan, tok: Arc<Tokenizer>, simulated: bool) -> Re
     let rendered = inferbench_workload::render_workload(plan, &tok, corpus)
         .map_err(|e| Failure::input(e.to_string()))?;
     let seed = rendered.seed_used;
-    let total = plan.load.warmup_request_count + plan.load.request_count;
-    // AIPerf's default sampling for synthetic data: shuffle without replacement.
+    // AIPerf's default sampling for synthetic data: shuffle without replacement. The order
+    // depends only on the seed, not on timing: request k always gets the k-th draw.
     let mut sampler = inferbench_workload::Sampler::new(
         inferbench_workload::SamplingStrategy::Shuffle,
         rendered.workload.payloads.len(),
         seed,
     )
     .map_err(|e| Failure::input(e.to_string()))?;
-    let order: Vec<usize> = (0..total).map(|_| sampler.next()).collect();
+    let order: Box<dyn FnMut() -> usize + Send> = Box::new(move || sampler.next());
 
     let run_dir = PathBuf::from(&plan.artifacts.run_dir);
     let names = inferbench_artifacts::file_names(&plan.artifacts.prefix);
@@ -162,16 +168,17 @@ async fn run_against(plan: &RunPlan, tok: Arc<Tokenizer>, simulated: bool) -> Re
             corpus_sha256: Some(rendered.corpus_sha256.clone()),
         },
         random_seed: Some(seed),
-        arrival: format!(
-            "concurrency {} (burst: a new request as soon as a slot frees)",
-            plan.load.concurrency
-        ),
-        warmup: if plan.load.warmup_request_count > 0 {
-            format!("{} requests", plan.load.warmup_request_count)
-        } else {
-            "none".into()
+        arrival: describe_arrival(plan),
+        warmup: describe_warmup(plan),
+        stop_rule: match plan.load.benchmark_duration_s {
+            Some(d) => format!(
+                "duration {d} s, then a grace period of {}",
+                plan.load
+                    .benchmark_grace_period_s
+                    .map_or("inf".to_string(), |g| format!("{g} s"))
+            ),
+            None => format!("request count {}", plan.load.request_count),
         },
-        stop_rule: format!("request count {}", plan.load.request_count),
         stop_reason: StopReason::Unfinished,
         partial: true,
         started_at,
@@ -226,9 +233,11 @@ async fn run_against(plan: &RunPlan, tok: Arc<Tokenizer>, simulated: bool) -> Re
         streaming: plan.streaming,
         headers,
         timeout: Duration::from_secs_f64(plan.request_timeout_seconds),
-        concurrency: plan.load.concurrency,
-        warmup_request_count: plan.load.warmup_request_count,
-        request_count: plan.load.request_count,
+        phases: phases_of(plan),
+        cancellation: plan.load.cancellation.map(|c| Cancellation {
+            rate_pct: c.rate_pct,
+            delay: Duration::from_secs_f64(c.delay_s),
+        }),
         keep_raw: plan.artifacts.export_level == ExportLevel::Raw,
         seed,
     };
@@ -253,7 +262,7 @@ async fn run_against(plan: &RunPlan, tok: Arc<Tokenizer>, simulated: bool) -> Re
         &names,
         plan.artifacts.export_level,
         clock.anchor_unix_ns(),
-        plan.load.warmup_request_count > 0,
+        has_warmup(plan),
     )
     .map_err(|e| Failure::run(e.to_string()))?;
     let definitions = inferbench_metrics::definition_sets()[0];
@@ -263,6 +272,7 @@ async fn run_against(plan: &RunPlan, tok: Arc<Tokenizer>, simulated: bool) -> Re
     };
     let mut profiling_acc = new_acc()?;
     let mut warmup_acc = new_acc()?;
+    let mut schedule_acc = inferbench_metrics::schedule::ScheduleAccumulator::default();
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<EngineEvent>();
     let writer_thread = {
         let plan = plan.clone();
@@ -300,6 +310,7 @@ async fn run_against(plan: &RunPlan, tok: Arc<Tokenizer>, simulated: bool) -> Re
                                 continue;
                             }
                             let metrics = profiling_acc.push(&r);
+                            schedule_acc.push(&r);
                             let (headers, body) = if exports.wants_raw() {
                                 let body = usize::try_from(r.payload_index)
                                     .ok()
@@ -323,6 +334,7 @@ async fn run_against(plan: &RunPlan, tok: Arc<Tokenizer>, simulated: bool) -> Re
                     writer,
                     exports,
                     profiling: profiling_acc,
+                    schedule: schedule_acc,
                     warmup: (warmup_records > 0).then_some(warmup_acc),
                     phases,
                 })
@@ -380,7 +392,9 @@ async fn run_against(plan: &RunPlan, tok: Arc<Tokenizer>, simulated: bool) -> Re
         .finish(end)
         .map_err(|e| Failure::run(e.to_string()))?;
     let window_of = |phase: Phase| written.phases.iter().find(|w| w.phase == phase).copied();
-    let profiling_summary = written.profiling.finish(window_of(Phase::Profiling));
+    let mut profiling_summary = written.profiling.finish(window_of(Phase::Profiling));
+    let verdict =
+        crate::metrics_cmd::add_schedule_metrics(&mut profiling_summary, written.schedule, plan);
     let warmup_summary = written.warmup.map(|a| a.finish(window_of(Phase::Warmup)));
     let record_files = written
         .exports
@@ -427,9 +441,21 @@ async fn run_against(plan: &RunPlan, tok: Arc<Tokenizer>, simulated: bool) -> Re
         }
     );
     eprintln!("inferbench: artifacts in {}", run_dir.display());
+    let warning = verdict
+        .as_ref()
+        .and_then(crate::metrics_cmd::schedule_warning);
+    if let Some(w) = &warning {
+        eprintln!("{w}");
+    }
     if partial {
         eprintln!("inferbench: the run was interrupted: artifacts are marked partial");
         return Ok(EXIT_INTERRUPTED);
+    }
+    if warning.is_some() && plan.load.schedule_rule.fail_on_miss {
+        return Err(Failure {
+            code: EXIT_MISSED_SCHEDULE,
+            message: "the schedule was not kept (--fail-on-missed-schedule)".into(),
+        });
     }
     let count = |tag: &str| {
         profiling_summary
@@ -477,6 +503,108 @@ fn prepare_run_dir(dir: &Path, names: &inferbench_artifacts::FileNames) -> Resul
         }
     }
     Ok(())
+}
+
+fn has_warmup(plan: &RunPlan) -> bool {
+    plan.load.warmup_request_count > 0 || plan.load.warmup_duration_s.is_some()
+}
+
+/// The engine's phases from the plan. Warmup settings fall back to the profiling ones, as in
+/// AIPerf.
+fn phases_of(plan: &RunPlan) -> Vec<PhaseSpec> {
+    let l = &plan.load;
+    let mode = |rate: Option<f64>, concurrency: usize, ceiling: Option<usize>| match (
+        rate,
+        &l.request_rate,
+    ) {
+        (Some(rate), r) => LoadMode::Rate {
+            pattern: match r.as_ref().map(|r| r.pattern) {
+                Some(ArrivalKind::Constant) => ArrivalPattern::Constant,
+                Some(ArrivalKind::Gamma) => ArrivalPattern::Gamma {
+                    smoothness: r.as_ref().and_then(|r| r.smoothness).unwrap_or(1.0),
+                },
+                _ => ArrivalPattern::Poisson,
+            },
+            rate,
+            ramp: r
+                .as_ref()
+                .and_then(|r| r.ramp_s)
+                .map(Duration::from_secs_f64),
+            ceiling,
+        },
+        (None, _) => LoadMode::Burst { concurrency },
+    };
+    let mut phases = Vec::new();
+    if has_warmup(plan) {
+        let rate = l
+            .warmup_request_rate
+            .or(l.request_rate.as_ref().map(|r| r.rate));
+        let concurrency = l.warmup_concurrency.unwrap_or(l.concurrency);
+        let ceiling = l
+            .warmup_concurrency
+            .or(l.request_rate.as_ref().and_then(|r| r.ceiling));
+        phases.push(PhaseSpec {
+            phase: Phase::Warmup,
+            mode: mode(rate, concurrency, ceiling),
+            request_count: (l.warmup_request_count > 0).then_some(l.warmup_request_count),
+            duration: l.warmup_duration_s.map(Duration::from_secs_f64),
+            grace: None,
+        });
+    }
+    phases.push(PhaseSpec {
+        phase: Phase::Profiling,
+        mode: mode(
+            l.request_rate.as_ref().map(|r| r.rate),
+            l.concurrency,
+            l.request_rate.as_ref().and_then(|r| r.ceiling),
+        ),
+        // With a duration, the request count is not the stop rule (as in AIPerf).
+        request_count: l.benchmark_duration_s.is_none().then_some(l.request_count),
+        duration: l.benchmark_duration_s.map(Duration::from_secs_f64),
+        grace: l
+            .benchmark_duration_s
+            .and(l.benchmark_grace_period_s.map(Duration::from_secs_f64)),
+    });
+    phases
+}
+
+fn describe_arrival(plan: &RunPlan) -> String {
+    match &plan.load.request_rate {
+        Some(r) => format!(
+            "request rate {} /s, {}{}{}{}",
+            r.rate,
+            match r.pattern {
+                ArrivalKind::Constant => "constant".to_string(),
+                ArrivalKind::Poisson => "poisson".to_string(),
+                ArrivalKind::Gamma => format!("gamma (smoothness {})", r.smoothness.unwrap_or(1.0)),
+            },
+            r.ramp_s.map_or(String::new(), |d| format!(", ramp {d} s")),
+            r.ceiling
+                .map_or(String::new(), |c| format!(", at most {c} in flight")),
+            plan.load.cancellation.map_or(String::new(), |c| format!(
+                ", {}% cancelled {} s after sending",
+                c.rate_pct, c.delay_s
+            )),
+        ),
+        None => format!(
+            "concurrency {} (burst: a new request as soon as a slot frees){}",
+            plan.load.concurrency,
+            plan.load.cancellation.map_or(String::new(), |c| format!(
+                ", {}% cancelled {} s after sending",
+                c.rate_pct, c.delay_s
+            )),
+        ),
+    }
+}
+
+fn describe_warmup(plan: &RunPlan) -> String {
+    let l = &plan.load;
+    match (l.warmup_request_count, l.warmup_duration_s) {
+        (0, None) => "none".into(),
+        (n, None) => format!("{n} requests"),
+        (0, Some(d)) => format!("{d} s"),
+        (n, Some(d)) => format!("{n} requests or {d} s, whichever first"),
+    }
 }
 
 fn new_benchmark_id(anchor_unix_ns: u64) -> String {

@@ -475,7 +475,7 @@ fn bad_flags_and_files_are_named() {
             &["profile", "--tokenizer", "/nonexistent/tok.json"],
             "/nonexistent/tok.json",
         ),
-        (&["profile", "--request-rate", "5"], "--request-rate"),
+        (&["profile", "--fixed-schedule"], "--fixed-schedule"),
         (&["profile", "--extra-inputs", "nocolon"], "--extra-inputs"),
     ];
     for (args, needle) in cases {

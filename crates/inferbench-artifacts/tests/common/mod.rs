@@ -263,6 +263,7 @@ pub fn plan() -> RunPlan {
             concurrency: 4,
             request_count: 60,
             warmup_request_count: 0,
+            ..Default::default()
         },
         artifacts: ArtifactPlan {
             dir: "artifacts".into(),
