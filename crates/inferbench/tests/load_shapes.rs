@@ -1,0 +1,346 @@
+//! Load shapes against the simulated server: planned send times, what was sent, stop rules,
+//! cancellation, and the schedule verdict. Every server binds 127.0.0.1 on port 0.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+const BIN: &str = env!("CARGO_BIN_EXE_inferbench");
+
+fn tmpdir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!(
+        "inferbench-shapes-{name}-{}-{:?}",
+        std::process::id(),
+        Instant::now()
+    ));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn run(args: &[&str]) -> Output {
+    let mut child = Command::new(BIN)
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn inferbench");
+    let start = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        assert!(start.elapsed() < Duration::from_secs(120), "did not finish");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.wait_with_output().unwrap()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// (phase lines, records sorted by id) of a run directory's evidence.
+fn evidence(dir: &Path) -> (Vec<Value>, Vec<Value>) {
+    let text = std::fs::read_to_string(dir.join("inferbench_evidence.jsonl")).unwrap();
+    let lines: Vec<Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let phases = lines
+        .iter()
+        .filter(|l| l["line"] == "phase")
+        .cloned()
+        .collect();
+    let mut recs: Vec<Value> = lines
+        .into_iter()
+        .filter(|l| l["line"] == "record")
+        .collect();
+    recs.sort_by_key(|r| r["id"].as_u64().unwrap());
+    (phases, recs)
+}
+
+fn summary(dir: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(dir.join("profile_export_aiperf.json")).unwrap())
+        .unwrap()
+}
+
+fn planned_offsets(dir: &Path) -> Vec<u64> {
+    let (phases, recs) = evidence(dir);
+    let start = phases.iter().find(|p| p["phase"] == "profiling").unwrap()["start_ns"]
+        .as_u64()
+        .unwrap();
+    recs.iter()
+        .filter(|r| r["phase"] == "profiling")
+        .map(|r| r["planned_ns"].as_u64().unwrap() - start)
+        .collect()
+}
+
+const FAST: [&str; 8] = [
+    "--isl",
+    "8",
+    "--osl",
+    "4",
+    "--ui",
+    "none",
+    "--sim-itl-ms",
+    "0.2",
+];
+
+#[test]
+fn constant_rate_plans_exactly_k_over_rate_and_sends_on_time() {
+    let dir = tmpdir("constant");
+    let mut args = vec![
+        "profile",
+        "--request-rate",
+        "200",
+        "--arrival-pattern",
+        "constant",
+        "--request-count",
+        "20",
+        "--streaming",
+        "--sim-ttft-ms",
+        "1",
+        "--artifact-dir",
+        dir.to_str().unwrap(),
+    ];
+    args.extend(FAST);
+    let o = run(&args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    // Request k is planned at k / 200 s = k × 5 ms after the phase start.
+    let offs = planned_offsets(&dir);
+    assert_eq!(offs, (0..20u64).map(|k| k * 5_000_000).collect::<Vec<_>>());
+    let (_, recs) = evidence(&dir);
+    for r in &recs {
+        assert!(
+            r["start_ns"].as_u64() >= r["planned_ns"].as_u64(),
+            "sent before planned"
+        );
+    }
+    let s = summary(&dir);
+    assert_eq!(s["target_request_rate"]["avg"], 200.0);
+    // 19 gaps of 5 ms: the scheduled rate is exactly 200/s.
+    assert!((s["scheduled_request_rate"]["avg"].as_f64().unwrap() - 200.0).abs() < 1e-9);
+    assert!(s["schedule_lag"]["count"].as_u64() == Some(20));
+    assert!(s.get("schedule_kept").is_some());
+    assert_eq!(s["request_count"]["avg"], 20.0);
+}
+
+#[test]
+fn poisson_arrivals_depend_only_on_the_seed() {
+    let mut runs = Vec::new();
+    for (seed, isl) in [("5", "8"), ("5", "16"), ("6", "8")] {
+        let dir = tmpdir("poisson");
+        let o = run(&[
+            "profile",
+            "--request-rate",
+            "400",
+            "--request-count",
+            "30",
+            "--random-seed",
+            seed,
+            "--isl",
+            isl,
+            "--osl",
+            "2",
+            "--ui",
+            "none",
+            "--sim-ttft-ms",
+            "0",
+            "--sim-itl-ms",
+            "0",
+            "--artifact-dir",
+            dir.to_str().unwrap(),
+        ]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        runs.push(planned_offsets(&dir));
+    }
+    // Same seed: the same planned offsets, even with another dataset (ISL 16 vs 8).
+    assert_eq!(runs[0], runs[1]);
+    assert_ne!(runs[0], runs[2]);
+    assert_eq!(runs[0][0], 0);
+    assert!(runs[0].windows(2).all(|w| w[0] <= w[1]));
+}
+
+#[test]
+fn benchmark_duration_stops_issuing_and_the_grace_period_cancels_the_rest() {
+    // 40 requests/s for 0.5 s against a server that takes 3 s to answer, grace 0.2 s:
+    // about 20 requests are issued, none finishes, all are cancelled at 0.7 s.
+    let dir = tmpdir("duration");
+    let o = run(&[
+        "profile",
+        "--request-rate",
+        "40",
+        "--arrival-pattern",
+        "constant",
+        "--benchmark-duration",
+        "0.5",
+        "--benchmark-grace-period",
+        "0.2",
+        "--streaming",
+        "--isl",
+        "8",
+        "--osl",
+        "4",
+        "--ui",
+        "none",
+        "--sim-ttft-ms",
+        "3000",
+        "--artifact-dir",
+        dir.to_str().unwrap(),
+    ]);
+    // Every request failed (cancelled): the run says so.
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let offs = planned_offsets(&dir);
+    // Planned at k × 25 ms, all before 500 ms: k = 0..=19.
+    assert_eq!(offs, (0..20u64).map(|k| k * 25_000_000).collect::<Vec<_>>());
+    let (phases, recs) = evidence(&dir);
+    let start = phases[0]["start_ns"].as_u64().unwrap();
+    for r in &recs {
+        assert_eq!(r["cancelled"], true);
+        assert_eq!(r["error"]["kind"], "cancelled");
+        let at = r["cancel_ns"].as_u64().unwrap() - start;
+        assert!(
+            at >= 700_000_000,
+            "cancelled at {at} ns, before the grace period ended"
+        );
+    }
+    let m: Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.join("inferbench_manifest.json")).unwrap(),
+    )
+    .unwrap();
+    assert!(m["stop_rule"].as_str().unwrap().contains("duration 0.5 s"));
+}
+
+#[test]
+fn cancellation_rate_cancels_the_chosen_requests_after_the_delay() {
+    let mut chosen = Vec::new();
+    for _ in 0..2 {
+        let dir = tmpdir("cancel");
+        let o = run(&[
+            "profile",
+            "--concurrency",
+            "8",
+            "--request-count",
+            "40",
+            "--random-seed",
+            "9",
+            "--request-cancellation-rate",
+            "50",
+            "--request-cancellation-delay",
+            "0.05",
+            "--streaming",
+            "--isl",
+            "8",
+            "--osl",
+            "4",
+            "--ui",
+            "none",
+            "--sim-ttft-ms",
+            "300",
+            "--artifact-dir",
+            dir.to_str().unwrap(),
+        ]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let (_, recs) = evidence(&dir);
+        assert_eq!(recs.len(), 40);
+        let ids: Vec<u64> = recs
+            .iter()
+            .filter(|r| r["cancelled"] == true)
+            .map(|r| r["id"].as_u64().unwrap())
+            .collect();
+        // Roughly half (binomial(40, 0.5): 10..=30 holds with probability > 0.998).
+        assert!((10..=30).contains(&ids.len()), "{} cancelled", ids.len());
+        for r in recs.iter().filter(|r| r["cancelled"] == true) {
+            let after = r["cancel_ns"].as_u64().unwrap() - r["sent_ns"].as_u64().unwrap();
+            assert!(after >= 50_000_000, "cancelled {after} ns after sending");
+            assert_eq!(r["error"]["code"], 499);
+        }
+        for r in recs.iter().filter(|r| r["cancelled"] != true) {
+            assert!(r.get("error").is_none());
+        }
+        chosen.push(ids);
+    }
+    // The choice depends on the seed and the request id only.
+    assert_eq!(chosen[0], chosen[1]);
+}
+
+#[test]
+fn a_concurrency_ceiling_holds_and_a_missed_schedule_is_reported() {
+    // 500 requests/s with at most 2 in flight against a 50 ms server cannot be kept.
+    let dir = tmpdir("ceiling");
+    let o = run(&[
+        "profile",
+        "--request-rate",
+        "500",
+        "--concurrency",
+        "2",
+        "--request-count",
+        "20",
+        "--fail-on-missed-schedule",
+        "--streaming",
+        "--isl",
+        "8",
+        "--osl",
+        "2",
+        "--ui",
+        "none",
+        "--sim-ttft-ms",
+        "50",
+        "--sim-itl-ms",
+        "1",
+        "--artifact-dir",
+        dir.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("did not keep its schedule"),
+        "{}",
+        stderr(&o)
+    );
+    let s = summary(&dir);
+    assert_eq!(s["schedule_kept"]["avg"], 0.0);
+    assert!(s["in_flight_requests"]["max"].as_f64().unwrap() <= 2.0);
+    // The artifacts are complete all the same.
+    assert!(dir.join(".aiperf_results_ready.json").exists());
+}
+
+#[test]
+fn warmup_by_duration_runs_before_profiling() {
+    let dir = tmpdir("warmup");
+    let mut args = vec![
+        "profile",
+        "--concurrency",
+        "2",
+        "--request-count",
+        "6",
+        "--warmup-duration",
+        "0.2",
+        "--warmup-concurrency",
+        "1",
+        "--sim-ttft-ms",
+        "10",
+        "--artifact-dir",
+        dir.to_str().unwrap(),
+    ];
+    args.extend(FAST);
+    let o = run(&args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let (phases, recs) = evidence(&dir);
+    assert_eq!(phases.len(), 2);
+    assert_eq!(phases[0]["phase"], "warmup");
+    let warm: Vec<&Value> = recs.iter().filter(|r| r["phase"] == "warmup").collect();
+    // One slot of ~10 ms requests for 0.2 s: more than a few, and all before profiling.
+    assert!(warm.len() >= 5, "{} warmup requests", warm.len());
+    let prof_start = phases[1]["start_ns"].as_u64().unwrap();
+    assert!(
+        warm.iter()
+            .all(|r| r["end_ns"].as_u64().unwrap() <= prof_start)
+    );
+    assert!(
+        warm.iter().all(|r| r["worker"] == 0),
+        "warmup concurrency 1"
+    );
+    assert_eq!(recs.len() - warm.len(), 6);
+    let s = summary(&dir);
+    assert_eq!(s["request_count"]["avg"], 6.0);
+}
