@@ -202,7 +202,12 @@ fn main() {
     let dir3 = tmp.join("poisson");
     let mut c = client(&server.addr, &dir3, 64, 1);
     c.args([
-        "--request-rate", "5000", "--arrival-pattern", "poisson", "--benchmark-duration", secs,
+        "--request-rate",
+        "5000",
+        "--arrival-pattern",
+        "poisson",
+        "--benchmark-duration",
+        secs,
     ]);
     // With --concurrency 64 from `client`, a ceiling far above what a zero-delay server
     // keeps in flight at this rate (a few requests).
@@ -212,13 +217,23 @@ fn main() {
     )
     .expect("json");
     let n3 = s3["schedule_lag"]["count"].as_f64().unwrap_or(f64::NAN);
-    println!("== schedule: Poisson 5000 requests/s for {secs} s, 16 output tokens, zero-delay server");
+    println!(
+        "== schedule: Poisson 5000 requests/s for {secs} s, 16 output tokens, zero-delay server"
+    );
     println!(
         "status {status}; {n3} requests; scheduled {:.1}/s, achieved {:.1}/s ({:.2} % of scheduled); schedule lag p50 {:.3} ms, p99 {:.3} ms, max {:.3} ms; kept: {}",
-        s3["scheduled_request_rate"]["avg"].as_f64().unwrap_or(f64::NAN),
-        s3["achieved_request_rate"]["avg"].as_f64().unwrap_or(f64::NAN),
-        s3["achieved_request_rate"]["avg"].as_f64().unwrap_or(f64::NAN)
-            / s3["scheduled_request_rate"]["avg"].as_f64().unwrap_or(f64::NAN)
+        s3["scheduled_request_rate"]["avg"]
+            .as_f64()
+            .unwrap_or(f64::NAN),
+        s3["achieved_request_rate"]["avg"]
+            .as_f64()
+            .unwrap_or(f64::NAN),
+        s3["achieved_request_rate"]["avg"]
+            .as_f64()
+            .unwrap_or(f64::NAN)
+            / s3["scheduled_request_rate"]["avg"]
+                .as_f64()
+                .unwrap_or(f64::NAN)
             * 100.0,
         s3["schedule_lag"]["p50"].as_f64().unwrap_or(f64::NAN),
         s3["schedule_lag"]["p99"].as_f64().unwrap_or(f64::NAN),

@@ -295,6 +295,9 @@ pub struct MetricsArgs {
 pub const UNBUILT_FLAGS: &[(&str, bool)] = &[
     ("prefill-concurrency", true),
     ("concurrency-ramp-duration", true),
+    ("warmup-concurrency-ramp-duration", true),
+    ("warmup-request-rate-ramp-duration", true),
+    ("warmup-prefill-concurrency-ramp-duration", true),
     ("prefill-concurrency-ramp-duration", true),
     ("request-rate-series", true),
     ("failed-request-threshold", true),
