@@ -541,10 +541,7 @@ async fn rate_dispatcher(
     let mut tasks = tokio::task::JoinSet::new();
     while let Some((id, payload, planned_ns)) = rx.recv().await {
         let permit = match &slots {
-            Some(s) => match s.clone().acquire_owned().await {
-                Ok(p) => Some(p),
-                Err(_) => None,
-            },
+            Some(s) => s.clone().acquire_owned().await.ok(),
             None => None,
         };
         let state = state.clone();
