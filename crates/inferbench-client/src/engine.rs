@@ -15,7 +15,7 @@ use inferbench_core::record::{
     ErrorKind, Event, EventKind, EventKindOpt, Frame, Phase, PhaseOpt, Record, RecordError,
     TokenCounts,
 };
-use inferbench_core::schedule::{ArrivalPattern, RateSchedule};
+use inferbench_core::schedule::{ArrivalPattern, ConcurrencyRamp, RateSchedule};
 use std::pin::Pin;
 use std::task::{Context, Poll};
 use tokio::sync::{mpsc, watch};
@@ -47,7 +47,11 @@ pub struct PreparedPayload {
 pub enum LoadMode {
     /// `--concurrency N` alone: N slots, a new request as soon as one frees (AIPerf's
     /// `concurrency_burst`). The planned send time is the moment the slot freed.
-    Burst { concurrency: usize },
+    Burst {
+        concurrency: usize,
+        /// `--concurrency-ramp-duration`: the slots open one by one from 1 to N over it.
+        ramp: Option<Duration>,
+    },
     /// `--request-rate`: requests at planned offsets from the phase start, drawn from the
     /// arrival pattern; with `ceiling`, a request also waits for one of that many slots
     /// (its planned time stays the schedule's, so the wait shows as schedule lag).
@@ -56,6 +60,8 @@ pub enum LoadMode {
         rate: f64,
         ramp: Option<Duration>,
         ceiling: Option<usize>,
+        /// `--concurrency-ramp-duration` with a ceiling: the ceiling rises from 1 to N.
+        ceiling_ramp: Option<Duration>,
     },
 }
 
@@ -108,7 +114,10 @@ impl EngineConfig {
         if warmup > 0 {
             v.push(PhaseSpec {
                 phase: Phase::Warmup,
-                mode: LoadMode::Burst { concurrency },
+                mode: LoadMode::Burst {
+                    concurrency,
+                    ramp: None,
+                },
                 request_count: Some(warmup),
                 duration: None,
                 grace: None,
@@ -116,7 +125,10 @@ impl EngineConfig {
         }
         v.push(PhaseSpec {
             phase: Phase::Profiling,
-            mode: LoadMode::Burst { concurrency },
+            mode: LoadMode::Burst {
+                concurrency,
+                ramp: None,
+            },
             request_count: Some(count),
             duration: None,
             grace: None,
@@ -410,14 +422,23 @@ async fn run_phase(
     });
     let mut tasks = tokio::task::JoinSet::new();
     match &spec.mode {
-        LoadMode::Burst { concurrency } => {
+        LoadMode::Burst { concurrency, ramp } => {
             let workers = match spec.request_count {
                 Some(n) => (*concurrency as u64).min(n).max(1),
                 None => *concurrency as u64,
             };
-            for _ in 0..workers {
+            let ramp = ramp.and_then(|d| ConcurrencyRamp::new(*concurrency, d).ok());
+            for i in 0..workers {
                 let state = state.clone();
-                tasks.spawn(async move { burst_worker(state).await });
+                // With a ramp, slot i opens when the limit reaches i + 1.
+                let opens_at = ramp.as_ref().map_or(0, |r| slot_opens_ns(r, i as usize));
+                tasks.spawn(async move {
+                    if opens_at > 0 {
+                        let at = state.engine.clock.instant_at(start_ns + opens_at);
+                        tokio::time::sleep_until(tokio::time::Instant::from_std(at)).await;
+                    }
+                    burst_worker(state).await
+                });
             }
         }
         LoadMode::Rate {
@@ -425,11 +446,13 @@ async fn run_phase(
             rate,
             ramp,
             ceiling,
+            ceiling_ramp,
         } => {
             let state2 = state.clone();
-            let (pattern, rate, ramp, ceiling) = (*pattern, *rate, *ramp, *ceiling);
+            let (pattern, rate, ramp, ceiling, ceiling_ramp) =
+                (*pattern, *rate, *ramp, *ceiling, *ceiling_ramp);
             tasks.spawn(async move {
-                rate_dispatcher(state2, pattern, rate, ramp, ceiling, start_ns).await
+                rate_dispatcher(state2, pattern, rate, ramp, ceiling, ceiling_ramp, start_ns).await
             });
         }
     }
@@ -505,6 +528,7 @@ async fn rate_dispatcher(
     rate: f64,
     ramp: Option<Duration>,
     ceiling: Option<usize>,
+    ceiling_ramp: Option<Duration>,
     start_ns: u64,
 ) {
     let engine = state.engine.clone();
@@ -537,7 +561,33 @@ async fn rate_dispatcher(
     if scheduler.is_err() {
         return;
     }
-    let slots = ceiling.map(|c| Arc::new(tokio::sync::Semaphore::new(c)));
+    // A ramped ceiling starts with one slot; a task adds the others as the limit rises.
+    let ceiling_ramp = match (ceiling, ceiling_ramp) {
+        (Some(c), Some(d)) => ConcurrencyRamp::new(c, d).ok(),
+        _ => None,
+    };
+    let slots = ceiling.map(|c| {
+        Arc::new(tokio::sync::Semaphore::new(if ceiling_ramp.is_some() {
+            1
+        } else {
+            c
+        }))
+    });
+    if let (Some(r), Some(sem)) = (ceiling_ramp, slots.clone()) {
+        let clock = engine.clock;
+        tokio::spawn(async move {
+            let mut opened = 1;
+            while let Some(t) = r.next_increase_ns(clock.now_ns().saturating_sub(start_ns)) {
+                let at = clock.instant_at(start_ns + t);
+                tokio::time::sleep_until(tokio::time::Instant::from_std(at)).await;
+                let limit = r.limit_at(clock.now_ns().saturating_sub(start_ns));
+                if limit > opened {
+                    sem.add_permits(limit - opened);
+                    opened = limit;
+                }
+            }
+        });
+    }
     let mut tasks = tokio::task::JoinSet::new();
     while let Some((id, payload, planned_ns)) = rx.recv().await {
         let permit = match &slots {
@@ -567,6 +617,18 @@ async fn rate_dispatcher(
         while tasks.try_join_next().is_some() {}
     }
     while tasks.join_next().await.is_some() {}
+}
+
+/// When slot `i` (0-based) of a ramp opens: the first time the limit reaches `i + 1`.
+fn slot_opens_ns(r: &ConcurrencyRamp, i: usize) -> u64 {
+    let mut t = 0;
+    while r.limit_at(t) < i + 1 {
+        match r.next_increase_ns(t) {
+            Some(n) if n > t => t = n,
+            _ => break,
+        }
+    }
+    t
 }
 
 /// Sleep the calling thread until `target` (ns from the anchor). Returns false if the run

@@ -142,6 +142,10 @@ pub struct LoadPlan {
     /// finish (None = as long as they take, AIPerf's `inf`).
     #[serde(default)]
     pub benchmark_grace_period_s: Option<f64>,
+    /// `--concurrency-ramp-duration`: slots (or the rate mode's ceiling) open from 1 to N over
+    /// this many seconds.
+    #[serde(default)]
+    pub concurrency_ramp_s: Option<f64>,
     /// `--warmup-duration`: a warmup phase stopped by time instead of count.
     #[serde(default)]
     pub warmup_duration_s: Option<f64>,

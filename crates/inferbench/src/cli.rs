@@ -170,6 +170,9 @@ pub struct ProfileArgs {
     /// Seconds in-flight requests may still finish after --benchmark-duration (`inf`: wait).
     #[arg(long = "benchmark-grace-period", default_value = "30")]
     pub benchmark_grace_period: String,
+    /// Seconds over which the concurrency (or, with --request-rate, the ceiling) rises from 1.
+    #[arg(long = "concurrency-ramp-duration", allow_negative_numbers = true)]
+    pub concurrency_ramp_duration: Option<f64>,
     /// A warmup phase stopped by time.
     #[arg(long = "warmup-duration", allow_negative_numbers = true)]
     pub warmup_duration: Option<f64>,
@@ -294,7 +297,6 @@ pub struct MetricsArgs {
 /// is an error that says so, never a silent no-op. (name, takes a value)
 pub const UNBUILT_FLAGS: &[(&str, bool)] = &[
     ("prefill-concurrency", true),
-    ("concurrency-ramp-duration", true),
     ("warmup-concurrency-ramp-duration", true),
     ("warmup-request-rate-ramp-duration", true),
     ("warmup-prefill-concurrency-ramp-duration", true),
@@ -678,6 +680,13 @@ pub fn build_plan(a: &ProfileArgs, argv: &[String]) -> Result<RunPlan, String> {
     let ramp_s = positive("--request-rate-ramp-duration", a.request_rate_ramp_duration)?;
     let duration = positive("--benchmark-duration", a.benchmark_duration)?;
     let warmup_duration = positive("--warmup-duration", a.warmup_duration)?;
+    let concurrency_ramp = positive("--concurrency-ramp-duration", a.concurrency_ramp_duration)?;
+    if concurrency_ramp.is_some() && rate.is_some() && a.concurrency.is_none() {
+        return Err(
+            "--concurrency-ramp-duration with --request-rate needs --concurrency (the ceiling that ramps)"
+                .into(),
+        );
+    }
     let warmup_rate = positive("--warmup-request-rate", a.warmup_request_rate)?;
     if smoothness.is_some() && a.arrival_pattern != ArrivalArg::Gamma {
         return Err("--arrival-smoothness applies to --arrival-pattern gamma".into());
@@ -810,6 +819,7 @@ pub fn build_plan(a: &ProfileArgs, argv: &[String]) -> Result<RunPlan, String> {
             benchmark_duration_s: duration,
             benchmark_grace_period_s: grace,
             warmup_duration_s: warmup_duration,
+            concurrency_ramp_s: concurrency_ramp,
             warmup_concurrency: a.warmup_concurrency,
             warmup_request_rate: warmup_rate,
             cancellation,

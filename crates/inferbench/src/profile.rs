@@ -372,11 +372,23 @@ async fn run_against(plan: &RunPlan, tok: Arc<Tokenizer>, simulated: bool) -> Re
     let (done_tx, done_rx) = tokio::sync::oneshot::channel();
     let progress_task = tokio::spawn(crate::progress::show(plan.ui, progress, done_rx));
 
+    // The client's own CPU, memory, threads and the machine's pressure, about once a second.
+    let (sampler_stop, sampler_rx) = tokio::sync::watch::channel(false);
+    let sampler = tokio::spawn(inferbench_client::resources::run_sampler(
+        clock,
+        Duration::from_secs(1),
+        sampler_rx,
+    ));
+
     let outcome = engine.run(tx).await;
     let _ = done_tx.send(());
     let _ = progress_task.await;
     ctrl_c.abort();
     sigterm.abort();
+    let _ = sampler_stop.send(true);
+    let samples = sampler.await.unwrap_or_default();
+    let resources = inferbench_client::resources::summarize(&samples);
+    write_resources(&run_dir, &resources, &samples)?;
 
     let written = writer_thread
         .join()
@@ -396,10 +408,11 @@ async fn run_against(plan: &RunPlan, tok: Arc<Tokenizer>, simulated: bool) -> Re
     let verdict =
         crate::metrics_cmd::add_schedule_metrics(&mut profiling_summary, written.schedule, plan);
     let warmup_summary = written.warmup.map(|a| a.finish(window_of(Phase::Warmup)));
-    let record_files = written
+    let mut record_files = written
         .exports
         .commit()
         .map_err(|e| Failure::run(e.to_string()))?;
+    record_files.push(RESOURCES_FILE.to_string());
 
     let partial = outcome.stop_reason != StopReason::Completed;
     let mut manifest = manifest;
@@ -441,6 +454,7 @@ async fn run_against(plan: &RunPlan, tok: Arc<Tokenizer>, simulated: bool) -> Re
         }
     );
     eprintln!("inferbench: artifacts in {}", run_dir.display());
+    eprintln!("{}", describe_resources(&resources));
     let warning = verdict
         .as_ref()
         .and_then(crate::metrics_cmd::schedule_warning);
@@ -495,6 +509,7 @@ fn prepare_run_dir(dir: &Path, names: &inferbench_artifacts::FileNames) -> Resul
         &names.inputs_json,
         &names.manifest,
         &names.evidence,
+        &RESOURCES_FILE.to_string(),
     ] {
         let p = dir.join(f);
         if p.exists() {
@@ -505,6 +520,49 @@ fn prepare_run_dir(dir: &Path, names: &inferbench_artifacts::FileNames) -> Resul
     Ok(())
 }
 
+pub const RESOURCES_FILE: &str = "inferbench_client_resources.json";
+
+/// `{summary, samples}` of the client's resources, next to the other artifacts.
+fn write_resources(
+    dir: &Path,
+    summary: &inferbench_client::resources::ResourceSummary,
+    samples: &[inferbench_client::resources::ResourceSample],
+) -> Result<(), Failure> {
+    let v = serde_json::json!({ "summary": summary, "samples": samples });
+    let text = serde_json::to_string_pretty(&v).unwrap_or_default();
+    let p = dir.join(RESOURCES_FILE);
+    std::fs::write(&p, text).map_err(|e| Failure::run(format!("{}: {e}", p.display())))
+}
+
+/// One line about the client's own load, and a warning when it may have distorted the run:
+/// the client loop is one thread, so near one core of CPU it is saturated; CPU pressure means
+/// runnable tasks waited for a core.
+fn describe_resources(r: &inferbench_client::resources::ResourceSummary) -> String {
+    let cpu_some = r
+        .pressure
+        .cpu
+        .as_ref()
+        .and_then(|f| f.some.as_ref())
+        .and_then(|l| l.stall_pct);
+    let mut line = format!(
+        "inferbench: client: {:.2} s CPU ({} cores on average, {} at most), RSS max {:.1} MiB, {} threads; machine CPU pressure (some) {}",
+        r.cpu_seconds,
+        r.cpu_utilization_avg
+            .map_or("n/a".to_string(), |u| format!("{u:.2}")),
+        r.cpu_utilization_max
+            .map_or("n/a".to_string(), |u| format!("{u:.2}")),
+        r.rss_max_bytes as f64 / (1024.0 * 1024.0),
+        r.threads_max,
+        cpu_some.map_or("n/a".to_string(), |p| format!("{p:.1} %")),
+    );
+    if r.cpu_utilization_max.is_some_and(|u| u >= 1.9) || cpu_some.is_some_and(|p| p >= 10.0) {
+        line.push_str(
+            "\ninferbench: WARNING: the client machine was busy (client CPU or CPU pressure high): latencies may include client delay; see inferbench_client_resources.json",
+        );
+    }
+    line
+}
+
 fn has_warmup(plan: &RunPlan) -> bool {
     plan.load.warmup_request_count > 0 || plan.load.warmup_duration_s.is_some()
 }
@@ -513,10 +571,11 @@ fn has_warmup(plan: &RunPlan) -> bool {
 /// AIPerf.
 fn phases_of(plan: &RunPlan) -> Vec<PhaseSpec> {
     let l = &plan.load;
-    let mode = |rate: Option<f64>, concurrency: usize, ceiling: Option<usize>| match (
-        rate,
-        &l.request_rate,
-    ) {
+    // The concurrency ramp applies to profiling (warmup ramps are not built yet).
+    let mode = |rate: Option<f64>,
+                concurrency: usize,
+                ceiling: Option<usize>,
+                conc_ramp: Option<Duration>| match (rate, &l.request_rate) {
         (Some(rate), r) => LoadMode::Rate {
             pattern: match r.as_ref().map(|r| r.pattern) {
                 Some(ArrivalKind::Constant) => ArrivalPattern::Constant,
@@ -531,8 +590,12 @@ fn phases_of(plan: &RunPlan) -> Vec<PhaseSpec> {
                 .and_then(|r| r.ramp_s)
                 .map(Duration::from_secs_f64),
             ceiling,
+            ceiling_ramp: conc_ramp,
         },
-        (None, _) => LoadMode::Burst { concurrency },
+        (None, _) => LoadMode::Burst {
+            concurrency,
+            ramp: conc_ramp,
+        },
     };
     let mut phases = Vec::new();
     if has_warmup(plan) {
@@ -545,7 +608,7 @@ fn phases_of(plan: &RunPlan) -> Vec<PhaseSpec> {
             .or(l.request_rate.as_ref().and_then(|r| r.ceiling));
         phases.push(PhaseSpec {
             phase: Phase::Warmup,
-            mode: mode(rate, concurrency, ceiling),
+            mode: mode(rate, concurrency, ceiling, None),
             request_count: (l.warmup_request_count > 0).then_some(l.warmup_request_count),
             duration: l.warmup_duration_s.map(Duration::from_secs_f64),
             grace: None,
@@ -557,6 +620,7 @@ fn phases_of(plan: &RunPlan) -> Vec<PhaseSpec> {
             l.request_rate.as_ref().map(|r| r.rate),
             l.concurrency,
             l.request_rate.as_ref().and_then(|r| r.ceiling),
+            l.concurrency_ramp_s.map(Duration::from_secs_f64),
         ),
         // With a duration, the request count is not the stop rule (as in AIPerf).
         request_count: l.benchmark_duration_s.is_none().then_some(l.request_count),

@@ -344,3 +344,42 @@ fn warmup_by_duration_runs_before_profiling() {
     let s = summary(&dir);
     assert_eq!(s["request_count"]["avg"], 6.0);
 }
+
+#[test]
+fn a_concurrency_ramp_opens_the_slots_one_by_one() {
+    // 4 slots over 0.3 s: slot k opens when the limit 1 + ⌊3·t/0.3 s⌋ reaches k + 1,
+    // at k × 100 ms.
+    let dir = tmpdir("ramp");
+    let mut args = vec![
+        "profile",
+        "--concurrency",
+        "4",
+        "--concurrency-ramp-duration",
+        "0.3",
+        "--request-count",
+        "60",
+        "--streaming",
+        "--sim-ttft-ms",
+        "20",
+        "--artifact-dir",
+        dir.to_str().unwrap(),
+    ];
+    args.extend(FAST);
+    let o = run(&args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let (phases, recs) = evidence(&dir);
+    let start = phases[0]["start_ns"].as_u64().unwrap();
+    for k in 0..4u64 {
+        let first = recs
+            .iter()
+            .filter(|r| r["worker"] == k)
+            .map(|r| r["planned_ns"].as_u64().unwrap() - start)
+            .min()
+            .unwrap_or_else(|| panic!("slot {k} never used"));
+        assert!(
+            first >= k * 100_000_000,
+            "slot {k} first used at {first} ns"
+        );
+    }
+    assert_eq!(recs.len(), 60);
+}

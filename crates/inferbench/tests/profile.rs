@@ -232,8 +232,19 @@ fn profile_without_url_benchmarks_the_simulated_server_and_writes_aiperf_artifac
     assert_eq!(first["stream_options"]["include_usage"], true);
     assert_eq!(first["ignore_eos"], true);
 
+    // The client's own resources, sampled during the run.
+    let res = read_json(&dir.join("inferbench_client_resources.json"));
+    assert!(res["samples"].as_array().unwrap().len() >= 2);
+    assert!(res["summary"]["rss_max_bytes"].as_u64().unwrap() > 0);
     let m = read_json(&dir.join("inferbench_manifest.json"));
     assert_eq!(m["random_seed"], 7);
+    assert!(
+        m["files"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|f| f == "inferbench_client_resources.json")
+    );
     assert_eq!(m["stop_reason"], "completed");
     assert_eq!(m["server"]["kind"], "simulated");
     assert_eq!(m["dataset"]["workload_sha256"].as_str().unwrap().len(), 64);
