@@ -7,6 +7,7 @@
 //! written to a temporary name and renamed, so a file that exists is complete. See
 //! `docs/file-formats.md` for every file's shape and how it differs from AIPerf.
 
+pub mod aggregate;
 mod atomic;
 pub mod console;
 mod error;

@@ -117,12 +117,14 @@ pub struct ProfileArgs {
     pub tokenizer: Option<String>,
 
     // ---- Prompts (§1.4, §1.5)
-    #[arg(long = "synthetic-input-tokens-mean", visible_aliases = ["prompt-input-tokens-mean", "isl"], default_value_t = 550)]
-    pub isl: u64,
+    /// Input tokens per prompt; a comma list makes a sweep.
+    #[arg(long = "synthetic-input-tokens-mean", visible_aliases = ["prompt-input-tokens-mean", "isl"], value_delimiter = ',', default_value = "550")]
+    pub isl: Vec<u64>,
     #[arg(long = "synthetic-input-tokens-stddev", visible_aliases = ["prompt-input-tokens-stddev", "isl-stddev"], default_value_t = 0.0)]
     pub isl_stddev: f64,
-    #[arg(long = "output-tokens-mean", visible_aliases = ["prompt-output-tokens-mean", "osl"])]
-    pub osl: Option<u64>,
+    /// Output tokens requested (max_completion_tokens); a comma list makes a sweep.
+    #[arg(long = "output-tokens-mean", visible_aliases = ["prompt-output-tokens-mean", "osl"], value_delimiter = ',')]
+    pub osl: Vec<u64>,
     #[arg(long = "output-tokens-stddev", visible_aliases = ["prompt-output-tokens-stddev", "osl-stddev"], default_value_t = 0.0)]
     pub osl_stddev: f64,
     #[arg(
@@ -135,17 +137,37 @@ pub struct ProfileArgs {
     pub random_seed: Option<u64>,
 
     // ---- Load (§1.7, §1.9)
-    /// Concurrent sessions. Default 1.
-    #[arg(long)]
-    pub concurrency: Option<usize>,
+    /// Concurrent sessions. Default 1. A comma list makes a sweep.
+    #[arg(long, value_delimiter = ',')]
+    pub concurrency: Vec<usize>,
     /// Requests in the profiling phase. Default max(10, 2 × concurrency).
     #[arg(long = "request-count", visible_alias = "num-requests")]
     pub request_count: Option<u64>,
     #[arg(long = "warmup-request-count", visible_alias = "num-warmup-requests")]
     pub warmup_request_count: Option<u64>,
-    /// Requests per second (AIPerf's rate mode). With --concurrency, that is a ceiling.
-    #[arg(long = "request-rate", allow_negative_numbers = true)]
-    pub request_rate: Option<f64>,
+    /// Requests per second (AIPerf's rate mode). With --concurrency, that is a ceiling. A
+    /// comma list makes a sweep.
+    #[arg(
+        long = "request-rate",
+        allow_negative_numbers = true,
+        value_delimiter = ','
+    )]
+    pub request_rate: Vec<f64>,
+    /// Repeat the profiling run this many times (1–10) and report confidence intervals.
+    #[arg(long = "num-profile-runs", default_value_t = 1)]
+    pub num_profile_runs: usize,
+    /// Seconds to wait between repeated runs.
+    #[arg(long = "profile-run-cooldown-seconds", default_value_t = 0.0)]
+    pub profile_run_cooldown_seconds: f64,
+    /// Confidence level of the intervals over repeated runs.
+    #[arg(long = "confidence-level", default_value_t = 0.95)]
+    pub confidence_level: f64,
+    /// Warm up only before the first of the repeated runs (AIPerf's default).
+    #[arg(long = "profile-run-disable-warmup-after-first", default_value_t = true, action = ArgAction::Set)]
+    pub profile_run_disable_warmup_after_first: bool,
+    /// Seconds to wait between the cells of a sweep.
+    #[arg(long = "parameter-sweep-cooldown-seconds", default_value_t = 0.0)]
+    pub parameter_sweep_cooldown_seconds: f64,
     /// Inter-arrival distribution with --request-rate.
     #[arg(
         long = "arrival-pattern",
@@ -314,10 +336,19 @@ pub const UNBUILT_FLAGS: &[(&str, bool)] = &[
     ("fixed-schedule-end-offset", true),
     ("user-centric-rate", true),
     ("num-users", true),
-    ("num-profile-runs", true),
-    ("profile-run-cooldown-seconds", true),
-    ("confidence-level", true),
     ("goodput", true),
+    ("sweep-type", true),
+    ("parameter-sweep-mode", true),
+    ("parameter-sweep-same-seed", false),
+    ("variant", true),
+    ("sweep-variant", true),
+    ("set-consistent-seed", true),
+    ("vary-seed-per-trial", false),
+    ("convergence-metric", true),
+    ("convergence-stat", true),
+    ("convergence-threshold", true),
+    ("convergence-mode", true),
+    ("no-sweep-table", false),
     ("input-file", true),
     ("custom-dataset-type", true),
     ("public-dataset", true),
@@ -554,10 +585,100 @@ fn shell_quote(s: &str) -> String {
 }
 
 pub const DEFAULT_ARTIFACT_DIR: &str = "artifacts";
+
+/// The values of one cell of a sweep (or of the only cell of a plain run).
+#[derive(Clone, Debug, PartialEq)]
+pub struct CellValues {
+    pub concurrency: Option<usize>,
+    pub request_rate: Option<f64>,
+    pub isl: u64,
+    pub osl: Option<u64>,
+}
+
+/// One cell: its parameters as (name, value) in flag order (empty for a plain run), its
+/// directory name (`concurrency_4`, `concurrency_4_isl_128`, …) and its values.
+#[derive(Clone, Debug)]
+pub struct Cell {
+    pub parameters: Vec<(String, serde_json::Value)>,
+    pub dir_name: Option<String>,
+    pub values: CellValues,
+}
+
+/// The grid of `--concurrency`, `--request-rate`, `--isl` and `--osl` lists (AIPerf's
+/// default `grid` sweep): every combination, the first flag outermost. A flag with one value
+/// (or none) is not a sweep parameter.
+pub fn cells(a: &ProfileArgs) -> Result<Vec<Cell>, String> {
+    let opt = |v: &[usize]| -> Vec<Option<usize>> {
+        if v.is_empty() {
+            vec![None]
+        } else {
+            v.iter().map(|x| Some(*x)).collect()
+        }
+    };
+    let conc = opt(&a.concurrency);
+    let rates: Vec<Option<f64>> = if a.request_rate.is_empty() {
+        vec![None]
+    } else {
+        a.request_rate.iter().map(|x| Some(*x)).collect()
+    };
+    let isl = if a.isl.is_empty() {
+        vec![550]
+    } else {
+        a.isl.clone()
+    };
+    let osl: Vec<Option<u64>> = if a.osl.is_empty() {
+        vec![None]
+    } else {
+        a.osl.iter().map(|x| Some(*x)).collect()
+    };
+    let mut out = Vec::new();
+    for c in &conc {
+        for r in &rates {
+            for i in &isl {
+                for o in &osl {
+                    let mut parameters: Vec<(String, serde_json::Value)> = Vec::new();
+                    if conc.len() > 1 {
+                        parameters.push(("concurrency".into(), serde_json::json!(c)));
+                    }
+                    if rates.len() > 1 {
+                        parameters.push(("request_rate".into(), serde_json::json!(r)));
+                    }
+                    if isl.len() > 1 {
+                        parameters.push(("isl".into(), serde_json::json!(i)));
+                    }
+                    if osl.len() > 1 {
+                        parameters.push(("osl".into(), serde_json::json!(o)));
+                    }
+                    let dir_name = (!parameters.is_empty()).then(|| {
+                        parameters
+                            .iter()
+                            .map(|(k, v)| format!("{k}_{v}"))
+                            .collect::<Vec<_>>()
+                            .join("_")
+                    });
+                    out.push(Cell {
+                        parameters,
+                        dir_name,
+                        values: CellValues {
+                            concurrency: *c,
+                            request_rate: *r,
+                            isl: *i,
+                            osl: *o,
+                        },
+                    });
+                }
+            }
+        }
+    }
+    if out.len() > 1000 {
+        return Err(format!("the sweep has {} cells: at most 1000", out.len()));
+    }
+    Ok(out)
+}
 pub const SIM_MODEL: &str = "mock-model";
 
 /// Validate profile flags into a plan.
-pub fn build_plan(a: &ProfileArgs, argv: &[String]) -> Result<RunPlan, String> {
+pub fn build_plan(a: &ProfileArgs, argv: &[String], cell: &CellValues) -> Result<RunPlan, String> {
     let endpoint_type = match a.endpoint_type {
         EndpointArg::Chat => EndpointType::Chat,
         EndpointArg::Completions => EndpointType::Completions,
@@ -637,7 +758,7 @@ pub fn build_plan(a: &ProfileArgs, argv: &[String]) -> Result<RunPlan, String> {
             a.request_timeout_seconds
         ));
     }
-    if a.isl == 0 {
+    if cell.isl == 0 {
         return Err("--synthetic-input-tokens-mean 0: must be ≥ 1".into());
     }
     for (name, v) in [
@@ -648,13 +769,13 @@ pub fn build_plan(a: &ProfileArgs, argv: &[String]) -> Result<RunPlan, String> {
             return Err(format!("{name} {v}: must be a number ≥ 0"));
         }
     }
-    if a.osl == Some(0) {
+    if cell.osl == Some(0) {
         return Err("--output-tokens-mean 0: must be ≥ 1".into());
     }
     if a.num_dataset_entries == 0 {
         return Err("--num-dataset-entries 0: must be ≥ 1".into());
     }
-    let concurrency = a.concurrency.unwrap_or(1);
+    let concurrency = cell.concurrency.unwrap_or(1);
     if concurrency == 0 {
         return Err("--concurrency 0: must be ≥ 1".into());
     }
@@ -675,13 +796,13 @@ pub fn build_plan(a: &ProfileArgs, argv: &[String]) -> Result<RunPlan, String> {
             other => Ok(other),
         }
     };
-    let rate = positive("--request-rate", a.request_rate)?;
+    let rate = positive("--request-rate", cell.request_rate)?;
     let smoothness = positive("--arrival-smoothness", a.arrival_smoothness)?;
     let ramp_s = positive("--request-rate-ramp-duration", a.request_rate_ramp_duration)?;
     let duration = positive("--benchmark-duration", a.benchmark_duration)?;
     let warmup_duration = positive("--warmup-duration", a.warmup_duration)?;
     let concurrency_ramp = positive("--concurrency-ramp-duration", a.concurrency_ramp_duration)?;
-    if concurrency_ramp.is_some() && rate.is_some() && a.concurrency.is_none() {
+    if concurrency_ramp.is_some() && rate.is_some() && cell.concurrency.is_none() {
         return Err(
             "--concurrency-ramp-duration with --request-rate needs --concurrency (the ceiling that ramps)"
                 .into(),
@@ -752,7 +873,7 @@ pub fn build_plan(a: &ProfileArgs, argv: &[String]) -> Result<RunPlan, String> {
         },
         smoothness,
         ramp_s,
-        ceiling: a.concurrency,
+        ceiling: cell.concurrency,
     });
     let tokenizer = match a.tokenizer.as_deref() {
         None | Some("builtin") => TokenizerSpec::Builtin,
@@ -802,10 +923,10 @@ pub fn build_plan(a: &ProfileArgs, argv: &[String]) -> Result<RunPlan, String> {
         use_server_token_count: a.use_server_token_count,
         use_legacy_max_tokens: a.use_legacy_max_tokens,
         isl: LengthDist {
-            mean: a.isl as f64,
+            mean: cell.isl as f64,
             stddev: a.isl_stddev,
         },
-        osl: a.osl.map(|m| LengthDist {
+        osl: cell.osl.map(|m| LengthDist {
             mean: m as f64,
             stddev: a.osl_stddev,
         }),
@@ -864,7 +985,7 @@ mod tests {
         check_unbuilt(&m)?;
         let cli = Cli::from_arg_matches(&m).map_err(|e| e.to_string())?;
         match cli.command {
-            Command::Profile(p) => build_plan(&p, &argv),
+            Command::Profile(p) => build_plan(&p, &argv, &cells(&p)?[0].values),
             _ => Err("not profile".into()),
         }
     }
@@ -930,6 +1051,57 @@ mod tests {
         // request count default is max(10, 2 × concurrency)
         let p = parse(&["profile", "--concurrency", "64"]).unwrap();
         assert_eq!(p.load.request_count, 128);
+    }
+
+    #[test]
+    fn comma_lists_make_a_grid_sweep() {
+        let argv: Vec<String> = [
+            "inferbench",
+            "profile",
+            "--concurrency",
+            "1,4",
+            "--isl",
+            "32,64,128",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        let m = command_with_unbuilt().try_get_matches_from(&argv).unwrap();
+        let Command::Profile(p) = Cli::from_arg_matches(&m).unwrap().command else {
+            panic!("profile")
+        };
+        let c = cells(&p).unwrap();
+        // 2 × 3 cells, concurrency outermost; only the swept flags name the cell.
+        let names: Vec<String> = c.iter().map(|c| c.dir_name.clone().unwrap()).collect();
+        assert_eq!(
+            names,
+            [
+                "concurrency_1_isl_32",
+                "concurrency_1_isl_64",
+                "concurrency_1_isl_128",
+                "concurrency_4_isl_32",
+                "concurrency_4_isl_64",
+                "concurrency_4_isl_128"
+            ]
+        );
+        assert_eq!(c[4].values.concurrency, Some(4));
+        assert_eq!(c[4].values.isl, 64);
+        let plan = build_plan(&p, &argv, &c[4].values).unwrap();
+        assert_eq!(plan.load.concurrency, 4);
+        assert_eq!(plan.isl.mean, 64.0);
+        // A plain run is one unnamed cell.
+        let argv: Vec<String> = ["inferbench", "profile"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        let m = command_with_unbuilt().try_get_matches_from(&argv).unwrap();
+        let Command::Profile(p) = Cli::from_arg_matches(&m).unwrap().command else {
+            panic!("profile")
+        };
+        let c = cells(&p).unwrap();
+        assert_eq!(c.len(), 1);
+        assert!(c[0].dir_name.is_none() && c[0].parameters.is_empty());
+        assert_eq!(c[0].values.isl, 550);
     }
 
     #[test]

@@ -45,14 +45,49 @@ pub const EXIT_INTERRUPTED: u8 = 130;
 pub const EXIT_MISSED_SCHEDULE: u8 = 3;
 
 pub fn run(a: &ProfileArgs, argv: &[String]) -> Result<u8, Failure> {
-    let mut plan = crate::cli::build_plan(a, argv).map_err(Failure::input)?;
+    let runs = a.num_profile_runs;
+    if !(1..=10).contains(&runs) {
+        return Err(Failure::input(format!(
+            "--num-profile-runs {runs}: must be 1 to 10"
+        )));
+    }
+    let level = inferbench_metrics::confidence::check_confidence_level(a.confidence_level)
+        .map_err(|e| Failure::input(format!("--confidence-level: {e}")))?;
+    for (name, v) in [
+        (
+            "--profile-run-cooldown-seconds",
+            a.profile_run_cooldown_seconds,
+        ),
+        (
+            "--parameter-sweep-cooldown-seconds",
+            a.parameter_sweep_cooldown_seconds,
+        ),
+    ] {
+        if !(v.is_finite() && v >= 0.0) {
+            return Err(Failure::input(format!("{name} {v}: must be seconds ≥ 0")));
+        }
+    }
+    let cells = crate::cli::cells(a).map_err(Failure::input)?;
+    let sweep = cells.len() > 1;
+    // Every cell's plan is validated before anything runs.
+    let mut plans = Vec::with_capacity(cells.len());
+    for c in &cells {
+        let mut p = crate::cli::build_plan(a, argv, &c.values).map_err(Failure::input)?;
+        // Repeated runs and sweeps use one seed for all (AIPerf's --set-consistent-seed:
+        // 42 when none is given), so that cells differ only in the swept value.
+        if (runs > 1 || sweep) && p.random_seed.is_none() {
+            p.random_seed = Some(42);
+        }
+        plans.push(p);
+    }
+    let first = &plans[0];
     let tok = Arc::new(
-        Tokenizer::load(&plan.tokenizer)
+        Tokenizer::load(&first.tokenizer)
             .map_err(|e| Failure::input(format!("--tokenizer: {e}")))?,
     );
     // The built-in simulated server, when no --url was given, runs on its own runtime and
     // threads, so that it never shares the client's event loop.
-    let sim = match plan.target {
+    let sim = match first.target {
         Target::Simulated { ttft_ms, itl_ms } => {
             let rt = tokio::runtime::Builder::new_multi_thread()
                 .thread_name("sim")
@@ -62,7 +97,7 @@ pub fn run(a: &ProfileArgs, argv: &[String]) -> Result<u8, Failure> {
             let cfg = SimConfig {
                 ttft: Duration::from_secs_f64(ttft_ms / 1000.0),
                 itl: Duration::from_secs_f64(itl_ms / 1000.0),
-                model: plan.models[0].clone(),
+                model: first.models[0].clone(),
                 words: Arc::new(crate::mock::sim_words(&tok)),
                 ..SimConfig::default()
             };
@@ -72,11 +107,13 @@ pub fn run(a: &ProfileArgs, argv: &[String]) -> Result<u8, Failure> {
                     "127.0.0.1:0".parse().expect("literal address"),
                 ))
                 .map_err(|e| Failure::run(format!("cannot start the simulated server: {e}")))?;
-            plan.url = format!("http://{}", server.local_addr());
+            let url = format!("http://{}", server.local_addr());
             eprintln!(
-                "inferbench: no --url given: benchmarking the built-in simulated server at {} (ttft {ttft_ms} ms, itl {itl_ms} ms)",
-                plan.url
+                "inferbench: no --url given: benchmarking the built-in simulated server at {url} (ttft {ttft_ms} ms, itl {itl_ms} ms)"
             );
+            for p in &mut plans {
+                p.url = url.clone();
+            }
             Some((rt, server))
         }
         Target::Url { .. } => None,
@@ -88,14 +125,216 @@ pub fn run(a: &ProfileArgs, argv: &[String]) -> Result<u8, Failure> {
         .enable_all()
         .build()
         .map_err(|e| Failure::run(format!("cannot start the runtime: {e}")))?;
-    let result = rt.block_on(run_against(&plan, tok, sim.is_some()));
+    let result = run_cells(&rt, a, &cells, &plans, tok, sim.is_some(), level);
     if let Some((sim_rt, server)) = sim {
         sim_rt.block_on(server.shutdown());
     }
     result
 }
 
-async fn run_against(plan: &RunPlan, tok: Arc<Tokenizer>, simulated: bool) -> Result<u8, Failure> {
+/// Run every cell of the sweep, each `--num-profile-runs` times, and write the aggregates.
+fn run_cells(
+    rt: &tokio::runtime::Runtime,
+    a: &ProfileArgs,
+    cells: &[crate::cli::Cell],
+    plans: &[RunPlan],
+    tok: Arc<Tokenizer>,
+    simulated: bool,
+    level: f64,
+) -> Result<u8, Failure> {
+    let runs = a.num_profile_runs;
+    let sweep = cells.len() > 1;
+    let first = &plans[0];
+    // The root: the plan's run directory for a plain run; for a sweep without an explicit
+    // --artifact-dir, `<dir>/<model>-openai-<endpoint>-sweep`.
+    let root = if sweep && a.artifact_dir.is_none() {
+        PathBuf::from(&first.artifacts.dir).join(format!(
+            "{}-openai-{}-sweep",
+            first.models[0].replace(['/', '\\', ':'], "_"),
+            first.endpoint_type.as_str()
+        ))
+    } else if sweep {
+        PathBuf::from(&first.artifacts.dir)
+    } else {
+        PathBuf::from(&first.artifacts.run_dir)
+    };
+    let mut sweep_cells = Vec::new();
+    let mut attempted = 0usize;
+    let mut failed_all: Vec<String> = Vec::new();
+    let mut failures: Vec<Failure> = Vec::new();
+    let mut interrupted = false;
+    for (ci, (cell, plan)) in cells.iter().zip(plans).enumerate() {
+        if ci > 0 && a.parameter_sweep_cooldown_seconds > 0.0 {
+            std::thread::sleep(Duration::from_secs_f64(a.parameter_sweep_cooldown_seconds));
+        }
+        let cell_dir = match &cell.dir_name {
+            Some(d) => root.join(d),
+            None => root.clone(),
+        };
+        if sweep {
+            eprintln!(
+                "inferbench: sweep cell {}/{}: {}",
+                ci + 1,
+                cells.len(),
+                cell.dir_name.as_deref().unwrap_or("")
+            );
+        }
+        let mut summaries = Vec::new();
+        let mut labels = Vec::new();
+        let mut failed = Vec::new();
+        for k in 0..runs {
+            if k > 0 && a.profile_run_cooldown_seconds > 0.0 {
+                std::thread::sleep(Duration::from_secs_f64(a.profile_run_cooldown_seconds));
+            }
+            let label = format!("run_{:04}", k + 1);
+            let mut p = plan.clone();
+            p.artifacts.run_dir = if runs > 1 {
+                cell_dir.join("profile_runs").join(&label)
+            } else {
+                cell_dir.clone()
+            }
+            .to_string_lossy()
+            .into_owned();
+            if k > 0 && a.profile_run_disable_warmup_after_first {
+                p.load.warmup_request_count = 0;
+                p.load.warmup_duration_s = None;
+            }
+            if runs > 1 {
+                eprintln!("inferbench: profile run {}/{runs}", k + 1);
+            }
+            let r = rt.block_on(run_against(&p, tok.clone(), simulated))?;
+            attempted += 1;
+            if let Some(f) = r.failure {
+                eprintln!("inferbench: error: {}", f.message);
+                failed_all.push(match &cell.dir_name {
+                    Some(d) => format!("{d}/{label}"),
+                    None => label.clone(),
+                });
+                failed.push(label.clone());
+                failures.push(f);
+            } else {
+                summaries.push(r.summary);
+                labels.push(label);
+            }
+            if r.code == EXIT_INTERRUPTED {
+                interrupted = true;
+                break;
+            }
+        }
+        if (runs > 1 || sweep) && !summaries.is_empty() {
+            let dir = match &cell.dir_name {
+                Some(d) if sweep => root.join("aggregate").join(d),
+                _ => cell_dir.join("aggregate"),
+            };
+            write_confidence(&dir, &summaries, &labels, &failed, runs, level, a, cell)?;
+        }
+        sweep_cells.push(inferbench_artifacts::aggregate::SweepCell {
+            parameters: cell.parameters.clone(),
+            runs: summaries,
+        });
+        if interrupted {
+            break;
+        }
+    }
+    if sweep {
+        write_sweep(
+            &root.join("sweep_aggregate"),
+            &sweep_cells,
+            attempted,
+            &failed_all,
+            level,
+        )?;
+        eprintln!(
+            "inferbench: sweep summary in {}",
+            root.join("sweep_aggregate").display()
+        );
+    }
+    if interrupted {
+        return Ok(EXIT_INTERRUPTED);
+    }
+    match failures.len() {
+        0 => Ok(0),
+        1 if runs == 1 && !sweep => Err(failures.pop().expect("one failure")),
+        n => Err(Failure {
+            code: failures.iter().map(|f| f.code).max().unwrap_or(1),
+            message: format!("{n} of the runs failed (see above)"),
+        }),
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn write_confidence(
+    dir: &Path,
+    summaries: &[inferbench_core::Summary],
+    labels: &[String],
+    failed: &[String],
+    runs: usize,
+    level: f64,
+    a: &ProfileArgs,
+    cell: &crate::cli::Cell,
+) -> Result<(), Failure> {
+    let entries = inferbench_metrics::confidence::aggregate(summaries, level)
+        .map_err(|e| Failure::input(format!("--confidence-level: {e}")))?;
+    let mut extra = serde_json::Map::new();
+    if summaries.len() == 1 {
+        extra.insert("single_run".into(), serde_json::json!(true));
+    }
+    if !cell.parameters.is_empty() {
+        extra.insert(
+            "variation_values".into(),
+            serde_json::Value::Object(cell.parameters.iter().cloned().collect()),
+        );
+    }
+    let meta = inferbench_artifacts::aggregate::ConfidenceMeta {
+        num_profile_runs: runs,
+        num_successful_runs: summaries.len(),
+        failed_runs: failed.to_vec(),
+        confidence_level: level,
+        run_labels: labels.to_vec(),
+        cooldown_seconds: a.profile_run_cooldown_seconds,
+        extra,
+    };
+    std::fs::create_dir_all(dir)
+        .map_err(|e| Failure::run(format!("{}: cannot create: {e}", dir.display())))?;
+    inferbench_artifacts::aggregate::write_confidence(dir, &entries, &meta)
+        .map_err(|e| Failure::run(e.to_string()))?;
+    Ok(())
+}
+
+fn write_sweep(
+    dir: &Path,
+    sweep_cells: &[inferbench_artifacts::aggregate::SweepCell],
+    attempted: usize,
+    failed_runs: &[String],
+    level: f64,
+) -> Result<(), Failure> {
+    let meta = inferbench_artifacts::aggregate::SweepMeta {
+        sweep_mode: "repeated".into(),
+        num_profile_runs: attempted,
+        num_successful_runs: sweep_cells.iter().map(|c| c.runs.len()).sum(),
+        failed_runs: failed_runs.to_vec(),
+        extra: serde_json::Map::new(),
+    };
+    std::fs::create_dir_all(dir)
+        .map_err(|e| Failure::run(format!("{}: cannot create: {e}", dir.display())))?;
+    inferbench_artifacts::aggregate::write_sweep(dir, sweep_cells, &meta, level)
+        .map_err(|e| Failure::run(e.to_string()))?;
+    Ok(())
+}
+
+/// How one run ended: its exit code (0, interrupted, missed schedule), its profiling
+/// summary, and the failure to report, if any (every request failed, missed schedule).
+struct RunResult {
+    code: u8,
+    summary: inferbench_core::Summary,
+    failure: Option<Failure>,
+}
+
+async fn run_against(
+    plan: &RunPlan,
+    tok: Arc<Tokenizer>,
+    simulated: bool,
+) -> Result<RunResult, Failure> {
     let clock = Clock::start();
     let started_at = inferbench_core::time::iso_utc_seconds(clock.anchor_unix_ns());
 
@@ -463,12 +702,10 @@ async fn run_against(plan: &RunPlan, tok: Arc<Tokenizer>, simulated: bool) -> Re
     }
     if partial {
         eprintln!("inferbench: the run was interrupted: artifacts are marked partial");
-        return Ok(EXIT_INTERRUPTED);
-    }
-    if warning.is_some() && plan.load.schedule_rule.fail_on_miss {
-        return Err(Failure {
-            code: EXIT_MISSED_SCHEDULE,
-            message: "the schedule was not kept (--fail-on-missed-schedule)".into(),
+        return Ok(RunResult {
+            code: EXIT_INTERRUPTED,
+            summary: profiling_summary,
+            failure: None,
         });
     }
     let count = |tag: &str| {
@@ -477,19 +714,30 @@ async fn run_against(plan: &RunPlan, tok: Arc<Tokenizer>, simulated: bool) -> Re
             .and_then(|m| m.avg())
             .unwrap_or(0.0)
     };
-    if count("request_count") == 0.0 && count("error_request_count") > 0.0 {
+    let failure = if count("request_count") == 0.0 && count("error_request_count") > 0.0 {
         let first = profiling_summary
             .error_summary
             .first()
             .map(|e| e.message.clone())
             .unwrap_or_default();
-        return Err(Failure::run(format!(
+        Some(Failure::run(format!(
             "every request failed ({} of {}); the most common error: {first}",
             count("error_request_count"),
             count("completed_request_count")
-        )));
-    }
-    Ok(0)
+        )))
+    } else if warning.is_some() && plan.load.schedule_rule.fail_on_miss {
+        Some(Failure {
+            code: EXIT_MISSED_SCHEDULE,
+            message: "the schedule was not kept (--fail-on-missed-schedule)".into(),
+        })
+    } else {
+        None
+    };
+    Ok(RunResult {
+        code: failure.as_ref().map_or(0, |f| f.code),
+        summary: profiling_summary,
+        failure,
+    })
 }
 
 /// Create the run directory and remove artifacts a previous run left there, so that no stale

@@ -383,3 +383,122 @@ fn a_concurrency_ramp_opens_the_slots_one_by_one() {
     }
     assert_eq!(recs.len(), 60);
 }
+
+#[test]
+fn repeated_runs_write_each_run_and_a_confidence_aggregate() {
+    let dir = tmpdir("repeat");
+    let mut args = vec![
+        "profile",
+        "--concurrency",
+        "2",
+        "--request-count",
+        "6",
+        "--num-profile-runs",
+        "3",
+        "--warmup-request-count",
+        "2",
+        "--streaming",
+        "--sim-ttft-ms",
+        "2",
+        "--artifact-dir",
+        dir.to_str().unwrap(),
+    ];
+    args.extend(FAST);
+    let o = run(&args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let mut throughputs = Vec::new();
+    for k in 1..=3 {
+        let run_dir = dir.join(format!("profile_runs/run_{k:04}"));
+        let (_, recs) = evidence(&run_dir);
+        let warm = recs.iter().filter(|r| r["phase"] == "warmup").count();
+        // Warmup only before the first run (AIPerf's default).
+        assert_eq!(warm, if k == 1 { 2 } else { 0 }, "run {k}");
+        let s = summary(&run_dir);
+        throughputs.push(s["request_throughput"]["avg"].as_f64().unwrap());
+        // The seed is pinned (42) when none is given, so every run sends the same bodies.
+        let m: Value = serde_json::from_str(
+            &std::fs::read_to_string(run_dir.join("inferbench_manifest.json")).unwrap(),
+        )
+        .unwrap();
+        assert_eq!(m["random_seed"], 42);
+    }
+    let agg: Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.join("aggregate/profile_export_aiperf_aggregate.json"))
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(agg["metadata"]["num_profile_runs"], 3);
+    assert_eq!(
+        agg["metadata"]["run_labels"],
+        serde_json::json!(["run_0001", "run_0002", "run_0003"])
+    );
+    let t = &agg["metrics"]["request_throughput_avg"];
+    let mean = throughputs.iter().sum::<f64>() / 3.0;
+    let std = (throughputs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / 2.0).sqrt();
+    assert!((t["mean"].as_f64().unwrap() - mean).abs() <= 1e-9 * mean);
+    assert!((t["std"].as_f64().unwrap() - std).abs() <= 1e-9 * mean.max(1.0));
+    // t(0.975, 2 df) = 4.302652729…
+    assert!((t["t_critical"].as_f64().unwrap() - 4.302652729).abs() < 1e-6);
+    assert!(
+        dir.join("aggregate/profile_export_aiperf_aggregate.csv")
+            .exists()
+    );
+}
+
+#[test]
+fn a_sweep_runs_every_cell_into_its_own_directory() {
+    let dir = tmpdir("sweep");
+    let mut args = vec![
+        "profile",
+        "--concurrency",
+        "1,3",
+        "--request-count",
+        "6",
+        "--streaming",
+        "--sim-ttft-ms",
+        "1",
+        "--artifact-dir",
+        dir.to_str().unwrap(),
+    ];
+    args.extend(FAST);
+    let o = run(&args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    for c in [1, 3] {
+        let cell = dir.join(format!("concurrency_{c}"));
+        let m: Value = serde_json::from_str(
+            &std::fs::read_to_string(cell.join("inferbench_manifest.json")).unwrap(),
+        )
+        .unwrap();
+        assert_eq!(m["plan"]["load"]["concurrency"], c);
+        assert_eq!(summary(&cell)["request_count"]["avg"], 6.0);
+        assert!(
+            dir.join(format!(
+                "aggregate/concurrency_{c}/profile_export_aiperf_aggregate.json"
+            ))
+            .exists()
+        );
+    }
+    let sw: Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.join("sweep_aggregate/profile_export_aiperf_sweep.json"))
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(sw["metadata"]["sweep_parameters"][0]["name"], "concurrency");
+    assert_eq!(
+        sw["metadata"]["sweep_parameters"][0]["values"],
+        serde_json::json!([1, 3])
+    );
+    let cells = sw["per_combination_metrics"].as_array().unwrap();
+    assert_eq!(cells.len(), 2);
+    assert_eq!(cells[1]["parameters"]["concurrency"], 3);
+    // A cell of one run carries that run's values.
+    let s3 = summary(&dir.join("concurrency_3"));
+    assert_eq!(
+        cells[1]["metrics"]["request_throughput"]["avg"],
+        s3["request_throughput"]["avg"]
+    );
+    assert!(
+        dir.join("sweep_aggregate/profile_export_aiperf_sweep.csv")
+            .exists()
+    );
+}
