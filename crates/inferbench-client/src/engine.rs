@@ -63,6 +63,10 @@ pub enum LoadMode {
         /// `--concurrency-ramp-duration` with a ceiling: the ceiling rises from 1 to N.
         ceiling_ramp: Option<Duration>,
     },
+    /// `--user-centric-rate Q --num-users U`: U users; user u plans its k-th request at
+    /// (u + k·U)/Q s from the phase start (so the users together plan Q per second), and
+    /// sends it when it is due and the user's previous request has ended.
+    UserCentric { users: usize, rate: f64 },
 }
 
 /// One phase: how it issues, and when it stops issuing.
@@ -77,6 +81,10 @@ pub struct PhaseSpec {
     /// After `duration`, how long in-flight requests may still finish before they are
     /// cancelled (`--benchmark-grace-period`; None = wait for them all).
     pub grace: Option<Duration>,
+    /// `--prefill-concurrency`: at most this many requests waiting for their first token; a
+    /// request waits for a place before it starts (its planned time stays, so the wait shows
+    /// as schedule lag).
+    pub prefill_concurrency: Option<usize>,
 }
 
 /// `--request-cancellation-rate` / `--request-cancellation-delay`.
@@ -121,6 +129,7 @@ impl EngineConfig {
                 request_count: Some(warmup),
                 duration: None,
                 grace: None,
+                prefill_concurrency: None,
             });
         }
         v.push(PhaseSpec {
@@ -132,6 +141,7 @@ impl EngineConfig {
             request_count: Some(count),
             duration: None,
             grace: None,
+            prefill_concurrency: None,
         });
         v
     }
@@ -248,6 +258,8 @@ struct PhaseState {
     errors: AtomicU64,
     /// Set when the grace period ran out: in-flight requests of the phase are cancelled.
     abort: watch::Sender<bool>,
+    /// Places for requests waiting for their first token (`--prefill-concurrency`).
+    prefill: Option<Arc<tokio::sync::Semaphore>>,
     sink: mpsc::UnboundedSender<EngineEvent>,
 }
 
@@ -418,6 +430,9 @@ async fn run_phase(
         completed: AtomicU64::new(0),
         errors: AtomicU64::new(0),
         abort: watch::channel(false).0,
+        prefill: spec
+            .prefill_concurrency
+            .map(|n| Arc::new(tokio::sync::Semaphore::new(n))),
         sink: sink.clone(),
     });
     let mut tasks = tokio::task::JoinSet::new();
@@ -439,6 +454,14 @@ async fn run_phase(
                     }
                     burst_worker(state).await
                 });
+            }
+        }
+        LoadMode::UserCentric { users, rate } => {
+            let gap_ns = 1e9 / *rate;
+            for u in 0..*users {
+                let state = state.clone();
+                let users = *users;
+                tasks.spawn(async move { user_loop(state, u, users, gap_ns, start_ns).await });
             }
         }
         LoadMode::Rate {
@@ -513,6 +536,41 @@ async fn burst_worker(state: Arc<PhaseState>) {
         .await;
         if !state.finish(rec) {
             // The writer is gone: nothing can be recorded any more, so stop issuing.
+            break;
+        }
+    }
+    engine.put_conn(slot, conn);
+}
+
+/// One user of user-centric mode: its requests are planned `users / rate` apart, offset by
+/// its index; each waits for the user's previous request to end (the planned time stays,
+/// so the wait shows as schedule lag).
+async fn user_loop(state: Arc<PhaseState>, u: usize, users: usize, gap_ns: f64, start_ns: u64) {
+    let engine = state.engine.clone();
+    let (slot, mut conn) = engine.take_conn();
+    let mut scratch = Scratch::default();
+    for k in 0u64.. {
+        let planned_ns =
+            start_ns + ((u as f64 + (k as f64) * users as f64) * gap_ns).round() as u64;
+        if state.issue_until_ns.is_some_and(|t| planned_ns >= t) {
+            break;
+        }
+        let at = engine.clock.instant_at(planned_ns);
+        tokio::time::sleep_until(tokio::time::Instant::from_std(at)).await;
+        let Some((id, payload)) = state.claim() else {
+            break;
+        };
+        let rec = execute(
+            &state,
+            id,
+            payload,
+            slot,
+            planned_ns,
+            &mut scratch,
+            &mut conn,
+        )
+        .await;
+        if !state.finish(rec) {
             break;
         }
     }
@@ -765,6 +823,11 @@ async fn execute(
         }
     };
 
+    // A place among the requests waiting for their first token, before the request starts.
+    let mut prefill_permit = match &state.prefill {
+        Some(sem) => sem.clone().acquire_owned().await.ok(),
+        None => None,
+    };
     rec.start_ns = clock.now_ns();
     let deadline = tokio::time::Instant::from_std(clock.instant_at(rec.start_ns)) + cfg.timeout;
 
@@ -938,6 +1001,10 @@ async fn execute(
                             if on_message(cfg, &mut rec, m, frame_idx, t) {
                                 stop_reading = true;
                             }
+                        }
+                        if prefill_permit.is_some() && rec.events.iter().any(Event::has_text) {
+                            // The first token arrived: the place goes to the next request.
+                            prefill_permit = None;
                         }
                         if stop_reading {
                             break;

@@ -142,6 +142,12 @@ pub struct LoadPlan {
     /// finish (None = as long as they take, AIPerf's `inf`).
     #[serde(default)]
     pub benchmark_grace_period_s: Option<f64>,
+    /// `--user-centric-rate` and `--num-users`: (requests per second over all users, users).
+    #[serde(default)]
+    pub user_centric: Option<UserCentricPlan>,
+    /// `--prefill-concurrency`: at most this many requests waiting for their first token.
+    #[serde(default)]
+    pub prefill_concurrency: Option<usize>,
     /// `--concurrency-ramp-duration`: slots (or the rate mode's ceiling) open from 1 to N over
     /// this many seconds.
     #[serde(default)]
@@ -200,6 +206,13 @@ pub struct RatePlan {
     pub ramp_s: Option<f64>,
     /// With `--concurrency`: at most this many requests in flight.
     pub ceiling: Option<usize>,
+}
+
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq)]
+pub struct UserCentricPlan {
+    /// Requests per second, all users together.
+    pub rate: f64,
+    pub users: usize,
 }
 
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq)]

@@ -192,6 +192,16 @@ pub struct ProfileArgs {
     /// Seconds in-flight requests may still finish after --benchmark-duration (`inf`: wait).
     #[arg(long = "benchmark-grace-period", default_value = "30")]
     pub benchmark_grace_period: String,
+    /// Requests per second of all users together, each user waiting for its previous
+    /// request (LMBenchmark-style); needs --num-users.
+    #[arg(long = "user-centric-rate", allow_negative_numbers = true)]
+    pub user_centric_rate: Option<f64>,
+    /// Users of --user-centric-rate.
+    #[arg(long = "num-users")]
+    pub num_users: Option<usize>,
+    /// At most this many requests waiting for their first token (streaming).
+    #[arg(long = "prefill-concurrency")]
+    pub prefill_concurrency: Option<usize>,
     /// Seconds over which the concurrency (or, with --request-rate, the ceiling) rises from 1.
     #[arg(long = "concurrency-ramp-duration", allow_negative_numbers = true)]
     pub concurrency_ramp_duration: Option<f64>,
@@ -318,7 +328,6 @@ pub struct MetricsArgs {
 /// AIPerf `profile` flags that inferbench accepts by name but has not built yet. Using one
 /// is an error that says so, never a silent no-op. (name, takes a value)
 pub const UNBUILT_FLAGS: &[(&str, bool)] = &[
-    ("prefill-concurrency", true),
     ("warmup-concurrency-ramp-duration", true),
     ("warmup-request-rate-ramp-duration", true),
     ("warmup-prefill-concurrency-ramp-duration", true),
@@ -334,8 +343,6 @@ pub const UNBUILT_FLAGS: &[(&str, bool)] = &[
     ("fixed-schedule-auto-offset", false),
     ("fixed-schedule-start-offset", true),
     ("fixed-schedule-end-offset", true),
-    ("user-centric-rate", true),
-    ("num-users", true),
     ("goodput", true),
     ("sweep-type", true),
     ("parameter-sweep-mode", true),
@@ -822,6 +829,25 @@ pub fn build_plan(a: &ProfileArgs, argv: &[String], cell: &CellValues) -> Result
             }
         }
     }
+    let user_centric = match (
+        positive("--user-centric-rate", a.user_centric_rate)?,
+        a.num_users,
+    ) {
+        (None, None) => None,
+        (Some(_), None) | (None, Some(_)) => {
+            return Err("--user-centric-rate and --num-users go together".into());
+        }
+        (Some(_), Some(0)) => return Err("--num-users 0: must be ≥ 1".into()),
+        (Some(q), Some(u)) => {
+            if rate.is_some() {
+                return Err("--user-centric-rate and --request-rate exclude each other".into());
+            }
+            Some(inferbench_core::plan::UserCentricPlan { rate: q, users: u })
+        }
+    };
+    if a.prefill_concurrency == Some(0) {
+        return Err("--prefill-concurrency 0: must be ≥ 1".into());
+    }
     if a.warmup_concurrency == Some(0) {
         return Err("--warmup-concurrency 0: must be ≥ 1".into());
     }
@@ -941,6 +967,8 @@ pub fn build_plan(a: &ProfileArgs, argv: &[String], cell: &CellValues) -> Result
             benchmark_grace_period_s: grace,
             warmup_duration_s: warmup_duration,
             concurrency_ramp_s: concurrency_ramp,
+            prefill_concurrency: a.prefill_concurrency,
+            user_centric,
             warmup_concurrency: a.warmup_concurrency,
             warmup_request_rate: warmup_rate,
             cancellation,
@@ -1125,9 +1153,9 @@ mod tests {
 
     #[test]
     fn unbuilt_flags_are_errors_that_say_so() {
-        let e = parse(&["profile", "--prefill-concurrency", "10"]).unwrap_err();
+        let e = parse(&["profile", "--goodput", "time_to_first_token:100"]).unwrap_err();
         assert!(
-            e.contains("--prefill-concurrency") && e.contains("not implement"),
+            e.contains("--goodput") && e.contains("not implement"),
             "{e}"
         );
         let e = parse(&["profile", "--fixed-schedule"]).unwrap_err();

@@ -860,27 +860,43 @@ fn phases_of(plan: &RunPlan) -> Vec<PhaseSpec> {
             request_count: (l.warmup_request_count > 0).then_some(l.warmup_request_count),
             duration: l.warmup_duration_s.map(Duration::from_secs_f64),
             grace: None,
+            prefill_concurrency: l.prefill_concurrency,
         });
     }
     phases.push(PhaseSpec {
         phase: Phase::Profiling,
-        mode: mode(
-            l.request_rate.as_ref().map(|r| r.rate),
-            l.concurrency,
-            l.request_rate.as_ref().and_then(|r| r.ceiling),
-            l.concurrency_ramp_s.map(Duration::from_secs_f64),
-        ),
+        mode: match l.user_centric {
+            Some(u) => LoadMode::UserCentric {
+                users: u.users,
+                rate: u.rate,
+            },
+            None => mode(
+                l.request_rate.as_ref().map(|r| r.rate),
+                l.concurrency,
+                l.request_rate.as_ref().and_then(|r| r.ceiling),
+                l.concurrency_ramp_s.map(Duration::from_secs_f64),
+            ),
+        },
         // With a duration, the request count is not the stop rule (as in AIPerf).
         request_count: l.benchmark_duration_s.is_none().then_some(l.request_count),
         duration: l.benchmark_duration_s.map(Duration::from_secs_f64),
         grace: l
             .benchmark_duration_s
             .and(l.benchmark_grace_period_s.map(Duration::from_secs_f64)),
+        prefill_concurrency: l.prefill_concurrency,
     });
     phases
 }
 
 fn describe_arrival(plan: &RunPlan) -> String {
+    if let Some(u) = plan.load.user_centric {
+        return format!(
+            "user-centric: {} users, {} requests/s together (each user {:.3} s apart, waiting for its previous request)",
+            u.users,
+            u.rate,
+            u.users as f64 / u.rate
+        );
+    }
     match &plan.load.request_rate {
         Some(r) => format!(
             "request rate {} /s, {}{}{}{}",

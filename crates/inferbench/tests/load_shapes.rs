@@ -502,3 +502,125 @@ fn a_sweep_runs_every_cell_into_its_own_directory() {
             .exists()
     );
 }
+
+#[test]
+fn prefill_concurrency_keeps_one_request_waiting_for_its_first_token() {
+    let dir = tmpdir("prefill");
+    let o = run(&[
+        "profile",
+        "--concurrency",
+        "4",
+        "--prefill-concurrency",
+        "1",
+        "--request-count",
+        "12",
+        "--streaming",
+        "--isl",
+        "8",
+        "--osl",
+        "20",
+        "--ui",
+        "none",
+        "--sim-ttft-ms",
+        "30",
+        "--sim-itl-ms",
+        "2",
+        "--artifact-dir",
+        dir.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let (_, recs) = evidence(&dir);
+    // (start, first token) of every request: with one place, these never overlap.
+    let mut waits: Vec<(u64, u64)> = recs
+        .iter()
+        .map(|r| {
+            let first = r["events"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|e| e["content"].as_str().is_some_and(|c| !c.is_empty()))
+                .unwrap()["t_ns"]
+                .as_u64()
+                .unwrap();
+            (r["start_ns"].as_u64().unwrap(), first)
+        })
+        .collect();
+    waits.sort();
+    for w in waits.windows(2) {
+        assert!(
+            w[1].0 >= w[0].1,
+            "two requests waited for their first token at once: {w:?}"
+        );
+    }
+    // Decode overlaps: several requests are in flight at once.
+    let s = summary(&dir);
+    assert!(s["in_flight_requests"]["max"].as_f64().unwrap() >= 2.0);
+}
+
+#[test]
+fn user_centric_users_plan_their_turns_and_wait_for_the_previous_one() {
+    // 3 users at 30 requests/s together: user u plans at (u + 3k)/30 s, so together the plan
+    // is every 1/30 s.
+    let dir = tmpdir("users");
+    let mut args = vec![
+        "profile",
+        "--user-centric-rate",
+        "30",
+        "--num-users",
+        "3",
+        "--request-count",
+        "9",
+        "--streaming",
+        "--sim-ttft-ms",
+        "1",
+        "--artifact-dir",
+        dir.to_str().unwrap(),
+    ];
+    args.extend(FAST);
+    let o = run(&args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let mut offs = planned_offsets(&dir);
+    offs.sort();
+    let expect: Vec<u64> = (0..9u64)
+        .map(|k| (k as f64 * 1e9 / 30.0).round() as u64)
+        .collect();
+    assert_eq!(offs, expect);
+
+    // 2 users at 20/s (each user 100 ms apart) against a 250 ms server: a user's next
+    // request waits for its previous one to end.
+    let dir = tmpdir("users-slow");
+    let o = run(&[
+        "profile",
+        "--user-centric-rate",
+        "20",
+        "--num-users",
+        "2",
+        "--request-count",
+        "6",
+        "--streaming",
+        "--isl",
+        "8",
+        "--osl",
+        "2",
+        "--ui",
+        "none",
+        "--sim-ttft-ms",
+        "250",
+        "--artifact-dir",
+        dir.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let (_, recs) = evidence(&dir);
+    for w in [0u64, 1] {
+        let mut mine: Vec<&Value> = recs.iter().filter(|r| r["worker"] == w).collect();
+        mine.sort_by_key(|r| r["start_ns"].as_u64().unwrap());
+        for p in mine.windows(2) {
+            assert!(
+                p[1]["start_ns"].as_u64() >= p[0]["end_ns"].as_u64(),
+                "user {w} overlapped"
+            );
+        }
+    }
+    // The wait is schedule lag, so the verdict says the plan was not kept.
+    assert_eq!(summary(&dir)["schedule_kept"]["avg"], 0.0);
+}
