@@ -452,7 +452,7 @@ async fn run_phase(
                         let at = state.engine.clock.instant_at(start_ns + opens_at);
                         tokio::time::sleep_until(tokio::time::Instant::from_std(at)).await;
                     }
-                    burst_worker(state).await
+                    slot_loop(state, |_| None).await
                 });
             }
         }
@@ -461,7 +461,16 @@ async fn run_phase(
             for u in 0..*users {
                 let state = state.clone();
                 let users = *users;
-                tasks.spawn(async move { user_loop(state, u, users, gap_ns, start_ns).await });
+                // User u plans its k-th turn at (u + k·U)/Q s.
+                tasks.spawn(async move {
+                    slot_loop(state, |k| {
+                        Some(
+                            start_ns
+                                + ((u as f64 + k as f64 * users as f64) * gap_ns).round() as u64,
+                        )
+                    })
+                    .await
+                });
             }
         }
         LoadMode::Rate {
@@ -516,14 +525,26 @@ async fn run_phase(
     }
 }
 
-/// One slot of burst mode: issue, wait for the end, issue the next.
-async fn burst_worker(state: Arc<PhaseState>) {
-    let engine = &state.engine;
+/// One slot: for k = 0, 1, …, wait until `plan(k)` (None: due at once), issue the phase's
+/// next request on this slot's connection, and wait for its end. Burst mode plans nothing
+/// (the request is due the moment the slot frees); a user-centric user plans its turns.
+async fn slot_loop(state: Arc<PhaseState>, mut plan: impl FnMut(u64) -> Option<u64>) {
+    let engine = state.engine.clone();
     let (slot, mut conn) = engine.take_conn();
     let mut scratch = Scratch::default();
-    while let Some((id, payload)) = state.claim() {
-        // The slot just freed, so the request is due now.
-        let planned_ns = engine.clock.now_ns();
+    for k in 0u64.. {
+        let scheduled = plan(k);
+        if let Some(p) = scheduled {
+            if state.issue_until_ns.is_some_and(|t| p >= t) {
+                break;
+            }
+            let at = engine.clock.instant_at(p);
+            tokio::time::sleep_until(tokio::time::Instant::from_std(at)).await;
+        }
+        let Some((id, payload)) = state.claim() else {
+            break;
+        };
+        let planned_ns = scheduled.unwrap_or_else(|| engine.clock.now_ns());
         let rec = execute(
             &state,
             id,
@@ -536,41 +557,6 @@ async fn burst_worker(state: Arc<PhaseState>) {
         .await;
         if !state.finish(rec) {
             // The writer is gone: nothing can be recorded any more, so stop issuing.
-            break;
-        }
-    }
-    engine.put_conn(slot, conn);
-}
-
-/// One user of user-centric mode: its requests are planned `users / rate` apart, offset by
-/// its index; each waits for the user's previous request to end (the planned time stays,
-/// so the wait shows as schedule lag).
-async fn user_loop(state: Arc<PhaseState>, u: usize, users: usize, gap_ns: f64, start_ns: u64) {
-    let engine = state.engine.clone();
-    let (slot, mut conn) = engine.take_conn();
-    let mut scratch = Scratch::default();
-    for k in 0u64.. {
-        let planned_ns =
-            start_ns + ((u as f64 + (k as f64) * users as f64) * gap_ns).round() as u64;
-        if state.issue_until_ns.is_some_and(|t| planned_ns >= t) {
-            break;
-        }
-        let at = engine.clock.instant_at(planned_ns);
-        tokio::time::sleep_until(tokio::time::Instant::from_std(at)).await;
-        let Some((id, payload)) = state.claim() else {
-            break;
-        };
-        let rec = execute(
-            &state,
-            id,
-            payload,
-            slot,
-            planned_ns,
-            &mut scratch,
-            &mut conn,
-        )
-        .await;
-        if !state.finish(rec) {
             break;
         }
     }
