@@ -63,6 +63,13 @@ pub enum LoadMode {
         /// `--concurrency-ramp-duration` with a ceiling: the ceiling rises from 1 to N.
         ceiling_ramp: Option<Duration>,
     },
+    /// A fixed schedule (trace replay): request k is planned at `offsets_ns[k]` from the
+    /// phase start (non-decreasing); the payload order is the dataset's. The timing is built
+    /// here so that trace datasets plug in; no dataset loader produces timestamps yet.
+    Fixed {
+        offsets_ns: Arc<Vec<u64>>,
+        ceiling: Option<usize>,
+    },
     /// `--user-centric-rate Q --num-users U`: U users; user u plans its k-th request at
     /// (u + k·U)/Q s from the phase start (so the users together plan Q per second), and
     /// sends it when it is due and the user's previous request has ended.
@@ -480,12 +487,36 @@ async fn run_phase(
             ceiling,
             ceiling_ramp,
         } => {
+            let label = format!("arrivals.{}", spec.phase.as_str());
+            // The plan checked the parameters; a schedule that cannot be made issues nothing.
+            if let Ok(mut schedule) =
+                RateSchedule::new(*pattern, *rate, *ramp, engine.cfg.seed, &label)
+            {
+                let state2 = state.clone();
+                let (ceiling, ceiling_ramp) = (*ceiling, *ceiling_ramp);
+                let offsets: Box<dyn FnMut() -> Option<u64> + Send> =
+                    Box::new(move || Some(schedule.next_offset_ns()));
+                tasks.spawn(async move {
+                    rate_dispatcher(state2, offsets, ceiling, ceiling_ramp, start_ns).await
+                });
+            }
+        }
+        LoadMode::Fixed {
+            offsets_ns,
+            ceiling,
+        } => {
             let state2 = state.clone();
-            let (pattern, rate, ramp, ceiling, ceiling_ramp) =
-                (*pattern, *rate, *ramp, *ceiling, *ceiling_ramp);
-            tasks.spawn(async move {
-                rate_dispatcher(state2, pattern, rate, ramp, ceiling, ceiling_ramp, start_ns).await
+            let list = offsets_ns.clone();
+            let mut i = 0;
+            let offsets: Box<dyn FnMut() -> Option<u64> + Send> = Box::new(move || {
+                let o = list.get(i).copied();
+                i += 1;
+                o
             });
+            let ceiling = *ceiling;
+            tasks.spawn(
+                async move { rate_dispatcher(state2, offsets, ceiling, None, start_ns).await },
+            );
         }
     }
     // With a duration, issuing ends at `issue_until_ns`; in-flight requests then get the
@@ -568,26 +599,21 @@ async fn slot_loop(state: Arc<PhaseState>, mut plan: impl FnMut(u64) -> Option<u
 /// it on a free connection (after a free slot, with a ceiling).
 async fn rate_dispatcher(
     state: Arc<PhaseState>,
-    pattern: ArrivalPattern,
-    rate: f64,
-    ramp: Option<Duration>,
+    mut offsets: Box<dyn FnMut() -> Option<u64> + Send>,
     ceiling: Option<usize>,
     ceiling_ramp: Option<Duration>,
     start_ns: u64,
 ) {
     let engine = state.engine.clone();
     let (tx, mut rx) = mpsc::unbounded_channel::<(u64, usize, u64)>();
-    let label = format!("arrivals.{}", state.phase.as_str());
-    let schedule = RateSchedule::new(pattern, rate, ramp, engine.cfg.seed, &label);
     let thread_state = state.clone();
     let scheduler = std::thread::Builder::new()
         .name("scheduler".into())
         .spawn(move || {
-            let Ok(mut schedule) = schedule else { return };
             lower_timer_slack();
             let clock = thread_state.engine.clock;
-            loop {
-                let planned = start_ns + schedule.next_offset_ns();
+            while let Some(offset) = offsets() {
+                let planned = start_ns + offset;
                 if thread_state.issue_until_ns.is_some_and(|t| planned >= t) {
                     break;
                 }

@@ -233,3 +233,80 @@ async fn the_request_carries_our_headers_and_the_users_replace_ours() {
     // A stream with no text is not an error of the transport; the metrics decide validity.
     assert!(r.error.is_none());
 }
+
+#[tokio::test(flavor = "current_thread")]
+async fn a_fixed_schedule_plans_each_request_at_its_offset() {
+    use inferbench_client::engine::{LoadMode, PhaseSpec};
+    use inferbench_core::record::Phase;
+    let cfg = inferbench_sim::SimConfig {
+        ttft: Duration::ZERO,
+        itl: Duration::ZERO,
+        ..Default::default()
+    };
+    let server = inferbench_sim::SimServer::start(cfg, "127.0.0.1:0".parse().unwrap())
+        .await
+        .unwrap();
+    // Offsets as a trace gives them (two at the same instant), in ms: 0, 30, 30, 100.
+    let offsets: Vec<u64> = [0u64, 30, 30, 100]
+        .iter()
+        .map(|ms| ms * 1_000_000)
+        .collect();
+    let cfg = EngineConfig {
+        uri: format!("http://{}/v1/chat/completions", server.local_addr())
+            .parse()
+            .unwrap(),
+        endpoint_type: EndpointType::Chat,
+        streaming: true,
+        headers: Vec::new(),
+        timeout: Duration::from_secs(10),
+        phases: vec![PhaseSpec {
+            phase: Phase::Profiling,
+            mode: LoadMode::Fixed {
+                offsets_ns: std::sync::Arc::new(offsets.clone()),
+                ceiling: None,
+            },
+            request_count: None,
+            duration: None,
+            grace: None,
+            prefill_concurrency: None,
+        }],
+        cancellation: None,
+        keep_raw: false,
+        seed: 1,
+    };
+    let payload = PreparedPayload {
+        conversation_id: "session_000000".into(),
+        turn_index: 0,
+        body: Bytes::from_static(
+            b"{\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}],\"model\":\"m\",\"stream\":true,\"max_tokens\":2}",
+        ),
+        input_tokens: Some(1),
+        requested_output_tokens: Some(2),
+    };
+    let engine = Engine::new(
+        cfg,
+        Clock::start(),
+        vec![payload],
+        Box::new(|| 0),
+        None,
+        StopSignal::new(),
+    );
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let outcome = engine.run(tx).await;
+    server.shutdown().await;
+    assert_eq!(outcome.records, 4, "one record per scheduled request");
+    let start = outcome.windows[0].start_ns;
+    let mut recs = Vec::new();
+    while let Ok(ev) = rx.try_recv() {
+        if let EngineEvent::Record(r) = ev {
+            recs.push(*r);
+        }
+    }
+    recs.sort_by_key(|r| r.id);
+    let planned: Vec<u64> = recs.iter().map(|r| r.planned_ns - start).collect();
+    assert_eq!(planned, offsets);
+    for r in &recs {
+        assert!(r.start_ns >= r.planned_ns);
+        assert!(r.error.is_none(), "{:?}", r.error);
+    }
+}
