@@ -142,6 +142,15 @@ pub struct LoadPlan {
     /// finish (None = as long as they take, AIPerf's `inf`).
     #[serde(default)]
     pub benchmark_grace_period_s: Option<f64>,
+    /// `--warmup-concurrency-ramp-duration` (falls back to `concurrency_ramp_s`).
+    #[serde(default)]
+    pub warmup_concurrency_ramp_s: Option<f64>,
+    /// `--warmup-request-rate-ramp-duration` (falls back to the profiling rate ramp).
+    #[serde(default)]
+    pub warmup_request_rate_ramp_s: Option<f64>,
+    /// `--warmup-prefill-concurrency` (falls back to `prefill_concurrency`).
+    #[serde(default)]
+    pub warmup_prefill_concurrency: Option<usize>,
     /// `--user-centric-rate` and `--num-users`: (requests per second over all users, users).
     #[serde(default)]
     pub user_centric: Option<UserCentricPlan>,

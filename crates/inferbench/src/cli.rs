@@ -199,6 +199,21 @@ pub struct ProfileArgs {
     /// Users of --user-centric-rate.
     #[arg(long = "num-users")]
     pub num_users: Option<usize>,
+    /// --concurrency-ramp-duration of the warmup phase (default: the profiling one).
+    #[arg(
+        long = "warmup-concurrency-ramp-duration",
+        allow_negative_numbers = true
+    )]
+    pub warmup_concurrency_ramp_duration: Option<f64>,
+    /// --request-rate-ramp-duration of the warmup phase (default: the profiling one).
+    #[arg(
+        long = "warmup-request-rate-ramp-duration",
+        allow_negative_numbers = true
+    )]
+    pub warmup_request_rate_ramp_duration: Option<f64>,
+    /// --prefill-concurrency of the warmup phase (default: the profiling one).
+    #[arg(long = "warmup-prefill-concurrency")]
+    pub warmup_prefill_concurrency: Option<usize>,
     /// At most this many requests waiting for their first token (streaming).
     #[arg(long = "prefill-concurrency")]
     pub prefill_concurrency: Option<usize>,
@@ -328,14 +343,11 @@ pub struct MetricsArgs {
 /// AIPerf `profile` flags that inferbench accepts by name but has not built yet. Using one
 /// is an error that says so, never a silent no-op. (name, takes a value)
 pub const UNBUILT_FLAGS: &[(&str, bool)] = &[
-    ("warmup-concurrency-ramp-duration", true),
-    ("warmup-request-rate-ramp-duration", true),
-    ("warmup-prefill-concurrency-ramp-duration", true),
     ("prefill-concurrency-ramp-duration", true),
     ("request-rate-series", true),
+    ("warmup-prefill-concurrency-ramp-duration", true),
     ("failed-request-threshold", true),
     ("num-warmup-sessions", true),
-    ("warmup-prefill-concurrency", true),
     ("warmup-arrival-pattern", true),
     ("warmup-grace-period", true),
     ("fixed-schedule", false),
@@ -845,6 +857,17 @@ pub fn build_plan(a: &ProfileArgs, argv: &[String], cell: &CellValues) -> Result
             Some(inferbench_core::plan::UserCentricPlan { rate: q, users: u })
         }
     };
+    let warmup_conc_ramp = positive(
+        "--warmup-concurrency-ramp-duration",
+        a.warmup_concurrency_ramp_duration,
+    )?;
+    let warmup_rate_ramp = positive(
+        "--warmup-request-rate-ramp-duration",
+        a.warmup_request_rate_ramp_duration,
+    )?;
+    if a.warmup_prefill_concurrency == Some(0) {
+        return Err("--warmup-prefill-concurrency 0: must be ≥ 1".into());
+    }
     if a.prefill_concurrency == Some(0) {
         return Err("--prefill-concurrency 0: must be ≥ 1".into());
     }
@@ -968,6 +991,9 @@ pub fn build_plan(a: &ProfileArgs, argv: &[String], cell: &CellValues) -> Result
             warmup_duration_s: warmup_duration,
             concurrency_ramp_s: concurrency_ramp,
             prefill_concurrency: a.prefill_concurrency,
+            warmup_concurrency_ramp_s: warmup_conc_ramp,
+            warmup_request_rate_ramp_s: warmup_rate_ramp,
+            warmup_prefill_concurrency: a.warmup_prefill_concurrency,
             user_centric,
             warmup_concurrency: a.warmup_concurrency,
             warmup_request_rate: warmup_rate,

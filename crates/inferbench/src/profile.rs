@@ -819,11 +819,12 @@ fn has_warmup(plan: &RunPlan) -> bool {
 /// AIPerf.
 fn phases_of(plan: &RunPlan) -> Vec<PhaseSpec> {
     let l = &plan.load;
-    // The concurrency ramp applies to profiling (warmup ramps are not built yet).
+    let secs = |s: Option<f64>| s.map(Duration::from_secs_f64);
     let mode = |rate: Option<f64>,
                 concurrency: usize,
                 ceiling: Option<usize>,
-                conc_ramp: Option<Duration>| match (rate, &l.request_rate) {
+                conc_ramp: Option<Duration>,
+                rate_ramp: Option<Duration>| match (rate, &l.request_rate) {
         (Some(rate), r) => LoadMode::Rate {
             pattern: match r.as_ref().map(|r| r.pattern) {
                 Some(ArrivalKind::Constant) => ArrivalPattern::Constant,
@@ -833,10 +834,7 @@ fn phases_of(plan: &RunPlan) -> Vec<PhaseSpec> {
                 _ => ArrivalPattern::Poisson,
             },
             rate,
-            ramp: r
-                .as_ref()
-                .and_then(|r| r.ramp_s)
-                .map(Duration::from_secs_f64),
+            ramp: rate_ramp,
             ceiling,
             ceiling_ramp: conc_ramp,
         },
@@ -856,11 +854,21 @@ fn phases_of(plan: &RunPlan) -> Vec<PhaseSpec> {
             .or(l.request_rate.as_ref().and_then(|r| r.ceiling));
         phases.push(PhaseSpec {
             phase: Phase::Warmup,
-            mode: mode(rate, concurrency, ceiling, None),
+            // Warmup settings fall back to the profiling ones, ramps included.
+            mode: mode(
+                rate,
+                concurrency,
+                ceiling,
+                secs(l.warmup_concurrency_ramp_s.or(l.concurrency_ramp_s)),
+                secs(
+                    l.warmup_request_rate_ramp_s
+                        .or(l.request_rate.as_ref().and_then(|r| r.ramp_s)),
+                ),
+            ),
             request_count: (l.warmup_request_count > 0).then_some(l.warmup_request_count),
             duration: l.warmup_duration_s.map(Duration::from_secs_f64),
             grace: None,
-            prefill_concurrency: l.prefill_concurrency,
+            prefill_concurrency: l.warmup_prefill_concurrency.or(l.prefill_concurrency),
         });
     }
     phases.push(PhaseSpec {
@@ -874,7 +882,8 @@ fn phases_of(plan: &RunPlan) -> Vec<PhaseSpec> {
                 l.request_rate.as_ref().map(|r| r.rate),
                 l.concurrency,
                 l.request_rate.as_ref().and_then(|r| r.ceiling),
-                l.concurrency_ramp_s.map(Duration::from_secs_f64),
+                secs(l.concurrency_ramp_s),
+                secs(l.request_rate.as_ref().and_then(|r| r.ramp_s)),
             ),
         },
         // With a duration, the request count is not the stop rule (as in AIPerf).
