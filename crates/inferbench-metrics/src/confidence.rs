@@ -42,8 +42,8 @@ pub fn check_confidence_level(level: f64) -> Result<f64, InvalidConfidenceLevel>
 
 /// Statistics of one value observed once per run, over `n` runs.
 ///
-/// Fields that can be non-finite (and are then left out of exports, as AIPerf's `null`s are;
-/// see [`RepeatStats::named`]):
+/// Fields that can be non-finite (exported as `null`, as AIPerf writes them; see
+/// [`RepeatStats::named`]):
 /// - `t_critical` is NaN when `n == 1` (no degrees of freedom);
 /// - `cv` is +∞ when `n >= 2` and `mean == 0`, as AIPerf defines it.
 ///
@@ -73,7 +73,7 @@ pub struct RepeatStats {
 
 impl RepeatStats {
     /// (name, value) of every field in AIPerf's aggregate key order, a non-finite value as
-    /// `None` (left out of exports). `n` and `confidence_level` are metadata and not listed.
+    /// `None` (written as `null`). `n` and `confidence_level` are metadata and not listed.
     pub fn named(&self) -> [(&'static str, Option<f64>); 9] {
         let finite = |v: f64| v.is_finite().then_some(v);
         [
