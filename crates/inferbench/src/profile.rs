@@ -205,7 +205,11 @@ fn run_cells(
             let r = rt.block_on(run_against(&p, tok.clone(), simulated))?;
             attempted += 1;
             if let Some(f) = r.failure {
-                eprintln!("inferbench: error: {}", f.message);
+                // A plain run reports its failure once, as the command's error; a sweep or
+                // repeated runs name each failed run as it happens.
+                if runs > 1 || sweep {
+                    eprintln!("inferbench: error: {}", f.message);
+                }
                 failed_all.push(match &cell.dir_name {
                     Some(d) => format!("{d}/{label}"),
                     None => label.clone(),
