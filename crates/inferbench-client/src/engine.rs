@@ -1030,6 +1030,21 @@ async fn execute(
     if !body_complete {
         *done = true;
     }
+    // A stream that ended cleanly but in the middle of an event lost that event: say so.
+    if let (true, None, Some(p)) = (body_complete, &rec.error, parser.as_mut())
+        && let Some(left) = p.finish()
+        && (left.has_data || left.partial_line)
+    {
+        rec.error = Some(err(
+            ErrorKind::Protocol,
+            None,
+            "IncompleteSSEEvent",
+            format!(
+                "the stream ended inside an SSE event ({} bytes after the last complete event)",
+                left.bytes
+            ),
+        ));
+    }
     if rec.end_ns == 0 {
         rec.end_ns = clock.now_ns();
     }

@@ -310,3 +310,14 @@ async fn a_fixed_schedule_plans_each_request_at_its_offset() {
         assert!(r.error.is_none(), "{:?}", r.error);
     }
 }
+
+#[tokio::test(flavor = "current_thread")]
+async fn a_stream_that_ends_inside_an_event_is_an_error() {
+    // The last event has no blank line after it: the server closed the stream early.
+    let parts = vec![format!("data: {}\n\ndata: {}", chunk("x"), chunk("y"))];
+    let addr = scripted_server(parts, Duration::from_millis(5)).await;
+    let r = one_request(addr).await;
+    let e = r.error.expect("an error record");
+    assert_eq!(e.error_type, "IncompleteSSEEvent");
+    assert_eq!(r.events.len(), 1, "the complete event is kept");
+}
