@@ -274,11 +274,20 @@ impl PhaseState {
     /// The next request of the phase, or None when the phase stops issuing. Ids are taken
     /// only here, so every id is one issued request and ends as one record.
     fn claim(&self) -> Option<(u64, usize)> {
-        let e = &self.engine;
-        if e.stop.level() > 0 {
+        if self
+            .issue_until_ns
+            .is_some_and(|t| self.engine.clock.now_ns() >= t)
+        {
             return None;
         }
-        if self.issue_until_ns.is_some_and(|t| e.clock.now_ns() >= t) {
+        self.claim_planned()
+    }
+
+    /// Like `claim`, for a request whose planned time the caller already checked against
+    /// the end of issuing: a late wake-up must not drop a request the plan holds.
+    fn claim_planned(&self) -> Option<(u64, usize)> {
+        let e = &self.engine;
+        if e.stop.level() > 0 {
             return None;
         }
         let mut issuer = e.issuer.lock().ok()?;
@@ -572,7 +581,11 @@ async fn slot_loop(state: Arc<PhaseState>, mut plan: impl FnMut(u64) -> Option<u
             let at = engine.clock.instant_at(p);
             tokio::time::sleep_until(tokio::time::Instant::from_std(at)).await;
         }
-        let Some((id, payload)) = state.claim() else {
+        let claimed = match scheduled {
+            Some(_) => state.claim_planned(),
+            None => state.claim(),
+        };
+        let Some((id, payload)) = claimed else {
             break;
         };
         let planned_ns = scheduled.unwrap_or_else(|| engine.clock.now_ns());
@@ -620,7 +633,7 @@ async fn rate_dispatcher(
                 if !sleep_until_ns(&thread_state, clock, planned) {
                     break;
                 }
-                let Some((id, payload)) = thread_state.claim() else {
+                let Some((id, payload)) = thread_state.claim_planned() else {
                     break;
                 };
                 if tx.send((id, payload, planned)).is_err() {

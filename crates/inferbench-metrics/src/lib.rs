@@ -8,6 +8,7 @@ pub mod aiperf;
 pub mod confidence;
 pub mod schedule;
 pub mod stats;
+pub mod sweepline;
 
 use inferbench_core::summary::{RecordMetric, Summary};
 use inferbench_core::{Evidence, Phase};
