@@ -30,6 +30,7 @@ pub enum Command {
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
+#[value(rename_all = "snake_case")]
 pub enum EndpointArg {
     Chat,
     Completions,
@@ -1186,6 +1187,11 @@ mod tests {
         );
         let e = parse(&["profile", "--fixed-schedule"]).unwrap_err();
         assert!(e.contains("--fixed-schedule"), "{e}");
+        let e = parse(&["profile", "--endpoint-type", "hf_tei_rankings"]).unwrap_err();
+        assert!(
+            e.contains("hf_tei_rankings") && e.contains("not implemented"),
+            "{e}"
+        );
         let e = parse(&["profile", "--endpoint-type", "embeddings"]).unwrap_err();
         assert!(
             e.contains("embeddings") && e.contains("not implemented"),
