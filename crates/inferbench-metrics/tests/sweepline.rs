@@ -106,9 +106,37 @@ fn s1_records() -> Vec<SweepRecord> {
         .collect()
 }
 
-/// (`start_ns`, `requests_end_ns`) of the profiling phase, from the log.
-fn s1_window() -> (u64, u64) {
-    let log = read("s1_aiperf.log");
+/// Records from a run's per-record export alone: TTFT and ICL are ms with 6 decimals there,
+/// so ×1e6 rounded gives back AIPerf's integer ns (checked against the raw export on S1).
+/// Error records have no TTFT, ISL or OSL.
+fn export_records(run: &str) -> Vec<SweepRecord> {
+    let ms_to_ns = |v: &Value| (v.as_f64().unwrap() * 1e6).round() as u64;
+    read(&format!("{run}_profile_export.jsonl"))
+        .lines()
+        .map(|l| {
+            let r: Value = serde_json::from_str(l).unwrap();
+            let (md, m) = (&r["metadata"], &r["metrics"]);
+            let s = md["request_start_ns"].as_u64().unwrap();
+            let icl = m["inter_chunk_latency"]["value"]
+                .as_array()
+                .map(|v| v.iter().map(ms_to_ns).collect())
+                .unwrap_or_default();
+            SweepRecord {
+                s,
+                g: m.get("time_to_first_token")
+                    .map(|t| s + ms_to_ns(&t["value"])),
+                e: md["request_end_ns"].as_u64().unwrap(),
+                i: m["input_sequence_length"]["value"].as_u64(),
+                o: m["output_sequence_length"]["value"].as_u64(),
+                icl,
+            }
+        })
+        .collect()
+}
+
+/// (`start_ns`, `requests_end_ns`) of the profiling phase, from the run's log.
+fn window(run: &str) -> (u64, u64) {
+    let log = read(&format!("{run}_aiperf.log"));
     let line = log
         .lines()
         .find(|l| l.contains("Phase complete: PhaseRecordsStats("))
@@ -125,19 +153,21 @@ fn s1_window() -> (u64, u64) {
     (field("start_ns"), field("requests_end_ns"))
 }
 
-#[test]
-fn s1_matches_aiperf() {
-    let records = s1_records();
-    assert_eq!(records.len(), 60);
-    let got = sweepline_metrics(&records, s1_window(), true);
+/// Every one of the 14 metrics, in order, with AIPerf's unit and all eight statistics equal
+/// bit for bit to the run's `profile_export_aiperf.json`.
+fn assert_matches(run: &str, records: &[SweepRecord]) {
+    // ICL-aware whenever any record has ICL values (AIPerf's default list backend).
+    let icl_aware = records.iter().any(|r| !r.icl.is_empty());
+    let got = sweepline_metrics(records, window(run), icl_aware);
     let tags: Vec<&str> = got.iter().map(|m| m.tag.as_str()).collect();
-    assert_eq!(tags, TAGS);
-    let want: Value = serde_json::from_str(&read("s1_profile_export_aiperf.json")).unwrap();
+    assert_eq!(tags, TAGS, "{run}");
+    let want: Value =
+        serde_json::from_str(&read(&format!("{run}_profile_export_aiperf.json"))).unwrap();
     let mut off = Vec::new();
     for tag in TAGS {
         let (g, w) = (stats(&got, tag), &want[tag]);
         let m = got.iter().find(|m| m.tag == tag).unwrap();
-        assert_eq!(m.unit, w["unit"].as_str().unwrap(), "{tag}");
+        assert_eq!(m.unit, w["unit"].as_str().unwrap(), "{run} {tag}");
         assert_eq!(g.count, 0);
         for key in KEYS {
             let (a, b) = (g.get(key).unwrap(), w[key].as_f64().unwrap());
@@ -146,14 +176,31 @@ fn s1_matches_aiperf() {
             }
         }
     }
-    assert!(off.is_empty(), "not bit for bit: {off:#?}");
+    assert!(off.is_empty(), "{run} not bit for bit: {off:#?}");
+}
+
+#[test]
+fn s1_from_raw_export_matches_aiperf() {
+    let records = s1_records();
+    assert_eq!(records.len(), 60);
+    assert_eq!(records, export_records("s1"));
+    assert_matches("s1", &records);
+}
+
+#[test]
+fn s2_to_s6_match_aiperf() {
+    // S2 reasoning, S3 3 tokens per chunk, S4 completions, S5 non-streaming (no TTFT: 13
+    // all-zero metrics, request-level), S6 with 12 error records (concurrency only).
+    for run in ["s2", "s3", "s4", "s5", "s6"] {
+        assert_matches(run, &export_records(run));
+    }
 }
 
 #[test]
 fn s1_request_level_is_close_to_icl_where_it_should_be() {
     // Request-level decode changes DT, DU and K (and their active_*) but nothing else.
     let records = s1_records();
-    let window = s1_window();
+    let window = window("s1");
     let icl = sweepline_metrics(&records, window, true);
     let req = sweepline_metrics(&records, window, false);
     for tag in [

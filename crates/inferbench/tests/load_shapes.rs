@@ -624,3 +624,72 @@ fn user_centric_users_plan_their_turns_and_wait_for_the_previous_one() {
     // The wait is schedule lag, so the verdict says the plan was not kept.
     assert_eq!(summary(&dir)["schedule_kept"]["avg"], 0.0);
 }
+
+/// The live run's manifest, evidence and per-record lines validate against the published
+/// schemas, whatever load shape made them.
+#[test]
+fn live_artifacts_validate_against_the_schemas() {
+    let schema = |name: &str| {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../docs/schemas")
+            .join(name);
+        let v: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        jsonschema::validator_for(&v).unwrap_or_else(|e| panic!("{name}: {e}"))
+    };
+    let check = |v: &jsonschema::Validator, instance: &Value, what: &str| {
+        let errors: Vec<String> = v.iter_errors(instance).map(|e| e.to_string()).collect();
+        assert!(errors.is_empty(), "{what}: {errors:?}");
+    };
+    let dir = tmpdir("schemas");
+    let mut args = vec![
+        "profile",
+        "--request-rate",
+        "100",
+        "--concurrency",
+        "4",
+        "--request-count",
+        "8",
+        "--warmup-request-count",
+        "2",
+        "--request-cancellation-rate",
+        "20",
+        "--streaming",
+        "--api-key",
+        "sk-x",
+        "--sim-ttft-ms",
+        "1",
+        "--artifact-dir",
+        dir.to_str().unwrap(),
+    ];
+    args.extend(FAST);
+    let o = run(&args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let manifest: Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.join("inferbench_manifest.json")).unwrap(),
+    )
+    .unwrap();
+    check(&schema("manifest.schema.json"), &manifest, "manifest");
+    let ev = schema("evidence-line.schema.json");
+    for (i, l) in std::fs::read_to_string(dir.join("inferbench_evidence.jsonl"))
+        .unwrap()
+        .lines()
+        .enumerate()
+    {
+        check(
+            &ev,
+            &serde_json::from_str(l).unwrap(),
+            &format!("evidence line {}", i + 1),
+        );
+    }
+    let rec = schema("profile_export_record.schema.json");
+    for l in std::fs::read_to_string(dir.join("profile_export.jsonl"))
+        .unwrap()
+        .lines()
+    {
+        check(
+            &rec,
+            &serde_json::from_str(l).unwrap(),
+            "profile_export.jsonl line",
+        );
+    }
+}
