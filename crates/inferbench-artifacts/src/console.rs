@@ -127,29 +127,65 @@ pub fn render_console(summary: &Summary) -> String {
     }
     let title = format!("inferbench | LLM Metrics ({})", summary.definitions);
     out.push_str(&titled(&title, &t));
-    // The client's own schedule evidence, when the summary carries it.
-    let mut t = new_table(&COLUMNS);
-    let mut any = false;
-    for tag in SCHEDULE_ROWS {
-        if let Some(m) = summary.get(tag) {
-            t.add_row(row(m));
-            any = true;
-        }
-    }
-    if any {
-        for i in 0..COLUMNS.len() {
-            if let Some(c) = t.column_mut(i) {
-                c.set_cell_alignment(CellAlignment::Right);
+    // AIPerf's time-weighted tables, then the client's own schedule evidence, when the
+    // summary carries them.
+    for (title, rows) in [
+        (
+            "inferbench | LLM Metrics: Effective (time-weighted)",
+            &EFFECTIVE_ROWS[..],
+        ),
+        (
+            "inferbench | LLM Metrics: Active (time-weighted)",
+            &ACTIVE_ROWS[..],
+        ),
+        (
+            "inferbench | Schedule (did the client send the planned load?)",
+            &SCHEDULE_ROWS[..],
+        ),
+    ] {
+        let mut t = new_table(&COLUMNS);
+        let mut any = false;
+        for tag in rows {
+            if let Some(m) = summary.get(tag) {
+                t.add_row(row(m));
+                any = true;
             }
         }
-        out.push('\n');
-        out.push_str(&titled(
-            "inferbench | Schedule (did the client send the planned load?)",
-            &t,
-        ));
+        if any {
+            for i in 0..COLUMNS.len() {
+                if let Some(c) = t.column_mut(i) {
+                    c.set_cell_alignment(CellAlignment::Right);
+                }
+            }
+            out.push('\n');
+            out.push_str(&titled(title, &t));
+        }
     }
     out
 }
+
+/// AIPerf's "Effective" table rows, in its order.
+const EFFECTIVE_ROWS: [&str; 10] = [
+    "effective_concurrency",
+    "effective_decode_throughput",
+    "effective_prefill_throughput",
+    "effective_decode_concurrency",
+    "effective_prefill_concurrency",
+    "effective_total_throughput",
+    "effective_decode_throughput_per_user",
+    "effective_prefill_throughput_per_user",
+    "tokens_in_flight",
+    "effective_latency",
+];
+
+/// AIPerf's "Active" table rows, in its order.
+const ACTIVE_ROWS: [&str; 5] = [
+    "active_decode_throughput",
+    "active_prefill_throughput",
+    "active_decode_throughput_per_user",
+    "active_prefill_throughput_per_user",
+    "active_total_throughput",
+];
 
 /// Rows of the schedule table, in order (inferbench's own metrics).
 const SCHEDULE_ROWS: [&str; 8] = [

@@ -14,6 +14,7 @@ use inferbench_core::{Evidence, EvidenceHeader, Phase, PhaseWindow, Record};
 use serde_json::Value;
 
 use crate::stats::{adj_stats, scaled, stats, stats_std_in_order};
+use crate::sweepline::{SweepRecord, sweepline_metrics};
 use crate::{Computed, PerRecord};
 
 pub const NAME: &str = "aiperf-0.13";
@@ -168,6 +169,69 @@ pub const METRICS: &[(&str, &str, &str)] = &[
         "adj_inter_token_latency",
         "Inter Token Latency (error-adjusted)",
         "ms",
+    ),
+    // The sweep-line metrics (`sweepline.rs`), in AIPerf's order.
+    ("effective_concurrency", "Effective Concurrency", "requests"),
+    (
+        "effective_decode_throughput",
+        "Effective Decode Throughput",
+        "tokens/sec",
+    ),
+    (
+        "effective_prefill_throughput",
+        "Effective Prefill Throughput",
+        "tokens/sec",
+    ),
+    (
+        "effective_decode_concurrency",
+        "Effective Decode Concurrency",
+        "requests",
+    ),
+    (
+        "effective_prefill_concurrency",
+        "Effective Prefill Concurrency",
+        "requests",
+    ),
+    (
+        "effective_total_throughput",
+        "Effective Total Throughput",
+        "tokens/sec",
+    ),
+    (
+        "effective_decode_throughput_per_user",
+        "Effective Decode Throughput Per User",
+        "tokens/sec/user",
+    ),
+    (
+        "effective_prefill_throughput_per_user",
+        "Effective Prefill Throughput Per User",
+        "tokens/sec/user",
+    ),
+    ("tokens_in_flight", "Tokens In Flight", "tokens"),
+    (
+        "active_decode_throughput",
+        "Active Decode Throughput",
+        "tokens/sec",
+    ),
+    (
+        "active_prefill_throughput",
+        "Active Prefill Throughput",
+        "tokens/sec",
+    ),
+    (
+        "active_decode_throughput_per_user",
+        "Active Decode Throughput Per User",
+        "tokens/sec/user",
+    ),
+    (
+        "active_prefill_throughput_per_user",
+        "Active Prefill Throughput Per User",
+        "tokens/sec/user",
+    ),
+    (
+        "active_total_throughput",
+        "Active Total Throughput",
+        "tokens/sec",
     ),
     ("credit_to_start_latency", "Credit-to-Start Latency", "ms"),
     ("effective_latency", "Effective Latency (CO-aware)", "ms"),
@@ -525,6 +589,9 @@ pub struct Accumulator {
     discrepancies: Option<u64>,
     credit_to_start: Vec<f64>,
     effective: Vec<f64>,
+    /// (start, first token, end, ISL, OSL, chunk gaps) of every record, wall clock, for the
+    /// time-weighted sweep-line metrics.
+    sweep: Vec<SweepRecord>,
 }
 
 impl Accumulator {
@@ -546,6 +613,7 @@ impl Accumulator {
             discrepancies: None,
             credit_to_start: Vec::new(),
             effective: Vec::new(),
+            sweep: Vec::new(),
         }
     }
 
@@ -577,6 +645,15 @@ impl Accumulator {
                 self.pooled.entry("error_isl").or_default().push(base[0]);
                 metrics.push(record_metric("error_isl", &base));
             }
+            // An error record counts only in the concurrency curve.
+            self.sweep.push(SweepRecord {
+                s: anchor.saturating_add(r.start_ns),
+                g: None,
+                e: anchor.saturating_add(r.end_ns),
+                i: None,
+                o: None,
+                icl: Vec::new(),
+            });
         } else {
             self.n_valid += 1;
             let v = values_of(r, ctx);
@@ -600,6 +677,16 @@ impl Accumulator {
                 metrics.push(record_metric(tag, &base));
                 self.pooled.entry(tag).or_default().extend(base);
             }
+            let s = anchor.saturating_add(r.start_ns);
+            self.sweep.push(SweepRecord {
+                s,
+                g: v.ttft_ns.map(|t| s + t),
+                // AIPerf's curves end at the record's end, not at the last content response.
+                e: anchor.saturating_add(r.end_ns),
+                i: v.isl,
+                o: v.osl,
+                icl: v.icl_ns.clone(),
+            });
         }
         metrics
     }
@@ -618,6 +705,8 @@ impl Accumulator {
             discrepancies,
             credit_to_start,
             effective,
+            sweep,
+            anchor,
             ..
         } = self;
         let mut out: Vec<MetricResult> = Vec::new();
@@ -716,6 +805,17 @@ impl Accumulator {
                 MetricValue::Distribution {
                     stats: stats_std_in_order(&effective),
                 },
+            ));
+        }
+
+        // Time-weighted metrics over the phase window; ICL-aware whenever any record has
+        // chunk gaps (AIPerf's default list backend), for the whole run.
+        if let Some(w) = window {
+            let icl_aware = sweep.iter().any(|r| !r.icl.is_empty());
+            out.extend(sweepline_metrics(
+                &sweep,
+                (anchor + w.start_ns, anchor + w.requests_end_ns),
+                icl_aware,
             ));
         }
 

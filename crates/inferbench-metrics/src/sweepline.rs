@@ -192,7 +192,7 @@ fn active_weighted(x: &Curve, mask: &Curve, w0: f64, w1: f64) -> [f64; 8] {
     piece_stats(&pieces, pairwise_sum(&durations))
 }
 
-/// Unit, scale to it, and header of each metric, in AIPerf's export order.
+/// Tag, CSV header and unit of each metric; [`SPECS`] is in AIPerf's export order.
 struct Spec {
     tag: &'static str,
     header: &'static str,

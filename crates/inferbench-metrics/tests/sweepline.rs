@@ -275,7 +275,7 @@ fn two_overlapping_requests_by_hand() {
     let c = stats(&m, "effective_concurrency");
     assert_eq!(c.avg, Some(1.2));
     assert_eq!((c.min, c.max), (Some(1.0), Some(2.0)));
-    // Pieces by value: 1 for 8 of 10 time units, 2 for 2: p50 = p90 = 1? 0.8 < 0.9, so p90 = 2.
+    // By value: 1 holds 80 % of the time, 2 the rest; 0.8 < 0.9, so p90 is already 2.
     assert_eq!((c.p50, c.p90, c.p99), (Some(1.0), Some(2.0), Some(2.0)));
     let var: f64 = (8.0 * 0.2f64.powi(2) + 2.0 * 0.8f64.powi(2)) / 10.0;
     assert!(close(c.std.unwrap(), var.sqrt(), 1e-15));
