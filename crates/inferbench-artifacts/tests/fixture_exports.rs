@@ -201,9 +201,11 @@ fn fixture_console_rows(text: &str) -> Vec<Vec<String>> {
     rows
 }
 
+/// The rows of our main metrics table (the first table titled "LLM Metrics").
 fn our_console_rows(text: &str) -> Vec<Vec<String>> {
     text.lines()
         .skip_while(|l| !l.contains("LLM Metrics"))
+        .take_while(|l| !l.starts_with('└'))
         .filter(|l| l.starts_with('│'))
         .skip(1) // the header row
         .map(|l| {
