@@ -656,7 +656,7 @@ impl Accumulator {
             });
         } else {
             self.n_valid += 1;
-            let v = values_of(r, ctx);
+            let mut v = values_of(r, ctx);
             let latency = v.latency_ns.unwrap_or(0);
             self.min_start = self.min_start.min(wall_f64(anchor, r.start_ns));
             self.max_end = self
@@ -685,7 +685,7 @@ impl Accumulator {
                 e: anchor.saturating_add(r.end_ns),
                 i: v.isl,
                 o: v.osl,
-                icl: v.icl_ns.clone(),
+                icl: std::mem::take(&mut v.icl_ns),
             });
         }
         metrics
