@@ -9,7 +9,7 @@ const PRESET: &str = "││──┝━┿┥│    ┬┴┌┐└┘";
 
 /// Rows of AIPerf's "LLM Metrics" table, in its order (from real 0.13.0 console output);
 /// metrics not computed in a run are skipped.
-pub const CONSOLE_ROWS: [&str; 20] = [
+pub const CONSOLE_ROWS: [&str; 23] = [
     "time_to_first_token",
     "time_to_second_token",
     "time_to_first_output_token",
@@ -23,6 +23,9 @@ pub const CONSOLE_ROWS: [&str; 20] = [
     "output_token_throughput",
     "input_token_throughput",
     "request_throughput",
+    "goodput",
+    "good_request_fraction_ci_low",
+    "good_request_fraction_ci_high",
     "completed_request_count",
     "request_error_rate",
     "request_count",

@@ -272,6 +272,16 @@ pub struct RunPlan {
     pub ui: UiKind,
     /// The command line as typed, with secret values replaced.
     pub cli_command: String,
+    /// `--goodput "metric:value …"` (display units), as given.
+    #[serde(default)]
+    pub goodput: Option<String>,
+    /// `--confidence-level`: repeated-run intervals and the good fraction's Wilson interval.
+    #[serde(default = "default_confidence_level")]
+    pub confidence_level: f64,
+}
+
+fn default_confidence_level() -> f64 {
+    0.95
 }
 
 /// A header value that is redacted in serialization when its name is sensitive.

@@ -52,6 +52,8 @@ pub const METRICS: &[(&str, &str, &str)] = &[
     ),
     ("output_sequence_length", "Output Sequence Length", "tokens"),
     ("input_sequence_length", "Input Sequence Length", "tokens"),
+    ("goodput", "Goodput", "requests/sec"),
+    ("good_request_count", "Good Request Count", "requests"),
     ("output_token_count", "Output Token Count", "tokens"),
     ("reasoning_token_count", "Reasoning Token Count", "tokens"),
     ("inter_chunk_latency", "Inter Chunk Latency", "ms"),
@@ -135,6 +137,19 @@ pub const METRICS: &[(&str, &str, &str)] = &[
         "tokens",
     ),
     ("request_error_rate", "Request Error Rate", "%"),
+    // AIPerf's header for it really is the CamelCase tag.
+    ("good_request_fraction", "GoodRequestFraction", "ratio"),
+    // inferbench's own: the Wilson interval of the good-request fraction.
+    (
+        "good_request_fraction_ci_low",
+        "Good Request Fraction CI Low (Wilson)",
+        "ratio",
+    ),
+    (
+        "good_request_fraction_ci_high",
+        "Good Request Fraction CI High (Wilson)",
+        "ratio",
+    ),
     (
         "completed_request_count",
         "Completed Requests (Success + Error)",
@@ -592,6 +607,67 @@ pub struct Accumulator {
     /// (start, first token, end, ISL, OSL, chunk gaps) of every record, wall clock, for the
     /// time-weighted sweep-line metrics.
     sweep: Vec<SweepRecord>,
+    /// `--goodput` SLOs, in display units, and the count of requests that met them all.
+    slos: Vec<Slo>,
+    good: u64,
+    /// Confidence level of the good-fraction's Wilson interval.
+    confidence_level: f64,
+}
+
+/// One service-level objective of `--goodput`: a per-request metric, a bound in the metric's
+/// display unit, and its direction (throughputs must reach it, everything else stay under).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Slo {
+    pub tag: String,
+    pub bound: f64,
+    pub larger_is_better: bool,
+}
+
+/// Per-request metrics an SLO may name (AIPerf: record metrics of one value).
+pub const SLO_METRICS: &[&str] = &[
+    "request_latency",
+    "time_to_first_token",
+    "time_to_second_token",
+    "time_to_first_output_token",
+    "inter_token_latency",
+    "decode_duration",
+    "output_token_throughput_per_user",
+    "e2e_output_token_throughput",
+    "prefill_throughput_per_user",
+    "output_sequence_length",
+    "input_sequence_length",
+    "output_token_count",
+];
+
+/// Parse `--goodput "tag:value tag:value"` (values in display units: ms, tokens/sec/user).
+pub fn parse_slos(spec: &str) -> Result<Vec<Slo>, String> {
+    let mut out: Vec<Slo> = Vec::new();
+    for item in spec.split_whitespace() {
+        let (tag, value) = item
+            .split_once(':')
+            .ok_or_else(|| format!("--goodput {item:?}: expected metric:value"))?;
+        if !SLO_METRICS.contains(&tag) {
+            return Err(format!(
+                "--goodput: unknown metric {tag:?} (valid: {})",
+                SLO_METRICS.join(", ")
+            ));
+        }
+        let bound: f64 = value
+            .parse()
+            .ok()
+            .filter(|v: &f64| v.is_finite())
+            .ok_or_else(|| format!("--goodput {item:?}: {value:?} is not a number"))?;
+        out.retain(|s| s.tag != tag);
+        out.push(Slo {
+            tag: tag.to_string(),
+            bound,
+            larger_is_better: tag.contains("throughput"),
+        });
+    }
+    if out.is_empty() {
+        return Err("--goodput: no metric:value given".into());
+    }
+    Ok(out)
 }
 
 impl Accumulator {
@@ -614,7 +690,18 @@ impl Accumulator {
             credit_to_start: Vec::new(),
             effective: Vec::new(),
             sweep: Vec::new(),
+            slos: Vec::new(),
+            good: 0,
+            confidence_level: 0.95,
         }
+    }
+
+    /// Count requests meeting every SLO (`--goodput`); the fraction's Wilson interval is at
+    /// `confidence_level`.
+    pub fn with_slos(mut self, slos: Vec<Slo>, confidence_level: f64) -> Self {
+        self.slos = slos;
+        self.confidence_level = confidence_level;
+        self
     }
 
     /// Fold one record in; returns its per-record metrics (display units).
@@ -677,6 +764,32 @@ impl Accumulator {
                 metrics.push(record_metric(tag, &base));
                 self.pooled.entry(tag).or_default().extend(base);
             }
+            if !self.slos.is_empty() {
+                // Good only if every SLO holds; a metric the request lacks fails it.
+                let good = self.slos.iter().all(|slo| {
+                    metrics
+                        .iter()
+                        .find(|m| m.tag == slo.tag)
+                        .and_then(|m| match m.value {
+                            RecordMetricValue::Int(i) => Some(i as f64),
+                            RecordMetricValue::Float(f) => Some(f),
+                            RecordMetricValue::List(_) => None,
+                        })
+                        .is_some_and(|v| {
+                            if slo.larger_is_better {
+                                v >= slo.bound
+                            } else {
+                                v <= slo.bound
+                            }
+                        })
+                });
+                self.good += u64::from(good);
+                metrics.push(RecordMetric {
+                    tag: std::borrow::Cow::Borrowed("good_request_count"),
+                    unit: std::borrow::Cow::Borrowed("requests"),
+                    value: RecordMetricValue::Int(i64::from(good)),
+                });
+            }
             let s = anchor.saturating_add(r.start_ns);
             self.sweep.push(SweepRecord {
                 s,
@@ -707,6 +820,9 @@ impl Accumulator {
             effective,
             sweep,
             anchor,
+            slos,
+            good,
+            confidence_level,
             ..
         } = self;
         let mut out: Vec<MetricResult> = Vec::new();
@@ -732,6 +848,24 @@ impl Accumulator {
                 "request_error_rate",
                 n_errors as f64 * 100.0 / completed as f64,
             ));
+        }
+        if !slos.is_empty() {
+            out.push(scalar("good_request_count", good as f64));
+            // Errors stay in the denominator: a failed request is not a good one.
+            out.push(scalar(
+                "good_request_fraction",
+                if completed > 0 {
+                    good as f64 / completed as f64
+                } else {
+                    0.0
+                },
+            ));
+            if let Some((lo, hi)) =
+                crate::confidence::wilson_interval(good, completed, confidence_level)
+            {
+                out.push(scalar("good_request_fraction_ci_low", lo));
+                out.push(scalar("good_request_fraction_ci_high", hi));
+            }
         }
         if n_errors > 0 {
             out.push(scalar("error_request_count", n_errors as f64));
@@ -772,6 +906,9 @@ impl Accumulator {
         if let Some(w) = window.filter(|w| w.requests_end_ns > w.start_ns) {
             let secs = (w.requests_end_ns - w.start_ns) as f64 * NS_TO_S;
             out.push(scalar("request_throughput", n_valid as f64 / secs));
+            if !slos.is_empty() {
+                out.push(scalar("goodput", good as f64 / secs));
+            }
             if let Some(osl) = total_osl {
                 out.push(scalar("output_token_throughput", osl / secs));
             }
@@ -854,5 +991,26 @@ pub fn compute(evidence: &Evidence, phase: Phase) -> Computed {
     Computed {
         summary: acc.finish(evidence.window(phase)),
         per_record,
+    }
+}
+
+#[cfg(test)]
+mod slo_tests {
+    use super::*;
+
+    #[test]
+    fn slos_parse_with_directions_and_name_bad_input() {
+        let s = parse_slos("time_to_first_token:100 output_token_throughput_per_user:50").unwrap();
+        assert_eq!(s.len(), 2);
+        assert!(!s[0].larger_is_better && s[0].bound == 100.0);
+        assert!(s[1].larger_is_better && s[1].bound == 50.0);
+        // A repeated metric keeps the last bound.
+        let s = parse_slos("request_latency:10 request_latency:20").unwrap();
+        assert_eq!(s.len(), 1);
+        assert_eq!(s[0].bound, 20.0);
+        for bad in ["", "ttft:5", "time_to_first_token", "time_to_first_token:x"] {
+            let e = parse_slos(bad).unwrap_err();
+            assert!(e.starts_with("--goodput"), "{bad}: {e}");
+        }
     }
 }

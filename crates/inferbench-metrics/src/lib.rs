@@ -59,6 +59,29 @@ pub fn definition_sets() -> &'static [&'static str] {
     SETS
 }
 
+/// `compute` with goodput SLOs (`--goodput`) and the Wilson interval's confidence level.
+pub fn compute_with_slos(
+    definitions: &str,
+    evidence: &Evidence,
+    phase: Phase,
+    slos: Vec<aiperf::Slo>,
+    confidence_level: f64,
+) -> Result<Computed, MetricsError> {
+    let mut acc =
+        Accumulator::new(definitions, &evidence.header)?.with_slos(slos, confidence_level);
+    let per_record = evidence
+        .records_of(phase)
+        .map(|r| PerRecord {
+            id: r.id,
+            metrics: acc.push(r),
+        })
+        .collect();
+    Ok(Computed {
+        summary: acc.finish(evidence.window(phase)),
+        per_record,
+    })
+}
+
 /// Compute the metrics of `phase` under the definition set named `definitions`.
 pub fn compute(
     definitions: &str,
@@ -94,6 +117,16 @@ impl Accumulator {
                 name: definitions.to_string(),
                 known: SETS,
             }),
+        }
+    }
+
+    /// Count goodput against these SLOs (`--goodput`), the good fraction's Wilson interval at
+    /// `confidence_level`.
+    pub fn with_slos(self, slos: Vec<aiperf::Slo>, confidence_level: f64) -> Self {
+        match self {
+            Accumulator::Aiperf(a) => {
+                Accumulator::Aiperf(Box::new(a.with_slos(slos, confidence_level)))
+            }
         }
     }
 

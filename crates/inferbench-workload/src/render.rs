@@ -270,6 +270,8 @@ mod tests {
             },
             ui: UiKind::None,
             cli_command: "inferbench profile".into(),
+            goodput: None,
+            confidence_level: 0.95,
         }
     }
 

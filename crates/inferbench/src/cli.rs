@@ -154,6 +154,10 @@ pub struct ProfileArgs {
         value_delimiter = ','
     )]
     pub request_rate: Vec<f64>,
+    /// Service-level objectives, `metric:value …` in display units (ms, tokens/sec/user): a
+    /// request is good when it meets every one; reports goodput and the good fraction.
+    #[arg(long)]
+    pub goodput: Option<String>,
     /// Repeat the profiling run this many times (1–10) and report confidence intervals.
     #[arg(long = "num-profile-runs", default_value_t = 1)]
     pub num_profile_runs: usize,
@@ -356,7 +360,6 @@ pub const UNBUILT_FLAGS: &[(&str, bool)] = &[
     ("fixed-schedule-auto-offset", false),
     ("fixed-schedule-start-offset", true),
     ("fixed-schedule-end-offset", true),
-    ("goodput", true),
     ("sweep-type", true),
     ("parameter-sweep-mode", true),
     ("parameter-sweep-same-seed", false),
@@ -1021,6 +1024,14 @@ pub fn build_plan(a: &ProfileArgs, argv: &[String], cell: &CellValues) -> Result
             UiArg::None => UiKind::None,
         },
         cli_command: redacted_command_line(argv),
+        goodput: match &a.goodput {
+            Some(g) => {
+                inferbench_metrics::aiperf::parse_slos(g)?;
+                Some(g.clone())
+            }
+            None => None,
+        },
+        confidence_level: a.confidence_level,
     })
 }
 
@@ -1180,9 +1191,9 @@ mod tests {
 
     #[test]
     fn unbuilt_flags_are_errors_that_say_so() {
-        let e = parse(&["profile", "--goodput", "time_to_first_token:100"]).unwrap_err();
+        let e = parse(&["profile", "--input-file", "x.jsonl"]).unwrap_err();
         assert!(
-            e.contains("--goodput") && e.contains("not implement"),
+            e.contains("--input-file") && e.contains("not implement"),
             "{e}"
         );
         let e = parse(&["profile", "--fixed-schedule"]).unwrap_err();

@@ -24,6 +24,14 @@ pub struct Scored {
     pub per_record: Vec<(u64, Vec<inferbench_core::summary::RecordMetric>)>,
 }
 
+/// The plan's `--goodput` SLOs (none without the flag).
+pub fn slos_of(plan: &RunPlan) -> Result<Vec<inferbench_metrics::aiperf::Slo>, Failure> {
+    match &plan.goodput {
+        Some(g) => inferbench_metrics::aiperf::parse_slos(g).map_err(Failure::input),
+        None => Ok(Vec::new()),
+    }
+}
+
 /// Schedule evidence (inferbench's own metrics) appended to a profiling summary; returns
 /// the verdict.
 pub fn add_schedule_metrics(
@@ -59,8 +67,15 @@ pub fn schedule_warning(v: &ScheduleVerdict) -> Option<String> {
 }
 
 pub fn score(definitions: &str, evidence: &Evidence, plan: &RunPlan) -> Result<Scored, Failure> {
-    let c = inferbench_metrics::compute(definitions, evidence, Phase::Profiling)
-        .map_err(|e| Failure::input(format!("--definitions: {e}")))?;
+    let slos = slos_of(plan)?;
+    let c = inferbench_metrics::compute_with_slos(
+        definitions,
+        evidence,
+        Phase::Profiling,
+        slos.clone(),
+        plan.confidence_level,
+    )
+    .map_err(|e| Failure::input(format!("--definitions: {e}")))?;
     let mut profiling = c.summary;
     let mut acc = ScheduleAccumulator::default();
     for r in evidence.records_of(Phase::Profiling) {
@@ -69,9 +84,15 @@ pub fn score(definitions: &str, evidence: &Evidence, plan: &RunPlan) -> Result<S
     add_schedule_metrics(&mut profiling, acc, plan);
     let warmup = if evidence.records_of(Phase::Warmup).next().is_some() {
         Some(
-            inferbench_metrics::compute(definitions, evidence, Phase::Warmup)
-                .map_err(|e| Failure::input(format!("--definitions: {e}")))?
-                .summary,
+            inferbench_metrics::compute_with_slos(
+                definitions,
+                evidence,
+                Phase::Warmup,
+                slos,
+                plan.confidence_level,
+            )
+            .map_err(|e| Failure::input(format!("--definitions: {e}")))?
+            .summary,
         )
     } else {
         None

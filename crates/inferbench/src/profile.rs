@@ -509,8 +509,10 @@ async fn run_against(
     )
     .map_err(|e| Failure::run(e.to_string()))?;
     let definitions = inferbench_metrics::definition_sets()[0];
+    let slos = crate::metrics_cmd::slos_of(plan)?;
     let new_acc = || {
         inferbench_metrics::Accumulator::new(definitions, &header)
+            .map(|a| a.with_slos(slos.clone(), plan.confidence_level))
             .map_err(|e| Failure::run(e.to_string()))
     };
     let mut profiling_acc = new_acc()?;

@@ -740,3 +740,77 @@ fn sigterm_cancels_in_flight_requests_and_writes_partial_artifacts() {
     ids.sort();
     assert_eq!(ids, (0..recs.len() as u64).collect::<Vec<_>>());
 }
+
+#[test]
+fn goodput_counts_requests_meeting_every_slo_with_errors_in_the_denominator() {
+    // Every 10th request fails (HTTP 500): 40 requests → 36 valid, 4 errors.
+    let server = MockServer::start(&["--ttft-ms", "5", "--itl-ms", "1", "--error-rate", "10"]);
+    let dir = tmpdir("goodput");
+    let o = run(&[
+        "profile",
+        "-m",
+        "mock-model",
+        "-u",
+        &server.url,
+        "--streaming",
+        "--concurrency",
+        "4",
+        "--request-count",
+        "40",
+        "--isl",
+        "8",
+        "--osl",
+        "8",
+        "--ui",
+        "none",
+        "--goodput",
+        "time_to_first_token:6 inter_token_latency:1.2",
+        "--artifact-dir",
+        dir.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    // Count by hand from the per-request values.
+    let lines = jsonl(&dir.join("profile_export.jsonl"));
+    let mut good = 0;
+    for l in &lines {
+        let m = &l["metrics"];
+        if l.get("error").is_some() {
+            assert!(m.get("good_request_count").is_none());
+            continue;
+        }
+        let ttft = m["time_to_first_token"]["value"].as_f64().unwrap();
+        let itl = m["inter_token_latency"]["value"].as_f64().unwrap();
+        let expect = u64::from(ttft <= 6.0 && itl <= 1.2);
+        assert_eq!(m["good_request_count"]["value"].as_u64(), Some(expect));
+        good += expect;
+    }
+    let s = read_json(&dir.join("profile_export_aiperf.json"));
+    assert_eq!(s["good_request_count"]["avg"].as_f64(), Some(good as f64));
+    // The fraction keeps the 4 errors in its denominator: good / 40.
+    assert_eq!(
+        s["good_request_fraction"]["avg"].as_f64(),
+        Some(good as f64 / 40.0)
+    );
+    assert_eq!(s["good_request_fraction"]["unit"], "ratio");
+    // Goodput and request throughput share the window: goodput / good = throughput / valid.
+    let goodput = s["goodput"]["avg"].as_f64().unwrap();
+    let thr = s["request_throughput"]["avg"].as_f64().unwrap();
+    assert!((goodput * 36.0 - thr * good as f64).abs() <= 1e-9 * thr * 36.0);
+    let lo = s["good_request_fraction_ci_low"]["avg"].as_f64().unwrap();
+    let hi = s["good_request_fraction_ci_high"]["avg"].as_f64().unwrap();
+    assert!(lo <= good as f64 / 40.0 && good as f64 / 40.0 <= hi);
+    let csv = std::fs::read_to_string(dir.join("profile_export_aiperf.csv")).unwrap();
+    assert!(csv.contains("GoodRequestFraction (ratio),"), "{csv}");
+    assert!(csv.contains("Goodput (requests/sec),"));
+}
+
+#[test]
+fn a_bad_goodput_spec_is_named() {
+    let o = run(&["profile", "--goodput", "ttft:5"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("--goodput") && stderr(&o).contains("time_to_first_token"),
+        "{}",
+        stderr(&o)
+    );
+}

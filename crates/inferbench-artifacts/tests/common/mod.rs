@@ -273,6 +273,8 @@ pub fn plan() -> RunPlan {
         },
         ui: UiKind::None,
         cli_command: "inferbench profile --model mock-model --api-key <redacted>".into(),
+        goodput: None,
+        confidence_level: 0.95,
     }
 }
 
