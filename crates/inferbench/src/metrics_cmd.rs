@@ -174,8 +174,13 @@ pub fn run(a: &MetricsArgs) -> Result<u8, Failure> {
     let dir = &a.dir;
     let ev_path = dir.join(EVIDENCE_FILE);
     if !ev_path.exists() {
+        let hint = if dir.join("profile_runs").is_dir() || dir.join("sweep_aggregate").is_dir() {
+            " (this is the root of repeated runs or a sweep: give one run's directory, e.g. profile_runs/run_0001 or concurrency_4)"
+        } else {
+            "; give a run directory written by `inferbench profile`"
+        };
         return Err(Failure::input(format!(
-            "{}: no {EVIDENCE_FILE} here; give a run directory written by `inferbench profile`",
+            "{}: no {EVIDENCE_FILE} here{hint}",
             dir.display()
         )));
     }
