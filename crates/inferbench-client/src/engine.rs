@@ -92,6 +92,9 @@ pub struct PhaseSpec {
     /// request waits for a place before it starts (its planned time stays, so the wait shows
     /// as schedule lag).
     pub prefill_concurrency: Option<usize>,
+    /// `--failed-request-threshold`: (ratio, records needed before it is armed). Once at
+    /// least that many records ended, a failed/total ratio above it cancels the run.
+    pub failed_request_threshold: Option<(f64, u64)>,
 }
 
 /// `--request-cancellation-rate` / `--request-cancellation-delay`.
@@ -137,6 +140,7 @@ impl EngineConfig {
                 duration: None,
                 grace: None,
                 prefill_concurrency: None,
+                failed_request_threshold: None,
             });
         }
         v.push(PhaseSpec {
@@ -149,6 +153,7 @@ impl EngineConfig {
             duration: None,
             grace: None,
             prefill_concurrency: None,
+            failed_request_threshold: None,
         });
         v
     }
@@ -221,6 +226,8 @@ impl StopSignal {
 #[derive(Debug, Clone)]
 pub struct RunOutcome {
     pub stop_reason: StopReason,
+    /// Set when the engine cancelled the run itself (`--failed-request-threshold`).
+    pub abort_reason: Option<String>,
     pub windows: Vec<PhaseWindow>,
     pub end_ns: u64,
     pub records: u64,
@@ -249,6 +256,8 @@ pub struct Engine {
     stop: StopSignal,
     /// Seed of the cancellation choice (from the "cancellation" generator).
     cancel_seed: u64,
+    /// Why the engine cancelled the run itself (`--failed-request-threshold`).
+    abort_reason: std::sync::Mutex<Option<String>>,
 }
 
 /// Per-phase state shared by the tasks of the phase.
@@ -267,6 +276,7 @@ struct PhaseState {
     abort: watch::Sender<bool>,
     /// Places for requests waiting for their first token (`--prefill-concurrency`).
     prefill: Option<Arc<tokio::sync::Semaphore>>,
+    failed_threshold: Option<(f64, u64)>,
     sink: mpsc::UnboundedSender<EngineEvent>,
 }
 
@@ -315,6 +325,24 @@ impl PhaseState {
             self.errors.fetch_add(1, Ordering::Relaxed);
             e.progress.errors.fetch_add(1, Ordering::Relaxed);
         }
+        if let Some((threshold, floor)) = self.failed_threshold {
+            let total = self.completed.load(Ordering::Relaxed);
+            let failed = self.errors.load(Ordering::Relaxed);
+            if total >= floor && failed as f64 / total as f64 > threshold {
+                if let Ok(mut reason) = e.abort_reason.lock()
+                    && reason.is_none()
+                {
+                    *reason = Some(format!(
+                        "--failed-request-threshold exceeded: {failed} of {total} requests failed ({:.3} > {threshold}); the run was cancelled",
+                        failed as f64 / total as f64
+                    ));
+                }
+                // As AIPerf: stop issuing and cancel what is in flight; results stay partial.
+                while e.stop.level() < 2 {
+                    e.stop.escalate();
+                }
+            }
+        }
         self.sink.send(EngineEvent::Record(Box::new(rec))).is_ok()
     }
 }
@@ -348,6 +376,7 @@ impl Engine {
             progress: Arc::new(Progress::default()),
             stop,
             cancel_seed,
+            abort_reason: std::sync::Mutex::new(None),
         }
     }
 
@@ -399,13 +428,17 @@ impl Engine {
             let _ = sink.send(EngineEvent::Phase(w));
             windows.push(w);
         }
-        let stop_reason = if engine.stop.level() > 0 {
+        let abort_reason = engine.abort_reason.lock().ok().and_then(|r| r.clone());
+        let stop_reason = if abort_reason.is_some() {
+            StopReason::Failed
+        } else if engine.stop.level() > 0 {
             StopReason::Interrupted
         } else {
             StopReason::Completed
         };
         RunOutcome {
             stop_reason,
+            abort_reason,
             windows,
             end_ns: engine.clock.now_ns(),
             records,
@@ -449,6 +482,7 @@ async fn run_phase(
         prefill: spec
             .prefill_concurrency
             .map(|n| Arc::new(tokio::sync::Semaphore::new(n))),
+        failed_threshold: spec.failed_request_threshold,
         sink: sink.clone(),
     });
     let mut tasks = tokio::task::JoinSet::new();

@@ -269,6 +269,7 @@ async fn a_fixed_schedule_plans_each_request_at_its_offset() {
             duration: None,
             grace: None,
             prefill_concurrency: None,
+            failed_request_threshold: None,
         }],
         cancellation: None,
         keep_raw: false,

@@ -151,6 +151,10 @@ pub struct LoadPlan {
     /// `--warmup-prefill-concurrency` (falls back to `prefill_concurrency`).
     #[serde(default)]
     pub warmup_prefill_concurrency: Option<usize>,
+    /// `--failed-request-threshold`: cancel the run once more than this ratio (0–1) of the
+    /// profiling requests failed (armed after max(concurrency, 10) requests).
+    #[serde(default)]
+    pub failed_request_threshold: Option<f64>,
     /// `--user-centric-rate` and `--num-users`: (requests per second over all users, users).
     #[serde(default)]
     pub user_centric: Option<UserCentricPlan>,

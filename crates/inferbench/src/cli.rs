@@ -219,6 +219,10 @@ pub struct ProfileArgs {
     /// --prefill-concurrency of the warmup phase (default: the profiling one).
     #[arg(long = "warmup-prefill-concurrency")]
     pub warmup_prefill_concurrency: Option<usize>,
+    /// Cancel the run once the failed/total ratio of profiling requests exceeds this (0–1),
+    /// after max(concurrency, 10) requests; the exit code is then 1.
+    #[arg(long = "failed-request-threshold")]
+    pub failed_request_threshold: Option<f64>,
     /// At most this many requests waiting for their first token (streaming).
     #[arg(long = "prefill-concurrency")]
     pub prefill_concurrency: Option<usize>,
@@ -351,7 +355,6 @@ pub const UNBUILT_FLAGS: &[(&str, bool)] = &[
     ("prefill-concurrency-ramp-duration", true),
     ("request-rate-series", true),
     ("warmup-prefill-concurrency-ramp-duration", true),
-    ("failed-request-threshold", true),
     ("num-warmup-sessions", true),
     ("warmup-arrival-pattern", true),
     ("warmup-grace-period", true),
@@ -872,6 +875,13 @@ pub fn build_plan(a: &ProfileArgs, argv: &[String], cell: &CellValues) -> Result
     if a.warmup_prefill_concurrency == Some(0) {
         return Err("--warmup-prefill-concurrency 0: must be ≥ 1".into());
     }
+    if let Some(t) = a.failed_request_threshold
+        && !(0.0..=1.0).contains(&t)
+    {
+        return Err(format!(
+            "--failed-request-threshold {t}: must be a ratio in [0, 1]"
+        ));
+    }
     if a.prefill_concurrency == Some(0) {
         return Err("--prefill-concurrency 0: must be ≥ 1".into());
     }
@@ -998,6 +1008,7 @@ pub fn build_plan(a: &ProfileArgs, argv: &[String], cell: &CellValues) -> Result
             warmup_concurrency_ramp_s: warmup_conc_ramp,
             warmup_request_rate_ramp_s: warmup_rate_ramp,
             warmup_prefill_concurrency: a.warmup_prefill_concurrency,
+            failed_request_threshold: a.failed_request_threshold,
             user_centric,
             warmup_concurrency: a.warmup_concurrency,
             warmup_request_rate: warmup_rate,

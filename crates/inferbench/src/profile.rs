@@ -706,6 +706,15 @@ async fn run_against(
     if let Some(w) = &warning {
         eprintln!("{w}");
     }
+    if let Some(reason) = &outcome.abort_reason {
+        return Ok(RunResult {
+            code: 1,
+            summary: profiling_summary,
+            failure: Some(Failure::run(format!(
+                "{reason} (artifacts are marked partial)"
+            ))),
+        });
+    }
     if partial {
         eprintln!("inferbench: the run was interrupted: artifacts are marked partial");
         return Ok(RunResult {
@@ -875,6 +884,8 @@ fn phases_of(plan: &RunPlan) -> Vec<PhaseSpec> {
             duration: l.warmup_duration_s.map(Duration::from_secs_f64),
             grace: None,
             prefill_concurrency: l.warmup_prefill_concurrency.or(l.prefill_concurrency),
+            // Only profiling requests count toward the threshold, as in AIPerf.
+            failed_request_threshold: None,
         });
     }
     phases.push(PhaseSpec {
@@ -899,6 +910,9 @@ fn phases_of(plan: &RunPlan) -> Vec<PhaseSpec> {
             .benchmark_duration_s
             .and(l.benchmark_grace_period_s.map(Duration::from_secs_f64)),
         prefill_concurrency: l.prefill_concurrency,
+        failed_request_threshold: l
+            .failed_request_threshold
+            .map(|t| (t, (l.concurrency as u64).max(10))),
     });
     phases
 }

@@ -814,3 +814,48 @@ fn a_bad_goodput_spec_is_named() {
         stderr(&o)
     );
 }
+
+#[test]
+fn the_failed_request_threshold_cancels_the_run_after_its_grace_floor() {
+    // Every other request fails; the threshold 0.3 is armed after max(2, 10) = 10 records.
+    let server = MockServer::start(&["--ttft-ms", "2", "--itl-ms", "1", "--error-rate", "50"]);
+    let dir = tmpdir("threshold");
+    let o = run(&[
+        "profile",
+        "-m",
+        "mock-model",
+        "-u",
+        &server.url,
+        "--streaming",
+        "--concurrency",
+        "2",
+        "--request-count",
+        "400",
+        "--isl",
+        "8",
+        "--osl",
+        "4",
+        "--ui",
+        "none",
+        "--failed-request-threshold",
+        "0.3",
+        "--artifact-dir",
+        dir.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("--failed-request-threshold exceeded"),
+        "{}",
+        stderr(&o)
+    );
+    let recs = evidence_records(&dir);
+    assert!(
+        recs.len() >= 10 && recs.len() < 400,
+        "{} records",
+        recs.len()
+    );
+    let ready = read_json(&dir.join(".aiperf_results_ready.json"));
+    assert_eq!(ready["partial"], true);
+    let m = read_json(&dir.join("inferbench_manifest.json"));
+    assert_eq!(m["stop_reason"], "failed");
+}
