@@ -1,51 +1,17 @@
 //! Load shapes against the simulated server: planned send times, what was sent, stop rules,
 //! cancellation, and the schedule verdict. Every server binds 127.0.0.1 on port 0.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::path::Path;
 
 use serde_json::Value;
 
-const BIN: &str = env!("CARGO_BIN_EXE_inferbench");
+mod common;
 
-fn tmpdir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!(
-        "inferbench-shapes-{name}-{}-{:?}",
-        std::process::id(),
-        Instant::now()
-    ));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
-
-fn run(args: &[&str]) -> Output {
-    let mut child = Command::new(BIN)
-        .args(args)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn inferbench");
-    let start = Instant::now();
-    while child.try_wait().unwrap().is_none() {
-        assert!(start.elapsed() < Duration::from_secs(120), "did not finish");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    child.wait_with_output().unwrap()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
+use common::*;
 
 /// (phase lines, records sorted by id) of a run directory's evidence.
 fn evidence(dir: &Path) -> (Vec<Value>, Vec<Value>) {
-    let text = std::fs::read_to_string(dir.join("inferbench_evidence.jsonl")).unwrap();
-    let lines: Vec<Value> = text
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let lines = evidence_lines(dir);
     let phases = lines
         .iter()
         .filter(|l| l["line"] == "phase")
@@ -60,8 +26,7 @@ fn evidence(dir: &Path) -> (Vec<Value>, Vec<Value>) {
 }
 
 fn summary(dir: &Path) -> Value {
-    serde_json::from_str(&std::fs::read_to_string(dir.join("profile_export_aiperf.json")).unwrap())
-        .unwrap()
+    read_json(&dir.join("profile_export_aiperf.json"))
 }
 
 fn planned_offsets(dir: &Path) -> Vec<u64> {

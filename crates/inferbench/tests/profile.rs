@@ -2,122 +2,15 @@
 //! as a separate `mock-server` process), and against deliberately broken servers. Every
 //! server binds 127.0.0.1 on port 0.
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::net::TcpListener;
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use serde_json::Value;
+mod common;
 
-const BIN: &str = env!("CARGO_BIN_EXE_inferbench");
-
-fn tmpdir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!(
-        "inferbench-it-{}-{}-{}",
-        name,
-        std::process::id(),
-        Instant::now().elapsed().as_nanos()
-    ));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
-
-/// Run the binary, killing it if it takes longer than two minutes.
-fn run(args: &[&str]) -> Output {
-    let mut child = Command::new(BIN)
-        .args(args)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn inferbench");
-    wait_bounded(&mut child, Duration::from_secs(120));
-    child.wait_with_output().expect("output")
-}
-
-fn wait_bounded(child: &mut Child, limit: Duration) {
-    let start = Instant::now();
-    while start.elapsed() < limit {
-        if child.try_wait().expect("try_wait").is_some() {
-            return;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let _ = child.kill();
-    panic!("inferbench did not finish within {limit:?}");
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-fn read_json(p: &Path) -> Value {
-    let text = std::fs::read_to_string(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
-    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
-}
-
-fn jsonl(p: &Path) -> Vec<Value> {
-    std::fs::read_to_string(p)
-        .unwrap_or_else(|e| panic!("{}: {e}", p.display()))
-        .lines()
-        .map(|l| serde_json::from_str(l).expect("json line"))
-        .collect()
-}
-
-/// The records of an evidence file. A killed run may leave its last line cut short; that
-/// line (and only that one) is skipped, as the evidence reader does.
-fn evidence_records(dir: &Path) -> Vec<Value> {
-    let p = dir.join("inferbench_evidence.jsonl");
-    let text = std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
-    let lines: Vec<&str> = text.lines().collect();
-    let mut out = Vec::new();
-    for (i, l) in lines.iter().enumerate() {
-        match serde_json::from_str::<Value>(l) {
-            Ok(v) if v["line"] == "record" => out.push(v),
-            Ok(_) => {}
-            Err(e) if i + 1 == lines.len() && !text.ends_with('\n') => {
-                let _ = e;
-            }
-            Err(e) => panic!("{}:{}: {e}", p.display(), i + 1),
-        }
-    }
-    out
-}
-
-/// A standalone `inferbench mock-server` on 127.0.0.1:0; killed on drop.
-struct MockServer {
-    child: Child,
-    url: String,
-}
-
-impl MockServer {
-    fn start(extra: &[&str]) -> MockServer {
-        let mut child = Command::new(BIN)
-            .args(["mock-server", "--port", "0"])
-            .args(extra)
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("spawn mock-server");
-        let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-        let line = lines.next().expect("a first line").expect("utf-8");
-        let url = line
-            .split_whitespace()
-            .find(|w| w.starts_with("http://"))
-            .unwrap_or_else(|| panic!("no URL in {line:?}"))
-            .to_string();
-        std::thread::spawn(move || for _ in lines {});
-        MockServer { child, url }
-    }
-}
-
-impl Drop for MockServer {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
+use common::*;
 
 #[test]
 fn profile_without_url_benchmarks_the_simulated_server_and_writes_aiperf_artifacts() {

@@ -1,0 +1,130 @@
+//! Helpers shared by the integration tests: temporary directories, running the binary with
+//! a time bound, reading its files, and a standalone `mock-server` on 127.0.0.1:0.
+#![allow(dead_code)] // each test file uses a different subset
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+pub const BIN: &str = env!("CARGO_BIN_EXE_inferbench");
+
+/// A fresh directory, unique per call.
+pub fn tmpdir(name: &str) -> PathBuf {
+    static N: AtomicU64 = AtomicU64::new(0);
+    let d = std::env::temp_dir().join(format!(
+        "inferbench-it-{name}-{}-{}",
+        std::process::id(),
+        N.fetch_add(1, Ordering::Relaxed)
+    ));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// Run the binary, killing it if it takes longer than two minutes.
+pub fn run(args: &[&str]) -> Output {
+    let mut child = Command::new(BIN)
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn inferbench");
+    wait_bounded(&mut child, Duration::from_secs(120));
+    child.wait_with_output().expect("output")
+}
+
+pub fn wait_bounded(child: &mut Child, limit: Duration) {
+    let start = Instant::now();
+    while start.elapsed() < limit {
+        if child.try_wait().expect("try_wait").is_some() {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let _ = child.kill();
+    panic!("inferbench did not finish within {limit:?}");
+}
+
+pub fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+pub fn read_json(p: &Path) -> Value {
+    let text = std::fs::read_to_string(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+}
+
+pub fn jsonl(p: &Path) -> Vec<Value> {
+    std::fs::read_to_string(p)
+        .unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("json line"))
+        .collect()
+}
+
+/// The lines of an evidence file. A killed run may leave its last line cut short; that line
+/// (and only that one) is skipped, as the evidence reader does.
+pub fn evidence_lines(dir: &Path) -> Vec<Value> {
+    let p = dir.join("inferbench_evidence.jsonl");
+    let text = std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+    let lines: Vec<&str> = text.lines().collect();
+    let mut out = Vec::new();
+    for (i, l) in lines.iter().enumerate() {
+        match serde_json::from_str::<Value>(l) {
+            Ok(v) => out.push(v),
+            Err(_) if i + 1 == lines.len() && !text.ends_with('\n') => {}
+            Err(e) => panic!("{}:{}: {e}", p.display(), i + 1),
+        }
+    }
+    out
+}
+
+/// The record lines of an evidence file, in file order.
+pub fn evidence_records(dir: &Path) -> Vec<Value> {
+    evidence_lines(dir)
+        .into_iter()
+        .filter(|l| l["line"] == "record")
+        .collect()
+}
+
+/// A standalone `inferbench mock-server` on 127.0.0.1:0; killed on drop.
+pub struct MockServer {
+    child: Child,
+    pub url: String,
+}
+
+impl MockServer {
+    pub fn start(extra: &[&str]) -> MockServer {
+        let mut child = Command::new(BIN)
+            .args(["mock-server", "--port", "0"])
+            .args(extra)
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn mock-server");
+        let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+        let line = lines.next().expect("a first line").expect("utf-8");
+        let url = line
+            .split_whitespace()
+            .find(|w| w.starts_with("http://"))
+            .unwrap_or_else(|| panic!("no URL in {line:?}"))
+            .to_string();
+        std::thread::spawn(move || for _ in lines {});
+        MockServer { child, url }
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+}
+
+impl Drop for MockServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
