@@ -11,26 +11,9 @@ use std::time::Duration;
 use bytes::Bytes;
 use http_body_util::BodyExt;
 use hyper::body::{Body, Frame, SizeHint};
-use hyper_util::client::legacy::Client;
-use hyper_util::client::legacy::connect::{Connected, Connection, HttpConnector};
-use hyper_util::rt::{TokioExecutor, TokioIo};
+use hyper_util::rt::TokioIo;
 
 use crate::clock::Clock;
-
-pub type HttpClient = Client<StampedConnector, TimedBody>;
-
-/// A pooled HTTP/1.1 client. Every socket has `TCP_NODELAY` so that small writes (request
-/// bodies) are not held back by Nagle's algorithm, and stamps its reads ([`ReadStamp`]).
-pub fn build_client(pool_size: usize, clock: Clock) -> HttpClient {
-    let mut conn = HttpConnector::new();
-    conn.set_nodelay(true);
-    conn.enforce_http(true);
-    conn.set_connect_timeout(Some(Duration::from_secs(30)));
-    Client::builder(TokioExecutor::new())
-        .pool_max_idle_per_host(pool_size.max(1))
-        .pool_idle_timeout(Duration::from_secs(90))
-        .build(StampedConnector { inner: conn, clock })
-}
 
 /// A one-shot request body that records (ns from the run anchor) when its bytes were taken
 /// by the connection: the closest observable point to "request sent" without a custom I/O.
@@ -84,11 +67,11 @@ impl Body for TimedBody {
     }
 }
 
-/// `GET {base}/v1/models`, for the manifest's server identity. `Ok(None)` when the server
-/// answered but not with JSON (or not 2xx); `Err` only when it could not be reached at all,
-/// so that an unreachable `--url` fails before the run with one clear line.
+/// `GET {base}/v1/models`, for the manifest's server identity, on a connection of its own
+/// made as the engine makes them. `Ok(None)` when the server answered but not with JSON (or
+/// not 2xx); `Err` only when it could not be reached at all, so that an unreachable `--url`
+/// fails before the run with one clear line.
 pub async fn fetch_models(
-    client: &HttpClient,
     clock: Clock,
     base_url: &str,
     timeout: Duration,
@@ -96,26 +79,37 @@ pub async fn fetch_models(
     let uri: hyper::Uri = format!("{}/v1/models", base_url.trim_end_matches('/'))
         .parse()
         .map_err(|e| format!("invalid URL {base_url:?}: {e}"))?;
-    let req = hyper::Request::get(uri)
-        .header(
-            "User-Agent",
-            concat!("inferbench/", env!("CARGO_PKG_VERSION")),
-        )
-        .body(TimedBody::empty(clock))
-        .map_err(|e| e.to_string())?;
-    let resp = match tokio::time::timeout(timeout, client.request(req)).await {
-        Err(_) => return Err(format!("no answer from {base_url} within {timeout:?}")),
-        Ok(Err(e)) => return Err(format!("cannot connect to {base_url}: {}", error_chain(&e))),
-        Ok(Ok(r)) => r,
+    let target = Target::from_uri(&uri);
+    let probe = async {
+        let Conn { mut sender, io, .. } = connect(&target, clock).await?;
+        // The probe's connection is driven by its own task; it ends with the sender.
+        tokio::spawn(async move {
+            let _ = io.await;
+        });
+        let req = hyper::Request::get(target.path.clone())
+            .header(http::header::HOST, target.host_header.clone())
+            .header(
+                http::header::USER_AGENT,
+                concat!("inferbench/", env!("CARGO_PKG_VERSION")),
+            )
+            .body(TimedBody::empty(clock))
+            .map_err(|e| e.to_string())?;
+        // Reached, but no usable answer: not an error, just no identity to record.
+        let Ok(resp) = sender.send_request(req).await else {
+            return Ok(None);
+        };
+        if !resp.status().is_success() {
+            return Ok(None);
+        }
+        Ok(match resp.into_body().collect().await {
+            Ok(b) => serde_json::from_slice(&b.to_bytes()).ok(),
+            Err(_) => None,
+        })
     };
-    if !resp.status().is_success() {
-        return Ok(None);
+    match tokio::time::timeout(timeout, probe).await {
+        Ok(r) => r,
+        Err(_) => Err(format!("no answer from {base_url} within {timeout:?}")),
     }
-    let body = match tokio::time::timeout(timeout, resp.into_body().collect()).await {
-        Ok(Ok(b)) => b.to_bytes(),
-        _ => return Ok(None),
-    };
-    Ok(serde_json::from_slice(&body).ok())
 }
 
 /// An error and its sources, joined: hyper's top-level messages alone ("client error
@@ -135,15 +129,14 @@ pub fn error_chain(e: &(dyn std::error::Error + 'static)) -> String {
 }
 
 /// Time (ns from the run anchor) of the latest socket read that returned bytes on one
-/// connection. The connector attaches it to every response of that connection (hyper-util's
-/// `Connected::extra`), so that a body frame is stamped with the moment its bytes left the
-/// kernel, not the later moment the request's task got to run: with many streams ready at
-/// once, that queueing is the largest timing error a client adds.
+/// connection ([`Conn::stamp`]), so that a body frame is stamped with the moment its bytes
+/// left the kernel, not the later moment the request's task got to run: with many streams
+/// ready at once, that queueing is the largest timing error a client adds.
 ///
 /// Why the latest read is the right one for a frame: hyper's HTTP/1 dispatcher reads the
 /// socket only when the body channel has room, i.e. after the request's task took the
-/// previous frame, and on the single-threaded client runtime nothing runs between that
-/// task taking a frame and reading this stamp. So the stamp is that of the read that
+/// previous frame, and the engine drives the connection in that same task, so nothing
+/// reads between the task taking a frame and reading this stamp. So the stamp is that of the read that
 /// completed the frame (or an earlier one, when one read carried several frames: they then
 /// share it, as they arrived together).
 #[derive(Clone, Debug)]
@@ -205,43 +198,6 @@ impl tokio::io::AsyncWrite for StampedStream {
     }
     fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
         Pin::new(&mut self.tcp).poll_shutdown(cx)
-    }
-}
-
-impl Connection for StampedStream {
-    fn connected(&self) -> Connected {
-        self.tcp.connected().extra(ReadStamp(self.stamp.clone()))
-    }
-}
-
-/// `HttpConnector` (with `TCP_NODELAY`) whose streams stamp their reads.
-#[derive(Clone)]
-pub struct StampedConnector {
-    inner: HttpConnector,
-    clock: Clock,
-}
-
-impl tower_service::Service<hyper::Uri> for StampedConnector {
-    type Response = TokioIo<StampedStream>;
-    type Error = <HttpConnector as tower_service::Service<hyper::Uri>>::Error;
-    type Future =
-        Pin<Box<dyn std::future::Future<Output = Result<Self::Response, Self::Error>> + Send>>;
-
-    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
-        self.inner.poll_ready(cx)
-    }
-
-    fn call(&mut self, uri: hyper::Uri) -> Self::Future {
-        let fut = self.inner.call(uri);
-        let clock = self.clock;
-        Box::pin(async move {
-            let io = fut.await?;
-            Ok(TokioIo::new(StampedStream {
-                tcp: io.into_inner(),
-                clock,
-                stamp: Arc::new(AtomicU64::new(0)),
-            }))
-        })
     }
 }
 

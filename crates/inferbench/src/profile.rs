@@ -343,16 +343,10 @@ async fn run_against(
     let started_at = inferbench_core::time::iso_utc_seconds(clock.anchor_unix_ns());
 
     // Reach the server before anything else, so that a wrong --url fails in one line.
-    let probe = inferbench_client::transport::build_client(1, clock);
-    let models_response = inferbench_client::transport::fetch_models(
-        &probe,
-        clock,
-        &plan.url,
-        Duration::from_secs(10),
-    )
-    .await
-    .map_err(|e| Failure::run(format!("--url: {e}")))?;
-    drop(probe);
+    let models_response =
+        inferbench_client::transport::fetch_models(clock, &plan.url, Duration::from_secs(10))
+            .await
+            .map_err(|e| Failure::run(format!("--url: {e}")))?;
 
     let corpus = Corpus::shakespeare();
     let rendered = inferbench_workload::render_workload(plan, &tok, corpus)
