@@ -24,7 +24,7 @@ use tokio::time::sleep_until;
 use crate::clock::Clock;
 use crate::decode::{self, DecodeError, Decoded};
 use crate::sse::{SseMessage, SseParser};
-use crate::transport::{Conn, ReadStamp, Target, TimedBody, connect, error_chain};
+use crate::transport::{Conn, Target, TimedBody, connect, error_chain};
 
 /// Counts tokens of response text with the run's tokenizer (the binary wires the workload
 /// crate's tokenizer in; the engine does not depend on it).
@@ -976,7 +976,6 @@ async fn execute(
         Ok(Err(e)) => Ok(Err(e)),
         Err(i) => Err(i),
     };
-    let read_stamp = Some(stamp.clone());
     let resp = match resp {
         Ok(Ok(r)) => r,
         Ok(Err(e)) => {
@@ -997,10 +996,12 @@ async fn execute(
         }
     };
     let start_ns = rec.start_ns;
+    // A frame takes the time of the socket read that completed it (`ReadStamp`), never
+    // earlier than this request's start.
+    let stamp = stamp.clone();
     let stamp_now = || {
-        read_stamp
-            .as_ref()
-            .and_then(ReadStamp::get)
+        stamp
+            .get()
             .map_or_else(|| clock.now_ns(), |t| t.max(start_ns))
     };
     rec.ack_ns = Some(stamp_now());
