@@ -290,10 +290,13 @@ const ADJ_METRICS: &[&str] = &[
 
 /// (header, unit) of a tag of this set.
 pub fn describe(tag: &str) -> Option<(&'static str, &'static str)> {
-    METRICS
-        .iter()
-        .find(|(t, _, _)| *t == tag)
-        .map(|(_, h, u)| (*h, *u))
+    // Looked up for every metric of every record: a map, not a scan of the table.
+    static BY_TAG: std::sync::OnceLock<HashMap<&'static str, (&'static str, &'static str)>> =
+        std::sync::OnceLock::new();
+    BY_TAG
+        .get_or_init(|| METRICS.iter().map(|(t, h, u)| (*t, (*h, *u))).collect())
+        .get(tag)
+        .copied()
 }
 
 fn order_of(tag: &str) -> usize {
