@@ -323,7 +323,7 @@ pub struct MockServerArgs {
     #[arg(long = "cut-rate", default_value_t = 0.0)]
     pub cut_rate: f64,
     /// Output tokens when a request sets no max_tokens.
-    #[arg(long = "default-output-tokens", default_value_t = 128)]
+    #[arg(long = "default-output-tokens", default_value_t = 16)]
     pub default_output_tokens: usize,
     #[arg(long = "model", default_value = "mock-model")]
     pub model: String,
