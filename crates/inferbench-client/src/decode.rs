@@ -24,6 +24,7 @@ use std::borrow::Cow;
 use std::fmt;
 use std::marker::PhantomData;
 
+use inferbench_core::plan::EndpointType;
 use serde::Deserialize;
 use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
@@ -55,6 +56,8 @@ pub enum DecodeError {
         "the response is JSON but not an OpenAI response (no choices, usage or error): {excerpt}"
     )]
     NotOpenAi { excerpt: String },
+    #[error("no response decoder for endpoint type {endpoint}")]
+    Unsupported { endpoint: &'static str },
 }
 
 /// True for the `[DONE]` stream terminator (surrounding whitespace allowed).
@@ -80,6 +83,34 @@ pub fn decode_completions_chunk(data: &str) -> Result<Decoded, DecodeError> {
 /// Decodes a non-streamed `text_completion` body (`choices[0].text`, same shape as a chunk).
 pub fn decode_completions_body(data: &str) -> Result<Decoded, DecodeError> {
     decode(data, Shape::Completions)
+}
+
+/// Decodes one streamed message of `endpoint`'s API; `event` is the SSE `event:` name, if any
+/// (the Responses and Messages APIs name their events).
+pub fn decode_stream_message(
+    endpoint: EndpointType,
+    event: Option<&str>,
+    data: &str,
+) -> Result<Decoded, DecodeError> {
+    let _ = event;
+    match endpoint {
+        EndpointType::Chat => decode_chat_chunk(data),
+        EndpointType::Completions => decode_completions_chunk(data),
+        other => Err(DecodeError::Unsupported {
+            endpoint: other.as_str(),
+        }),
+    }
+}
+
+/// Decodes a whole (non-streamed) response body of `endpoint`'s API.
+pub fn decode_response_body(endpoint: EndpointType, data: &str) -> Result<Decoded, DecodeError> {
+    match endpoint {
+        EndpointType::Chat => decode_chat_body(data),
+        EndpointType::Completions => decode_completions_body(data),
+        other => Err(DecodeError::Unsupported {
+            endpoint: other.as_str(),
+        }),
+    }
 }
 
 #[derive(Clone, Copy)]

@@ -1237,10 +1237,7 @@ fn on_message(cfg: &EngineConfig, rec: &mut Record, m: SseMessage, frame: u32, t
         rec.events.push(ev);
         return false;
     }
-    let decoded = match cfg.endpoint_type {
-        EndpointType::Chat => decode::decode_chat_chunk(&m.data),
-        EndpointType::Completions => decode::decode_completions_chunk(&m.data),
-    };
+    let decoded = decode::decode_stream_message(cfg.endpoint_type, m.event.as_deref(), &m.data);
     match decoded {
         Ok(d) => {
             let error = d.error.clone();
@@ -1304,10 +1301,7 @@ fn on_body(cfg: &EngineConfig, rec: &mut Record, body: &[u8], status: http::Stat
     if cfg.keep_raw {
         ev.raw = Some(text.to_string());
     }
-    let decoded = match cfg.endpoint_type {
-        EndpointType::Chat => decode::decode_chat_body(&text),
-        EndpointType::Completions => decode::decode_completions_body(&text),
-    };
+    let decoded = decode::decode_response_body(cfg.endpoint_type, &text);
     match decoded {
         Ok(d) => {
             let error = d.error.clone();

@@ -51,29 +51,110 @@ pub fn is_sensitive_header(name: &str) -> bool {
         || n.contains("key")
 }
 
-#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
+/// The API a run talks to (AIPerf's `--endpoint-type`). Each has a request builder
+/// (`inferbench-workload`), a response decoder (`inferbench-client`) and a simulated-server
+/// route (`inferbench-sim`).
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[serde(rename_all = "snake_case")]
 pub enum EndpointType {
     Chat,
     Completions,
+    /// OpenAI Responses API.
+    Responses,
+    /// Anthropic Messages API.
+    Messages,
+    Embeddings,
+    NimRankings,
+    HfTeiRankings,
+    CohereRankings,
+    HuggingfaceGenerate,
+    /// A body rendered from a minijinja template.
+    Template,
+    /// Verbatim payloads from the dataset.
+    Raw,
 }
 
 impl EndpointType {
+    pub const ALL: [EndpointType; 11] = [
+        EndpointType::Chat,
+        EndpointType::Completions,
+        EndpointType::Responses,
+        EndpointType::Messages,
+        EndpointType::Embeddings,
+        EndpointType::NimRankings,
+        EndpointType::HfTeiRankings,
+        EndpointType::CohereRankings,
+        EndpointType::HuggingfaceGenerate,
+        EndpointType::Template,
+        EndpointType::Raw,
+    ];
+
     pub fn as_str(self) -> &'static str {
         match self {
             EndpointType::Chat => "chat",
             EndpointType::Completions => "completions",
+            EndpointType::Responses => "responses",
+            EndpointType::Messages => "messages",
+            EndpointType::Embeddings => "embeddings",
+            EndpointType::NimRankings => "nim_rankings",
+            EndpointType::HfTeiRankings => "hf_tei_rankings",
+            EndpointType::CohereRankings => "cohere_rankings",
+            EndpointType::HuggingfaceGenerate => "huggingface_generate",
+            EndpointType::Template => "template",
+            EndpointType::Raw => "raw",
         }
     }
-    /// Default URL path (AIPerf's `endpoint_path`).
+
+    pub fn parse(s: &str) -> Option<EndpointType> {
+        EndpointType::ALL.into_iter().find(|e| e.as_str() == s)
+    }
+
+    /// Default URL path (AIPerf's `endpoint_path`); `template` and `raw` have none and need
+    /// `--custom-endpoint` (an empty string here).
     pub fn default_path(self) -> &'static str {
         match self {
             EndpointType::Chat => "/v1/chat/completions",
             EndpointType::Completions => "/v1/completions",
+            EndpointType::Responses => "/v1/responses",
+            EndpointType::Messages => "/v1/messages",
+            EndpointType::Embeddings => "/v1/embeddings",
+            EndpointType::NimRankings => "/v1/ranking",
+            EndpointType::HfTeiRankings => "/rerank",
+            EndpointType::CohereRankings => "/v2/rerank",
+            EndpointType::HuggingfaceGenerate => "/generate",
+            EndpointType::Template | EndpointType::Raw => "",
         }
     }
+
+    /// The path used when streaming, where the API has a separate one (TGI's
+    /// `/generate_stream`); otherwise the default path.
+    pub fn streaming_path(self) -> &'static str {
+        match self {
+            EndpointType::HuggingfaceGenerate => "/generate_stream",
+            other => other.default_path(),
+        }
+    }
+
+    /// Whether `--streaming` applies (AIPerf turns it off silently otherwise).
     pub fn supports_streaming(self) -> bool {
-        true
+        !matches!(
+            self,
+            EndpointType::Embeddings
+                | EndpointType::NimRankings
+                | EndpointType::HfTeiRankings
+                | EndpointType::CohereRankings
+        )
+    }
+
+    /// Whether responses carry generated tokens; when not, no token metric is computed.
+    pub fn produces_tokens(self) -> bool {
+        !matches!(
+            self,
+            EndpointType::Embeddings
+                | EndpointType::NimRankings
+                | EndpointType::HfTeiRankings
+                | EndpointType::CohereRankings
+        )
     }
 }
 
@@ -282,6 +363,12 @@ pub struct RunPlan {
     /// `--confidence-level`: repeated-run intervals and the good fraction's Wilson interval.
     #[serde(default = "default_confidence_level")]
     pub confidence_level: f64,
+    /// Dataset options (input file, type, sampling, synthetic extras).
+    #[serde(default)]
+    pub dataset: crate::dataset_plan::DatasetPlan,
+    /// Endpoint options (request building and response reading).
+    #[serde(default)]
+    pub endpoint: crate::endpoint_plan::EndpointPlan,
 }
 
 fn default_confidence_level() -> f64 {

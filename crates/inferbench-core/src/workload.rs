@@ -3,8 +3,9 @@
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-/// One rendered request.
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+/// One rendered request: one turn of a conversation. A workload lists the turns of each
+/// conversation together and in order.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
 pub struct Payload {
     pub conversation_id: String,
     pub turn_index: u32,
@@ -14,6 +15,19 @@ pub struct Payload {
     pub input_tokens: Option<u64>,
     /// `max_completion_tokens` / `max_tokens` in the body.
     pub requested_output_tokens: Option<u64>,
+    /// Trace time of the request in ms from the trace's zero (a dataset's `timestamp`):
+    /// under a fixed schedule it is sent at that offset.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timestamp_ms: Option<f64>,
+    /// Wait before this turn, in ms, counted from the end of the previous turn of the same
+    /// conversation (a dataset's `delay`, or a synthetic turn delay).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delay_ms: Option<f64>,
+    /// Resend the conversation so far: the earlier turns' messages and the live assistant
+    /// replies go before this turn's own messages (multi-turn datasets). False for
+    /// single-turn rows that share a session id, and for verbatim payloads.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub history: bool,
 }
 
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
@@ -47,6 +61,7 @@ mod tests {
             body: b.into(),
             input_tokens: None,
             requested_output_tokens: None,
+            ..Default::default()
         };
         let a = Workload {
             payloads: vec![p("ab"), p("c")],

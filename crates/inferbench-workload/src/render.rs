@@ -62,7 +62,7 @@ pub fn render_workload(
             .osl
             .map(|d| sample_positive_normal_integer(&mut osl_rng, d.mean, d.stddev));
         let prompt = prompts.prompt(isl as usize)?;
-        let body = build_body(plan, model, &prompt, osl);
+        let body = build_body(plan, model, &prompt, osl)?;
         let input_tokens = count_input_tokens(tok, plan.endpoint_type, &body);
         let requested_output_tokens = max_output_tokens(plan.endpoint_type, &body);
         payloads.push(Payload {
@@ -71,6 +71,7 @@ pub fn render_workload(
             body: Value::Object(body).to_string(),
             input_tokens: Some(input_tokens),
             requested_output_tokens,
+            ..Default::default()
         });
     }
     Ok(RenderedWorkload {
@@ -96,25 +97,74 @@ fn check_dist(field: &'static str, d: &LengthDist) -> Result<(), WorkloadError> 
     Ok(())
 }
 
+/// What one turn sends, before it becomes a body for the run's endpoint. Datasets (synthetic
+/// or loaded from a file) produce these; [`build_turn_body`] turns one into a body.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct TurnInput {
+    /// The user's texts, in order (a synthetic prompt, a dataset's `text` or `texts`).
+    pub texts: Vec<String>,
+    /// Explicit chat messages (a trace's `messages`), sent instead of `texts` where the
+    /// endpoint takes messages.
+    pub messages: Option<Vec<Value>>,
+    /// A system prompt (`--shared-system-prompt-length`, `--system-prompt`).
+    pub system: Option<String>,
+    /// A per-session context message sent before the user's texts
+    /// (`--user-context-prompt-length`).
+    pub user_context: Option<String>,
+    /// Tool definitions sent with the request (a trace's `tools`).
+    pub tools: Option<Value>,
+    /// Requested output tokens (`--osl`, a dataset's `output_length`).
+    pub max_tokens: Option<u64>,
+    /// The dataset's per-turn `extra`, merged after `--extra-inputs` (later wins).
+    pub extra: Option<Map<String, Value>>,
+    /// A verbatim body (`raw_payload`, `inputs_json`, a trace's `payload`): sent as is, with
+    /// nothing merged into it.
+    pub payload: Option<Value>,
+}
+
 /// The body as AIPerf builds it: the base payload, then `--extra-inputs` merged at the top
-/// level (later wins; a replaced key keeps its place), then, if the result streams,
-/// `stream_options.include_usage = true`, keeping the author's other `stream_options` keys.
-pub fn build_body(
+/// level (later wins; a replaced key keeps its place), then the turn's `extra`, then, if the
+/// result streams, `stream_options.include_usage = true`, keeping the author's other
+/// `stream_options` keys. A verbatim payload is returned unchanged.
+pub fn build_turn_body(
     plan: &RunPlan,
     model: &str,
-    prompt: &str,
-    osl: Option<u64>,
-) -> Map<String, Value> {
+    turn: &TurnInput,
+) -> Result<Map<String, Value>, WorkloadError> {
+    if let Some(p) = &turn.payload {
+        return match p {
+            Value::Object(m) => Ok(m.clone()),
+            _ => Err(WorkloadError::Plan {
+                field: "payload",
+                message: "a verbatim payload must be a JSON object".into(),
+            }),
+        };
+    }
     let mut body = Map::new();
     match plan.endpoint_type {
         EndpointType::Chat => {
-            body.insert(
-                "messages".into(),
-                json!([{"role": "user", "content": prompt}]),
-            );
+            let mut messages = Vec::new();
+            if let Some(sys) = &turn.system {
+                messages.push(json!({"role": "system", "content": sys}));
+            }
+            if let Some(ctx) = &turn.user_context {
+                messages.push(json!({"role": "user", "content": ctx}));
+            }
+            match &turn.messages {
+                Some(ms) => messages.extend(ms.iter().cloned()),
+                None => {
+                    for t in &turn.texts {
+                        messages.push(json!({"role": "user", "content": t}));
+                    }
+                }
+            }
+            body.insert("messages".into(), Value::Array(messages));
             body.insert("model".into(), Value::from(model));
             body.insert("stream".into(), Value::Bool(plan.streaming));
-            if let Some(osl) = osl {
+            if let Some(tools) = &turn.tools {
+                body.insert("tools".into(), tools.clone());
+            }
+            if let Some(osl) = turn.max_tokens {
                 let key = if plan.use_legacy_max_tokens {
                     "max_tokens"
                 } else {
@@ -124,16 +174,32 @@ pub fn build_body(
             }
         }
         EndpointType::Completions => {
-            body.insert("prompt".into(), Value::from(prompt));
+            let prompt = if turn.texts.len() == 1 {
+                Value::from(turn.texts[0].clone())
+            } else {
+                Value::from(turn.texts.clone())
+            };
+            body.insert("prompt".into(), prompt);
             body.insert("model".into(), Value::from(model));
             body.insert("stream".into(), Value::Bool(plan.streaming));
-            if let Some(osl) = osl {
+            if let Some(osl) = turn.max_tokens {
                 body.insert("max_tokens".into(), Value::from(osl));
             }
+        }
+        other => {
+            return Err(WorkloadError::Plan {
+                field: "endpoint_type",
+                message: format!("no request builder for endpoint type {}", other.as_str()),
+            });
         }
     }
     for (k, v) in &plan.extra_inputs {
         body.insert(k.clone(), v.clone());
+    }
+    if let Some(extra) = &turn.extra {
+        for (k, v) in extra {
+            body.insert(k.clone(), v.clone());
+        }
     }
     if body.get("stream") == Some(&Value::Bool(true)) {
         match body.get_mut("stream_options") {
@@ -145,7 +211,25 @@ pub fn build_body(
             }
         }
     }
-    body
+    Ok(body)
+}
+
+/// The body of a single-text turn (a synthetic prompt): see [`build_turn_body`].
+pub fn build_body(
+    plan: &RunPlan,
+    model: &str,
+    prompt: &str,
+    osl: Option<u64>,
+) -> Result<Map<String, Value>, WorkloadError> {
+    build_turn_body(
+        plan,
+        model,
+        &TurnInput {
+            texts: vec![prompt.to_string()],
+            max_tokens: osl,
+            ..Default::default()
+        },
+    )
 }
 
 /// The input texts of a body, in order: chat message contents (strings, or the `text` of
@@ -174,6 +258,7 @@ pub fn input_texts(endpoint: EndpointType, body: &Map<String, Value>) -> Vec<&st
             Some(Value::Array(items)) => out.extend(items.iter().filter_map(Value::as_str)),
             _ => {}
         },
+        _ => {}
     }
     out
 }
@@ -194,6 +279,7 @@ pub fn max_output_tokens(endpoint: EndpointType, body: &Map<String, Value>) -> O
     let keys: &[&str] = match endpoint {
         EndpointType::Chat => &["max_completion_tokens", "max_tokens"],
         EndpointType::Completions => &["max_tokens"],
+        _ => &[],
     };
     keys.iter().find_map(|k| body.get(*k)?.as_u64())
 }
@@ -272,6 +358,8 @@ mod tests {
             cli_command: "inferbench profile".into(),
             goodput: None,
             confidence_level: 0.95,
+            dataset: Default::default(),
+            endpoint: Default::default(),
         }
     }
 
@@ -373,13 +461,13 @@ mod tests {
     fn legacy_max_tokens_no_osl_and_no_stream() {
         let mut p = plan(EndpointType::Chat);
         p.use_legacy_max_tokens = true;
-        let b = build_body(&p, "m", "hi", Some(7));
+        let b = build_body(&p, "m", "hi", Some(7)).unwrap();
         assert_eq!(b["max_tokens"], 7);
         assert!(!b.contains_key("max_completion_tokens"));
         p.osl = None;
         p.streaming = false;
         p.extra_inputs.clear();
-        let b = build_body(&p, "m", "hi", None);
+        let b = build_body(&p, "m", "hi", None).unwrap();
         assert_eq!(
             Value::Object(b).to_string(),
             r#"{"messages":[{"role":"user","content":"hi"}],"model":"m","stream":false}"#
@@ -397,7 +485,7 @@ mod tests {
             json!({"continuous_usage_stats": true}),
         );
         p.extra_inputs.insert("max_tokens".into(), Value::from(99));
-        let b = build_body(&p, "m", "x", Some(5));
+        let b = build_body(&p, "m", "x", Some(5)).unwrap();
         assert_eq!(
             Value::Object(b.clone()).to_string(),
             r#"{"prompt":"x","model":"m","stream":true,"max_tokens":99,"stream_options":{"continuous_usage_stats":true,"include_usage":true}}"#
@@ -406,7 +494,7 @@ mod tests {
         // Streaming turned off by an extra input: no stream_options added.
         let mut p = plan(EndpointType::Chat);
         p.extra_inputs.insert("stream".into(), Value::Bool(false));
-        let b = build_body(&p, "m", "x", None);
+        let b = build_body(&p, "m", "x", None).unwrap();
         assert!(!b.contains_key("stream_options"));
     }
 
@@ -494,6 +582,7 @@ mod tests {
             body: body.into(),
             input_tokens: None,
             requested_output_tokens: None,
+            ..Default::default()
         };
         let w = Workload {
             payloads: vec![

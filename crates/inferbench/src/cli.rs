@@ -1043,6 +1043,8 @@ pub fn build_plan(a: &ProfileArgs, argv: &[String], cell: &CellValues) -> Result
             None => None,
         },
         confidence_level: a.confidence_level,
+        dataset: Default::default(),
+        endpoint: Default::default(),
     })
 }
 

@@ -270,6 +270,7 @@ fn read_workload(dir: &Path) -> Result<Workload, Failure> {
                 body: body.to_string(),
                 input_tokens: None,
                 requested_output_tokens: None,
+                ..Default::default()
             });
         }
     }

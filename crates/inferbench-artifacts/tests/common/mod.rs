@@ -275,6 +275,8 @@ pub fn plan() -> RunPlan {
         cli_command: "inferbench profile --model mock-model --api-key <redacted>".into(),
         goodput: None,
         confidence_level: 0.95,
+        dataset: Default::default(),
+        endpoint: Default::default(),
     }
 }
 

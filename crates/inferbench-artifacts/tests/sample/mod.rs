@@ -140,6 +140,7 @@ pub fn workload() -> Workload {
                 body: format!(r#"{{"messages":[{{"role":"user","content":"hi {i}"}}],"model":"mock-model","stream":true}}"#),
                 input_tokens: Some(3),
                 requested_output_tokens: None,
+                ..Default::default()
             })
             .collect(),
     }

@@ -1,0 +1,85 @@
+//! Importers: a GenAI-Perf or AIPerf artifact directory becomes inferbench evidence (records
+//! with their timelines, as far as the files keep them), so that it can be re-scored under
+//! any definition set. An importer keeps all it can and says what it could not recover.
+
+pub mod aiperf;
+pub mod genai_perf;
+
+use std::path::{Path, PathBuf};
+
+use inferbench_core::Evidence;
+
+/// Which tool wrote an artifact directory.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SourceTool {
+    GenaiPerf,
+    Aiperf,
+}
+
+impl SourceTool {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SourceTool::GenaiPerf => "genai-perf",
+            SourceTool::Aiperf => "aiperf",
+        }
+    }
+}
+
+/// An imported run.
+#[derive(Clone, Debug)]
+pub struct ImportedRun {
+    pub tool: SourceTool,
+    /// The tool's version as detected from the files (e.g. `0.0.16`, `0.0.12`, `0.13.0`),
+    /// or a range when the files cannot tell versions apart (e.g. `0.0.13-0.0.16`).
+    pub version: String,
+    /// The definition set that reproduces the tool's own summary (e.g. `genai-perf-0.0.13`).
+    pub native_definitions: String,
+    /// The directory the files were read from (after descending into a single run folder).
+    pub dir: PathBuf,
+    /// The records, rebuilt from the files, in the tool's order.
+    pub evidence: Evidence,
+    /// The tool's own summary file, parsed, when present.
+    pub original_summary: Option<serde_json::Value>,
+    /// What the files do not let us recover, one sentence each (e.g. "exported at records
+    /// level: no chunk timeline, so chunk-gap metrics cannot be computed").
+    pub losses: Vec<String>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ImportError {
+    #[error("{path}: {message}")]
+    Io { path: PathBuf, message: String },
+    /// A file is not what it should be: names the file, where, and what was expected.
+    #[error("{path}{}: {message}", location.as_ref().map(|l| format!(":{l}")).unwrap_or_default())]
+    Format {
+        path: PathBuf,
+        /// Line number, or a JSON path such as `experiments[0].requests[3].response_timestamps`.
+        location: Option<String>,
+        message: String,
+    },
+    #[error(
+        "{path}: not a GenAI-Perf or AIPerf artifact directory (expected profile_export.json, or profile_export.jsonl / profile_export_aiperf.json)"
+    )]
+    Unrecognized { path: PathBuf },
+}
+
+/// Which tool wrote `dir`, if either did (looks one level down for a single run folder too).
+pub fn detect(dir: &Path) -> Option<SourceTool> {
+    let _ = dir;
+    None
+}
+
+/// Imports `dir`, written by either tool. `count_tokens` is the tokenizer used to count
+/// tokens of texts the files keep (GenAI-Perf keeps response texts but no counts).
+pub fn import(
+    dir: &Path,
+    count_tokens: &(dyn Fn(&str) -> u64 + Sync),
+) -> Result<ImportedRun, ImportError> {
+    match detect(dir) {
+        Some(SourceTool::GenaiPerf) => genai_perf::import(dir, count_tokens),
+        Some(SourceTool::Aiperf) => aiperf::import(dir, count_tokens),
+        None => Err(ImportError::Unrecognized {
+            path: dir.to_path_buf(),
+        }),
+    }
+}
