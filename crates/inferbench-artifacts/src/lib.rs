@@ -12,6 +12,7 @@ mod atomic;
 pub mod console;
 mod error;
 pub mod evidence;
+pub mod genai_perf_export;
 mod names;
 pub mod raw;
 pub mod records;

@@ -65,8 +65,13 @@ pub enum ImportError {
 
 /// Which tool wrote `dir`, if either did (looks one level down for a single run folder too).
 pub fn detect(dir: &Path) -> Option<SourceTool> {
-    let _ = dir;
-    None
+    if genai_perf::looks_like(dir) {
+        Some(SourceTool::GenaiPerf)
+    } else if aiperf::looks_like(dir) {
+        Some(SourceTool::Aiperf)
+    } else {
+        None
+    }
 }
 
 /// Imports `dir`, written by either tool. `count_tokens` is the tokenizer used to count

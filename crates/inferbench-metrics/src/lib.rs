@@ -6,9 +6,12 @@
 
 pub mod aiperf;
 pub mod confidence;
+pub mod genai_perf;
+pub mod mlperf;
 pub mod schedule;
 pub mod stats;
 pub mod sweepline;
+pub mod vllm_bench;
 
 use inferbench_core::summary::{RecordMetric, Summary};
 use inferbench_core::{Evidence, Phase};

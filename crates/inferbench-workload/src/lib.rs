@@ -4,6 +4,7 @@
 //! server streams. See `docs/workload.md`.
 
 pub mod corpus;
+pub mod dataset;
 pub mod error;
 pub mod render;
 pub mod sampler;

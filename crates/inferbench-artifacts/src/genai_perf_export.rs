@@ -1,0 +1,1 @@
+//! GenAI-Perf's summary file shapes (being built).

@@ -1,0 +1,1 @@
+//! Definition set module: genai_perf (being built).

@@ -1,0 +1,1 @@
+//! Definition set module: mlperf (being built).

@@ -1,0 +1,1 @@
+//! Definition set module: vllm_bench (being built).

@@ -1,0 +1,1 @@
+//! Datasets read from files, and synthetic extras (being built).
