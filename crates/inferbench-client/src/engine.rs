@@ -32,14 +32,23 @@ pub trait TokenCounter: Send + Sync {
     fn count(&self, text: &str) -> u64;
 }
 
-/// One request of the frozen workload, ready to send.
-#[derive(Clone, Debug)]
+/// One request of the frozen workload (one turn of a conversation), ready to send. The
+/// turns of a conversation are contiguous and in order; the engine sends a conversation's
+/// turns one after another on one slot.
+#[derive(Clone, Debug, Default)]
 pub struct PreparedPayload {
     pub conversation_id: String,
     pub turn_index: u32,
     pub body: Bytes,
     pub input_tokens: Option<u64>,
     pub requested_output_tokens: Option<u64>,
+    /// A later turn waits this long after the previous turn of its conversation ended.
+    pub delay: Option<Duration>,
+    /// Under a fixed schedule, a later turn with a trace time is not sent before it
+    /// (ns from the phase start, after the schedule's offset).
+    pub schedule_ns: Option<u64>,
+    /// Resend the conversation so far before this turn's own messages (see [`History`]).
+    pub history: bool,
 }
 
 /// How one phase issues its requests.
@@ -63,11 +72,13 @@ pub enum LoadMode {
         /// `--concurrency-ramp-duration` with a ceiling: the ceiling rises from 1 to N.
         ceiling_ramp: Option<Duration>,
     },
-    /// A fixed schedule (trace replay): request k is planned at `offsets_ns[k]` from the
-    /// phase start (non-decreasing); the payload order is the dataset's. The timing is built
-    /// here so that trace datasets plug in; no dataset loader produces timestamps yet.
+    /// A fixed schedule (trace replay): session k starts with conversation
+    /// `conversations[k]` at `offsets_ns[k]` from the phase start (non-decreasing); its later
+    /// turns follow their delays or trace times (`PreparedPayload::schedule_ns`).
     Fixed {
         offsets_ns: Arc<Vec<u64>>,
+        /// Conversation index of each session (empty: the engine's `order`).
+        conversations: Arc<Vec<usize>>,
         ceiling: Option<usize>,
     },
     /// `--user-centric-rate Q --num-users U`: U users; user u plans its k-th request at
@@ -236,7 +247,18 @@ pub struct RunOutcome {
 /// Assigns request ids (contiguous, in issue order) and their payloads.
 struct Issuer {
     next_id: u64,
+    next_session: u64,
+    /// Gives the conversation index of each new session, in issue order.
     order: Box<dyn FnMut() -> usize + Send>,
+}
+
+/// A claimed request: its id, its payload, and the session it belongs to.
+#[derive(Clone, Copy, Debug)]
+struct Claim {
+    id: u64,
+    /// Index into `Engine::sessions`.
+    conversation: usize,
+    session_num: u64,
 }
 
 pub struct Engine {
@@ -250,6 +272,8 @@ pub struct Engine {
     issuer: std::sync::Mutex<Issuer>,
     clock: Clock,
     payloads: Arc<Vec<PreparedPayload>>,
+    /// Each conversation as (first payload index, number of turns), in workload order.
+    sessions: Vec<(usize, usize)>,
     /// None: no client-side tokenization in the engine (the caller counts, or uses usage).
     counter: Option<Arc<dyn TokenCounter>>,
     progress: Arc<Progress>,
@@ -264,6 +288,8 @@ pub struct Engine {
 struct PhaseState {
     engine: Arc<Engine>,
     phase: Phase,
+    /// When the phase began (ns from the anchor): fixed-schedule offsets count from it.
+    start_ns: u64,
     limit: Option<u64>,
     issued: AtomicU64,
     /// No new request at or after this (ns from the anchor).
@@ -281,21 +307,29 @@ struct PhaseState {
 }
 
 impl PhaseState {
-    /// The next request of the phase, or None when the phase stops issuing. Ids are taken
-    /// only here, so every id is one issued request and ends as one record.
-    fn claim(&self) -> Option<(u64, usize)> {
-        if self
-            .issue_until_ns
-            .is_some_and(|t| self.engine.clock.now_ns() >= t)
-        {
+    /// The first request of a new session, or None when the phase stops issuing. Ids are
+    /// taken only here and in `claim_turn`, so every id is one issued request and ends as
+    /// one record.
+    fn claim(&self) -> Option<Claim> {
+        if self.past_issue_end() {
             return None;
         }
         self.claim_planned()
     }
 
+    fn past_issue_end(&self) -> bool {
+        self.issue_until_ns
+            .is_some_and(|t| self.engine.clock.now_ns() >= t)
+    }
+
     /// Like `claim`, for a request whose planned time the caller already checked against
     /// the end of issuing: a late wake-up must not drop a request the plan holds.
-    fn claim_planned(&self) -> Option<(u64, usize)> {
+    fn claim_planned(&self) -> Option<Claim> {
+        self.claim_conversation(None)
+    }
+
+    /// `claim_planned` for a given conversation (a fixed schedule's), or the next of `order`.
+    fn claim_conversation(&self, conversation: Option<usize>) -> Option<Claim> {
         let e = &self.engine;
         if e.stop.level() > 0 {
             return None;
@@ -310,9 +344,40 @@ impl PhaseState {
         self.issued.fetch_add(1, Ordering::Relaxed);
         let id = issuer.next_id;
         issuer.next_id += 1;
-        let payload = (issuer.order)();
+        let session_num = issuer.next_session;
+        issuer.next_session += 1;
+        // The order may run past the end (a wrapping sampler never does; a sequential list
+        // of a fixed schedule cannot): clamp rather than panic.
+        let conv = conversation
+            .unwrap_or_else(|| (issuer.order)())
+            .min(e.sessions.len() - 1);
         e.progress.issued.fetch_add(1, Ordering::Relaxed);
-        Some((id, payload))
+        Some(Claim {
+            id,
+            conversation: conv,
+            session_num,
+        })
+    }
+
+    /// The id of a later turn of a session already running; None when the phase stops
+    /// issuing (count reached, duration over, or stop requested).
+    fn claim_turn(&self) -> Option<u64> {
+        let e = &self.engine;
+        if e.stop.level() > 0 || self.past_issue_end() {
+            return None;
+        }
+        let mut issuer = e.issuer.lock().ok()?;
+        if self
+            .limit
+            .is_some_and(|l| self.issued.load(Ordering::Relaxed) >= l)
+        {
+            return None;
+        }
+        self.issued.fetch_add(1, Ordering::Relaxed);
+        let id = issuer.next_id;
+        issuer.next_id += 1;
+        e.progress.issued.fetch_add(1, Ordering::Relaxed);
+        Some(id)
     }
 
     fn finish(&self, rec: Record) -> bool {
@@ -348,7 +413,8 @@ impl PhaseState {
 }
 
 impl Engine {
-    /// `order` gives the payload index of each issued request, in issue order.
+    /// `order` gives the conversation index (0-based, in workload order) of each new
+    /// session, in issue order; with single-turn workloads that is the payload index.
     pub fn new(
         cfg: EngineConfig,
         clock: Clock,
@@ -358,6 +424,15 @@ impl Engine {
         stop: StopSignal,
     ) -> Self {
         assert!(!payloads.is_empty(), "a workload has at least one payload");
+        let mut sessions: Vec<(usize, usize)> = Vec::new();
+        for (i, p) in payloads.iter().enumerate() {
+            match sessions.last_mut() {
+                Some((first, len)) if payloads[*first].conversation_id == p.conversation_id => {
+                    *len += 1
+                }
+                _ => sessions.push((i, 1)),
+            }
+        }
         let target = Target::from_uri(&cfg.uri);
         let cancel_seed = u64::from_le_bytes(
             inferbench_core::seed::derive_seed(cfg.seed, "cancellation")[..8]
@@ -369,9 +444,14 @@ impl Engine {
             target,
             pool: std::sync::Mutex::new(Vec::new()),
             next_slot: std::sync::atomic::AtomicU32::new(0),
-            issuer: std::sync::Mutex::new(Issuer { next_id: 0, order }),
+            issuer: std::sync::Mutex::new(Issuer {
+                next_id: 0,
+                next_session: 0,
+                order,
+            }),
             clock,
             payloads: Arc::new(payloads),
+            sessions,
             counter,
             progress: Arc::new(Progress::default()),
             stop,
@@ -386,6 +466,11 @@ impl Engine {
 
     pub fn clock(&self) -> Clock {
         self.clock
+    }
+
+    /// Number of conversations in the workload (what `order` indexes).
+    pub fn conversations(&self) -> usize {
+        self.sessions.len()
     }
 
     fn take_conn(&self) -> (u32, Option<Conn>) {
@@ -471,6 +556,7 @@ async fn run_phase(
     let state = Arc::new(PhaseState {
         engine: engine.clone(),
         phase: spec.phase,
+        start_ns,
         limit: spec.request_count,
         issued: AtomicU64::new(0),
         issue_until_ns,
@@ -537,8 +623,7 @@ async fn run_phase(
             {
                 let state2 = state.clone();
                 let (ceiling, ceiling_ramp) = (*ceiling, *ceiling_ramp);
-                let offsets: Box<dyn FnMut() -> Option<u64> + Send> =
-                    Box::new(move || Some(schedule.next_offset_ns()));
+                let offsets: Offsets = Box::new(move || Some((schedule.next_offset_ns(), None)));
                 tasks.spawn(async move {
                     rate_dispatcher(state2, offsets, ceiling, ceiling_ramp, start_ns).await
                 });
@@ -546,13 +631,15 @@ async fn run_phase(
         }
         LoadMode::Fixed {
             offsets_ns,
+            conversations,
             ceiling,
         } => {
             let state2 = state.clone();
             let list = offsets_ns.clone();
+            let convs = conversations.clone();
             let mut i = 0;
-            let offsets: Box<dyn FnMut() -> Option<u64> + Send> = Box::new(move || {
-                let o = list.get(i).copied();
+            let offsets: Offsets = Box::new(move || {
+                let o = list.get(i).map(|&o| (o, convs.get(i).copied()));
                 i += 1;
                 o
             });
@@ -619,21 +706,11 @@ async fn slot_loop(state: Arc<PhaseState>, mut plan: impl FnMut(u64) -> Option<u
             Some(_) => state.claim_planned(),
             None => state.claim(),
         };
-        let Some((id, payload)) = claimed else {
+        let Some(claim) = claimed else {
             break;
         };
         let planned_ns = scheduled.unwrap_or_else(|| engine.clock.now_ns());
-        let rec = execute(
-            &state,
-            id,
-            payload,
-            slot,
-            planned_ns,
-            &mut scratch,
-            &mut conn,
-        )
-        .await;
-        if !state.finish(rec) {
+        if !run_session(&state, claim, slot, planned_ns, &mut scratch, &mut conn).await {
             // The writer is gone: nothing can be recorded any more, so stop issuing.
             break;
         }
@@ -641,25 +718,171 @@ async fn slot_loop(state: Arc<PhaseState>, mut plan: impl FnMut(u64) -> Option<u
     engine.put_conn(slot, conn);
 }
 
+/// The conversation so far, resent before a later turn's own messages: each earlier turn's
+/// messages as sent (without the history in front of them), then the assistant's reply
+/// (its streamed or returned content). Only bodies with a message list take part: `messages`
+/// (chat, Anthropic messages) or `input` (responses).
+#[derive(Default)]
+struct History {
+    messages: Vec<serde_json::Value>,
+}
+
+impl History {
+    const FIELDS: [&'static str; 2] = ["messages", "input"];
+
+    /// The body to send for a turn: with history, the turn's list gets the conversation so
+    /// far in front (a system message already in the history is not repeated). Returns the
+    /// body and the turn's own messages (to append to the history afterwards).
+    fn body_for(&self, p: &PreparedPayload) -> (Bytes, Vec<serde_json::Value>) {
+        if !p.history {
+            return (p.body.clone(), Vec::new());
+        }
+        let Ok(serde_json::Value::Object(mut body)) =
+            serde_json::from_slice::<serde_json::Value>(&p.body)
+        else {
+            return (p.body.clone(), Vec::new());
+        };
+        let Some(field) = Self::FIELDS
+            .iter()
+            .find(|f| body.get(**f).is_some_and(serde_json::Value::is_array))
+        else {
+            return (p.body.clone(), Vec::new());
+        };
+        let own: Vec<serde_json::Value> = match body.get(*field) {
+            Some(serde_json::Value::Array(a)) => a.clone(),
+            _ => Vec::new(),
+        };
+        if self.messages.is_empty() {
+            return (p.body.clone(), own);
+        }
+        let mut list = self.messages.clone();
+        list.extend(
+            own.iter()
+                .filter(|m| !(is_system(m) && self.messages.contains(m)))
+                .cloned(),
+        );
+        body.insert((*field).to_string(), serde_json::Value::Array(list));
+        (
+            Bytes::from(serde_json::Value::Object(body).to_string()),
+            own.into_iter()
+                .filter(|m| !(is_system(m) && self.messages.contains(m)))
+                .collect(),
+        )
+    }
+
+    fn push_turn(&mut self, own: Vec<serde_json::Value>, rec: &Record) {
+        self.messages.extend(own);
+        let reply: String = rec
+            .events
+            .iter()
+            .filter_map(|e| e.content.as_deref())
+            .collect();
+        self.messages
+            .push(serde_json::json!({"role": "assistant", "content": reply}));
+    }
+}
+
+fn is_system(m: &serde_json::Value) -> bool {
+    m.get("role").and_then(serde_json::Value::as_str) == Some("system")
+}
+
+/// Sends the turns of the session that starts with `first`, one after another on this
+/// slot's connection: turn 0 at `planned_ns`; a later turn after its delay (from the end of
+/// the previous turn), and not before its trace time under a fixed schedule. Each turn is
+/// one request and one record; a failed turn does not end the session (its reply is what
+/// arrived). Returns false when the writer is gone.
+async fn run_session(
+    state: &Arc<PhaseState>,
+    first: Claim,
+    slot: u32,
+    planned_ns: u64,
+    scratch: &mut Scratch,
+    conn: &mut Option<Conn>,
+) -> bool {
+    let phase_start_ns = state.start_ns;
+    let engine = &state.engine;
+    let Some(&(start, len)) = engine.sessions.get(first.conversation) else {
+        return true;
+    };
+    let mut history = History::default();
+    let mut id = first.id;
+    let mut planned = planned_ns;
+    for turn in 0..len {
+        let index = start + turn;
+        let payload = &engine.payloads[index];
+        if turn > 0 {
+            let Some(next) = state.claim_turn() else {
+                return true;
+            };
+            id = next;
+            let mut due = engine.clock.now_ns() + payload.delay.map_or(0, |d| d.as_nanos() as u64);
+            if let Some(t) = payload.schedule_ns {
+                due = due.max(phase_start_ns + t);
+            }
+            planned = due;
+            if due > engine.clock.now_ns() {
+                let at = engine.clock.instant_at(due);
+                tokio::time::sleep_until(tokio::time::Instant::from_std(at)).await;
+            }
+        }
+        let (body, own) = history.body_for(payload);
+        let rec = execute(
+            state,
+            Turn {
+                id,
+                payload_index: index,
+                session_num: first.session_num,
+                planned_ns: planned,
+                body,
+            },
+            slot,
+            scratch,
+            conn,
+        )
+        .await;
+        if payload.history || turn + 1 < len {
+            history.push_turn(own, &rec);
+        }
+        if !state.finish(rec) {
+            return false;
+        }
+    }
+    true
+}
+
+/// One request to send: which id, payload and session, when it was planned, and the body
+/// (the payload's, or with the conversation's history in front).
+struct Turn {
+    id: u64,
+    payload_index: usize,
+    session_num: u64,
+    planned_ns: u64,
+    body: Bytes,
+}
+
 /// Rate mode: a thread sleeps until each planned send time (absolute deadlines, with the
 /// kernel's timer slack lowered for it) and hands the request to the runtime, which sends
 /// it on a free connection (after a free slot, with a ceiling).
+/// The planned offsets (ns from the phase start) of a rate or fixed schedule, each with the
+/// conversation it must start (None: the next of the engine's order); None ends it.
+type Offsets = Box<dyn FnMut() -> Option<(u64, Option<usize>)> + Send>;
+
 async fn rate_dispatcher(
     state: Arc<PhaseState>,
-    mut offsets: Box<dyn FnMut() -> Option<u64> + Send>,
+    mut offsets: Offsets,
     ceiling: Option<usize>,
     ceiling_ramp: Option<Duration>,
     start_ns: u64,
 ) {
     let engine = state.engine.clone();
-    let (tx, mut rx) = mpsc::unbounded_channel::<(u64, usize, u64)>();
+    let (tx, mut rx) = mpsc::unbounded_channel::<(Claim, u64)>();
     let thread_state = state.clone();
     let scheduler = std::thread::Builder::new()
         .name("scheduler".into())
         .spawn(move || {
             lower_timer_slack();
             let clock = thread_state.engine.clock;
-            while let Some(offset) = offsets() {
+            while let Some((offset, conversation)) = offsets() {
                 let planned = start_ns + offset;
                 if thread_state.issue_until_ns.is_some_and(|t| planned >= t) {
                     break;
@@ -667,10 +890,10 @@ async fn rate_dispatcher(
                 if !sleep_until_ns(&thread_state, clock, planned) {
                     break;
                 }
-                let Some((id, payload)) = thread_state.claim_planned() else {
+                let Some(claim) = thread_state.claim_conversation(conversation) else {
                     break;
                 };
-                if tx.send((id, payload, planned)).is_err() {
+                if tx.send((claim, planned)).is_err() {
                     break;
                 }
             }
@@ -706,7 +929,7 @@ async fn rate_dispatcher(
         });
     }
     let mut tasks = tokio::task::JoinSet::new();
-    while let Some((id, payload, planned_ns)) = rx.recv().await {
+    while let Some((claim, planned_ns)) = rx.recv().await {
         let permit = match &slots {
             Some(s) => s.clone().acquire_owned().await.ok(),
             None => None,
@@ -716,19 +939,11 @@ async fn rate_dispatcher(
             let engine = state.engine.clone();
             let (slot, mut conn) = engine.take_conn();
             let mut scratch = Scratch::default();
-            let rec = execute(
-                &state,
-                id,
-                payload,
-                slot,
-                planned_ns,
-                &mut scratch,
-                &mut conn,
-            )
-            .await;
+            // A session holds its connection and its slot under the ceiling across its
+            // turns and their delays.
+            run_session(&state, claim, slot, planned_ns, &mut scratch, &mut conn).await;
             engine.put_conn(slot, conn);
             drop(permit);
-            state.finish(rec);
         });
         // Reap finished tasks as we go, so the set stays small on long runs.
         while tasks.try_join_next().is_some() {}
@@ -803,13 +1018,10 @@ enum Interrupt {
     Cancel,
 }
 
-#[allow(clippy::too_many_arguments)]
 async fn execute(
     state: &PhaseState,
-    id: u64,
-    payload_index: usize,
+    turn: Turn,
     worker: u32,
-    planned_ns: u64,
     scratch: &mut Scratch,
     conn: &mut Option<Conn>,
 ) -> Record {
@@ -817,21 +1029,29 @@ async fn execute(
     let phase = state.phase;
     let cfg = &engine.cfg;
     let clock = engine.clock;
+    let Turn {
+        id,
+        payload_index,
+        session_num,
+        planned_ns,
+        body: request_body,
+    } = turn;
     let payload = &engine.payloads[payload_index];
     let salt = engine.cancel_seed ^ clock.anchor_unix_ns();
     let request_id = new_uuid(salt, 2 * id);
-    let correlation_id = new_uuid(salt, 2 * id + 1);
+    // One correlation id per session (all its turns carry it).
+    let correlation_id = new_uuid(salt, 2 * session_num + 1);
     let mut rec = Record {
         id,
         phase: PhaseOpt(phase),
         conversation_id: payload.conversation_id.clone(),
-        session_num: id,
+        session_num,
         turn_index: payload.turn_index,
         payload_index: payload_index as u64,
         worker,
         streaming: cfg.streaming,
         planned_ns,
-        request_bytes: payload.body.len() as u64,
+        request_bytes: request_body.len() as u64,
         requested_output_tokens: payload.requested_output_tokens,
         tokens: TokenCounts {
             input: payload.input_tokens,
@@ -860,7 +1080,7 @@ async fn execute(
     }
     rec.request_id = request_id;
     rec.correlation_id = correlation_id;
-    let req = match builder.body(TimedBody::new(payload.body.clone(), clock, sent.clone())) {
+    let req = match builder.body(TimedBody::new(request_body, clock, sent.clone())) {
         Ok(mut r) => {
             // The user's headers (and the API key) replace ours of the same name.
             for (k, v) in &cfg.headers {

@@ -98,6 +98,7 @@ async fn one_request_with(
         body: Bytes::from_static(b"{\"messages\":[],\"model\":\"m\",\"stream\":true}"),
         input_tokens: Some(1),
         requested_output_tokens: None,
+        ..Default::default()
     };
     let engine = Engine::new(
         cfg,
@@ -263,6 +264,7 @@ async fn a_fixed_schedule_plans_each_request_at_its_offset() {
             phase: Phase::Profiling,
             mode: LoadMode::Fixed {
                 offsets_ns: std::sync::Arc::new(offsets.clone()),
+                conversations: std::sync::Arc::new(Vec::new()),
                 ceiling: None,
             },
             request_count: None,
@@ -283,6 +285,7 @@ async fn a_fixed_schedule_plans_each_request_at_its_offset() {
         ),
         input_tokens: Some(1),
         requested_output_tokens: Some(2),
+        ..Default::default()
     };
     let engine = Engine::new(
         cfg,

@@ -261,6 +261,36 @@ pub struct LoadPlan {
     /// The rule that decides whether the client kept its schedule.
     #[serde(default)]
     pub schedule_rule: ScheduleRulePlan,
+    /// `--request-count` was given (else, for a dataset read from a file, every row is sent
+    /// once, as AIPerf does for traces).
+    #[serde(default)]
+    pub request_count_given: bool,
+    /// `--fixed-schedule` and its offsets (trace replay).
+    #[serde(default)]
+    pub fixed_schedule: FixedSchedulePlan,
+}
+
+/// `--fixed-schedule`, `--no-fixed-schedule`, `--fixed-schedule-auto-offset`,
+/// `--fixed-schedule-start-offset`, `--fixed-schedule-end-offset`.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Default)]
+pub struct FixedSchedulePlan {
+    /// Some(true): `--fixed-schedule`; Some(false): `--no-fixed-schedule`; None: on when the
+    /// dataset's first record has a timestamp.
+    #[serde(default)]
+    pub enabled: Option<bool>,
+    /// Shift the trace so that its first (kept) timestamp is 0.
+    #[serde(default)]
+    pub auto_offset: bool,
+    /// Keep sessions whose first timestamp is ≥ this (ms, inclusive).
+    #[serde(default)]
+    pub start_offset_ms: Option<u64>,
+    /// Keep sessions whose first timestamp is ≤ this (ms, inclusive).
+    #[serde(default)]
+    pub end_offset_ms: Option<u64>,
+    /// `--concurrency` given with a fixed schedule: at most this many sessions at once (a
+    /// session then waits for a slot, and the wait shows as schedule lag).
+    #[serde(default)]
+    pub ceiling: Option<usize>,
 }
 
 /// `--schedule-lag-p99-ms`, `--schedule-min-achieved-pct`, `--fail-on-missed-schedule`.

@@ -4,8 +4,10 @@
 //! Sets: [`aiperf::NAME`] (`aiperf-0.13`), AIPerf 0.13.0's definitions. Formulas, units and
 //! validity rules are documented in `docs/metrics.md`.
 
+pub mod adapter;
 pub mod aiperf;
 pub mod confidence;
+pub mod crosswalk;
 pub mod genai_perf;
 pub mod mlperf;
 pub mod schedule;

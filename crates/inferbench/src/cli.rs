@@ -25,8 +25,46 @@ pub enum Command {
     Profile(Box<ProfileArgs>),
     /// Run the simulated OpenAI-compatible server standalone.
     MockServer(MockServerArgs),
-    /// Recompute every metric offline from a run directory's stored evidence.
+    /// Recompute every metric offline from a run directory's stored evidence, or from a
+    /// GenAI-Perf or AIPerf artifact directory (imported on the fly).
     Metrics(MetricsArgs),
+    /// Send one request (or --count N) of the workload and show, event by event, how the
+    /// response was read: validate an endpoint adapter before generating load.
+    Inspect(Box<InspectArgs>),
+    /// Set every legacy metric of a run next to its counterpart under another definition
+    /// set, with the evidence that decides whether the mapping holds.
+    Crosswalk(CrosswalkArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct InspectArgs {
+    #[command(flatten)]
+    pub profile: ProfileArgs,
+    /// How many requests to send (one after another).
+    #[arg(long, default_value_t = 1)]
+    pub count: usize,
+    /// Show at most this many events of each response (the summary counts them all).
+    #[arg(long = "max-events", default_value_t = 40)]
+    pub max_events: usize,
+}
+
+#[derive(Args, Debug)]
+pub struct CrosswalkArgs {
+    /// A run directory (inferbench, or a GenAI-Perf or AIPerf artifact directory).
+    pub dir: std::path::PathBuf,
+    /// The legacy definition set.
+    #[arg(long, default_value = "genai-perf-0.0.13")]
+    pub from: String,
+    /// The definition set to map onto.
+    #[arg(long, default_value = "aiperf-0.13")]
+    pub to: String,
+    /// Where to write crosswalk.json and crosswalk.md (default: DIR).
+    #[arg(long = "output-dir")]
+    pub output_dir: Option<std::path::PathBuf>,
+    /// Tokenizer for imported runs whose files keep texts but no counts (`builtin` or a
+    /// path; default: the run's own).
+    #[arg(long)]
+    pub tokenizer: Option<String>,
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
@@ -146,6 +184,21 @@ pub struct ProfileArgs {
     pub request_count: Option<u64>,
     #[arg(long = "warmup-request-count", visible_alias = "num-warmup-requests")]
     pub warmup_request_count: Option<u64>,
+    /// Replay the dataset's timestamps (on by itself when the first record has one).
+    #[arg(long = "fixed-schedule", conflicts_with = "no_fixed_schedule")]
+    pub fixed_schedule: bool,
+    /// Do not switch to a fixed schedule when the dataset has timestamps.
+    #[arg(long = "no-fixed-schedule")]
+    pub no_fixed_schedule: bool,
+    /// Shift the trace so that its first kept timestamp is 0.
+    #[arg(long = "fixed-schedule-auto-offset")]
+    pub fixed_schedule_auto_offset: bool,
+    /// Keep only sessions whose first timestamp is at or after this (ms).
+    #[arg(long = "fixed-schedule-start-offset")]
+    pub fixed_schedule_start_offset: Option<u64>,
+    /// Keep only sessions whose first timestamp is at or before this (ms).
+    #[arg(long = "fixed-schedule-end-offset")]
+    pub fixed_schedule_end_offset: Option<u64>,
     /// Requests per second (AIPerf's rate mode). With --concurrency, that is a ceiling. A
     /// comma list makes a sweep.
     #[arg(
@@ -341,12 +394,28 @@ pub struct MockServerArgs {
 pub struct MetricsArgs {
     /// A run directory written by `inferbench profile`.
     pub dir: std::path::PathBuf,
-    /// Definition set to score under.
+    /// Definition set to score under (`aiperf-0.13`, `genai-perf-0.0.13`, `genai-perf-0.0.4`,
+    /// `genai-perf-0.0.1`, `vllm-bench`, `mlperf-loadgen`).
     #[arg(long, default_value = "aiperf-0.13")]
     pub definitions: String,
     /// Rewrite the summary files (JSON, CSV, console) from the recomputed metrics.
     #[arg(long)]
     pub write: bool,
+    /// Write the summary in a tool's own file shape: `aiperf` (profile_export_aiperf.json
+    /// and .csv) or `genai-perf` (profile_export_genai_perf.json and .csv).
+    #[arg(long, value_parser = ["aiperf", "genai-perf", "json"])]
+    pub format: Option<String>,
+    /// Service-level objectives for goodput, `metric:value …` in display units (overrides
+    /// the run's own --goodput).
+    #[arg(long)]
+    pub goodput: Option<String>,
+    /// Tokenizer for imported runs whose files keep texts but no counts (`builtin` or a
+    /// path; default: the run's own).
+    #[arg(long)]
+    pub tokenizer: Option<String>,
+    /// Where `--format` writes its files (default: DIR).
+    #[arg(long = "output-dir")]
+    pub output_dir: Option<std::path::PathBuf>,
 }
 
 /// AIPerf `profile` flags that inferbench accepts by name but has not built yet. Using one
@@ -358,11 +427,6 @@ pub const UNBUILT_FLAGS: &[(&str, bool)] = &[
     ("num-warmup-sessions", true),
     ("warmup-arrival-pattern", true),
     ("warmup-grace-period", true),
-    ("fixed-schedule", false),
-    ("no-fixed-schedule", false),
-    ("fixed-schedule-auto-offset", false),
-    ("fixed-schedule-start-offset", true),
-    ("fixed-schedule-end-offset", true),
     ("sweep-type", true),
     ("parameter-sweep-mode", true),
     ("parameter-sweep-same-seed", false),
@@ -421,7 +485,7 @@ pub const UNBUILT_FLAGS: &[(&str, bool)] = &[
 /// [`check_unbuilt`] can name them in a clear error.
 pub fn command_with_unbuilt() -> clap::Command {
     use clap::CommandFactory;
-    Cli::command().mut_subcommand("profile", |mut c| {
+    let add = |mut c: clap::Command| {
         for (name, takes_value) in UNBUILT_FLAGS {
             // The id is the kebab-case long name: derived ids are snake_case field names, so
             // the two never collide.
@@ -434,12 +498,16 @@ pub fn command_with_unbuilt() -> clap::Command {
             c = c.arg(a);
         }
         c
-    })
+    };
+    Cli::command()
+        .mut_subcommand("profile", add)
+        .mut_subcommand("inspect", add)
 }
 
 pub fn check_unbuilt(m: &clap::ArgMatches) -> Result<(), String> {
-    let Some(("profile", sub)) = m.subcommand() else {
-        return Ok(());
+    let sub = match m.subcommand() {
+        Some(("profile" | "inspect", sub)) => sub,
+        _ => return Ok(()),
     };
     let used: Vec<String> = UNBUILT_FLAGS
         .iter()
@@ -999,6 +1067,20 @@ pub fn build_plan(a: &ProfileArgs, argv: &[String], cell: &CellValues) -> Result
             concurrency,
             request_count,
             warmup_request_count: a.warmup_request_count.unwrap_or(0),
+            request_count_given: a.request_count.is_some(),
+            fixed_schedule: inferbench_core::plan::FixedSchedulePlan {
+                enabled: if a.fixed_schedule {
+                    Some(true)
+                } else if a.no_fixed_schedule {
+                    Some(false)
+                } else {
+                    None
+                },
+                auto_offset: a.fixed_schedule_auto_offset,
+                start_offset_ms: a.fixed_schedule_start_offset,
+                end_offset_ms: a.fixed_schedule_end_offset,
+                ceiling: (!a.concurrency.is_empty()).then_some(concurrency),
+            },
             request_rate,
             benchmark_duration_s: duration,
             benchmark_grace_period_s: grace,
@@ -1049,11 +1131,11 @@ pub fn build_plan(a: &ProfileArgs, argv: &[String], cell: &CellValues) -> Result
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use clap::FromArgMatches;
 
-    fn parse(args: &[&str]) -> Result<RunPlan, String> {
+    pub(crate) fn parse(args: &[&str]) -> Result<RunPlan, String> {
         let argv: Vec<String> = std::iter::once("inferbench")
             .chain(args.iter().copied())
             .map(String::from)
@@ -1204,21 +1286,16 @@ mod tests {
 
     #[test]
     fn unbuilt_flags_are_errors_that_say_so() {
-        let e = parse(&["profile", "--input-file", "x.jsonl"]).unwrap_err();
+        let e = parse(&["profile", "--server-metrics", "http://x/metrics"]).unwrap_err();
         assert!(
-            e.contains("--input-file") && e.contains("not implement"),
+            e.contains("--server-metrics") && e.contains("not implement"),
             "{e}"
         );
-        let e = parse(&["profile", "--fixed-schedule"]).unwrap_err();
-        assert!(e.contains("--fixed-schedule"), "{e}");
-        let e = parse(&["profile", "--endpoint-type", "hf_tei_rankings"]).unwrap_err();
+        let e = parse(&["profile", "--request-rate-series", "[]"]).unwrap_err();
+        assert!(e.contains("--request-rate-series"), "{e}");
+        let e = parse(&["profile", "--endpoint-type", "image_generation"]).unwrap_err();
         assert!(
-            e.contains("hf_tei_rankings") && e.contains("not implemented"),
-            "{e}"
-        );
-        let e = parse(&["profile", "--endpoint-type", "embeddings"]).unwrap_err();
-        assert!(
-            e.contains("embeddings") && e.contains("not implemented"),
+            e.contains("image_generation") && e.contains("not implemented"),
             "{e}"
         );
     }

@@ -2,11 +2,14 @@
 //! work. Errors are one line on stderr and a non-zero exit code.
 
 mod cli;
+mod crosswalk;
 mod host;
+mod inspect;
 mod metrics_cmd;
 mod mock;
 mod profile;
 mod progress;
+mod sessions;
 
 use std::process::ExitCode;
 
@@ -54,6 +57,8 @@ fn main() -> ExitCode {
         cli::Command::Profile(a) => profile::run(&a, &argv),
         cli::Command::MockServer(a) => mock::run(&a),
         cli::Command::Metrics(a) => metrics_cmd::run(&a),
+        cli::Command::Inspect(a) => inspect::run(&a, &argv),
+        cli::Command::Crosswalk(a) => crosswalk::run(&a),
     };
     match result {
         Ok(code) => ExitCode::from(code),

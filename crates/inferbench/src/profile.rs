@@ -5,7 +5,6 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use bytes::Bytes;
 use inferbench_client::engine::{Cancellation, LoadMode, PhaseSpec, PreparedPayload};
 use inferbench_client::{Clock, Engine, EngineConfig, EngineEvent, StopSignal, TokenCounter};
 use inferbench_core::evidence::{EvidenceEnd, EvidenceHeader, StopReason};
@@ -20,7 +19,7 @@ use inferbench_workload::{Corpus, Tokenizer};
 use crate::Failure;
 use crate::cli::ProfileArgs;
 
-struct Counter(Arc<Tokenizer>);
+pub struct Counter(pub Arc<Tokenizer>);
 
 /// What the evidence-writer thread hands back once the engine is done.
 struct WriterOutput {
@@ -85,39 +84,7 @@ pub fn run(a: &ProfileArgs, argv: &[String]) -> Result<u8, Failure> {
         Tokenizer::load(&first.tokenizer)
             .map_err(|e| Failure::input(format!("--tokenizer: {e}")))?,
     );
-    // The built-in simulated server, when no --url was given, runs on its own runtime and
-    // threads, so that it never shares the client's event loop.
-    let sim = match first.target {
-        Target::Simulated { ttft_ms, itl_ms } => {
-            let rt = tokio::runtime::Builder::new_multi_thread()
-                .thread_name("sim")
-                .enable_all()
-                .build()
-                .map_err(|e| Failure::run(format!("cannot start the simulated server: {e}")))?;
-            let cfg = SimConfig {
-                ttft: Duration::from_secs_f64(ttft_ms / 1000.0),
-                itl: Duration::from_secs_f64(itl_ms / 1000.0),
-                model: first.models[0].clone(),
-                words: Arc::new(crate::mock::sim_words(&tok)),
-                ..SimConfig::default()
-            };
-            let server = rt
-                .block_on(SimServer::start(
-                    cfg,
-                    "127.0.0.1:0".parse().expect("literal address"),
-                ))
-                .map_err(|e| Failure::run(format!("cannot start the simulated server: {e}")))?;
-            let url = format!("http://{}", server.local_addr());
-            eprintln!(
-                "inferbench: no --url given: benchmarking the built-in simulated server at {url} (ttft {ttft_ms} ms, itl {itl_ms} ms)"
-            );
-            for p in &mut plans {
-                p.url = url.clone();
-            }
-            Some((rt, server))
-        }
-        Target::Url { .. } => None,
-    };
+    let sim = start_sim(&mut plans, &tok)?;
     // The client runs on one thread: no cross-thread wake-ups per response frame, which is
     // most of what a multi-threaded runtime would cost here. Records are written by their own
     // thread.
@@ -130,6 +97,46 @@ pub fn run(a: &ProfileArgs, argv: &[String]) -> Result<u8, Failure> {
         sim_rt.block_on(server.shutdown());
     }
     result
+}
+
+/// The built-in simulated server, when no --url was given, on its own runtime and threads
+/// (so that it never shares the client's event loop); the plans get its URL.
+pub fn start_sim(
+    plans: &mut [RunPlan],
+    tok: &Tokenizer,
+) -> Result<Option<(tokio::runtime::Runtime, SimServer)>, Failure> {
+    let Some(first) = plans.first() else {
+        return Ok(None);
+    };
+    let Target::Simulated { ttft_ms, itl_ms } = first.target else {
+        return Ok(None);
+    };
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .thread_name("sim")
+        .enable_all()
+        .build()
+        .map_err(|e| Failure::run(format!("cannot start the simulated server: {e}")))?;
+    let cfg = SimConfig {
+        ttft: Duration::from_secs_f64(ttft_ms / 1000.0),
+        itl: Duration::from_secs_f64(itl_ms / 1000.0),
+        model: first.models[0].clone(),
+        words: Arc::new(crate::mock::sim_words(tok)),
+        ..SimConfig::default()
+    };
+    let server = rt
+        .block_on(SimServer::start(
+            cfg,
+            "127.0.0.1:0".parse().expect("literal address"),
+        ))
+        .map_err(|e| Failure::run(format!("cannot start the simulated server: {e}")))?;
+    let url = format!("http://{}", server.local_addr());
+    eprintln!(
+        "inferbench: no --url given: benchmarking the built-in simulated server at {url} (ttft {ttft_ms} ms, itl {itl_ms} ms)"
+    );
+    for p in plans.iter_mut() {
+        p.url = url.clone();
+    }
+    Ok(Some((rt, server)))
 }
 
 /// Run every cell of the sweep, each `--num-profile-runs` times, and write the aggregates.
@@ -348,15 +355,16 @@ async fn run_against(
             .await
             .map_err(|e| Failure::run(format!("--url: {e}")))?;
 
-    let corpus = Corpus::shakespeare();
-    let rendered = inferbench_workload::render_workload(plan, &tok, corpus)
-        .map_err(|e| Failure::input(e.to_string()))?;
+    let rendered = workload_of(plan, &tok)?;
     let seed = rendered.seed_used;
+    let prepared =
+        crate::sessions::prepare(plan, &rendered.workload).map_err(Failure::input)?;
     // AIPerf's default sampling for synthetic data: shuffle without replacement. The order
-    // depends only on the seed, not on timing: request k always gets the k-th draw.
+    // depends only on the seed, not on timing: session k always gets the k-th draw. The
+    // sampler draws conversations; a conversation's turns go in order.
     let mut sampler = inferbench_workload::Sampler::new(
         inferbench_workload::SamplingStrategy::Shuffle,
-        rendered.workload.payloads.len(),
+        prepared.conversations,
         seed,
     )
     .map_err(|e| Failure::input(e.to_string()))?;
@@ -405,7 +413,7 @@ async fn run_against(
             corpus_sha256: Some(rendered.corpus_sha256.clone()),
         },
         random_seed: Some(seed),
-        arrival: describe_arrival(plan),
+        arrival: describe_arrival(plan, prepared.fixed.as_ref()),
         warmup: describe_warmup(plan),
         stop_rule: match plan.load.benchmark_duration_s {
             Some(d) => format!(
@@ -434,50 +442,22 @@ async fn run_against(
     inferbench_artifacts::write_manifest(&run_dir, &manifest)
         .map_err(|e| Failure::run(e.to_string()))?;
 
-    let payloads: Vec<PreparedPayload> = rendered
-        .workload
-        .payloads
-        .iter()
-        .map(|p| PreparedPayload {
-            conversation_id: p.conversation_id.clone(),
-            turn_index: p.turn_index,
-            body: Bytes::from(p.body.clone()),
-            input_tokens: p.input_tokens,
-            requested_output_tokens: p.requested_output_tokens,
-        })
-        .collect();
-    let uri: http::Uri = format!("{}{}", plan.url, plan.endpoint_path)
-        .parse()
-        .map_err(|e| Failure::input(format!("--url/--custom-endpoint: invalid URL: {e}")))?;
-    let mut headers = Vec::new();
-    if let Some(k) = &plan.api_key {
-        headers.push((
-            http::header::AUTHORIZATION,
-            http::HeaderValue::from_str(&format!("Bearer {}", k.expose()))
-                .map_err(|_| Failure::input("--api-key: not a valid header value"))?,
-        ));
-    }
-    for (name, value) in &plan.headers {
-        let n = http::HeaderName::from_bytes(name.as_bytes())
-            .map_err(|_| Failure::input(format!("--header: invalid name {name:?}")))?;
-        let v = http::HeaderValue::from_str(value.expose())
-            .map_err(|_| Failure::input(format!("--header {name}: invalid value")))?;
-        headers.push((n, v));
-    }
-    let cfg = EngineConfig {
-        uri,
-        endpoint_type: plan.endpoint_type,
-        streaming: plan.streaming,
-        headers,
-        timeout: Duration::from_secs_f64(plan.request_timeout_seconds),
-        phases: phases_of(plan),
-        cancellation: plan.load.cancellation.map(|c| Cancellation {
-            rate_pct: c.rate_pct,
-            delay: Duration::from_secs_f64(c.delay_s),
-        }),
-        keep_raw: plan.artifacts.export_level == ExportLevel::Raw,
-        seed,
+    let fixed = prepared.fixed.clone();
+    // Without --request-count, a trace (or any dataset read from a file) is sent once,
+    // every row, as AIPerf does.
+    let default_requests = match (&fixed, plan.load.request_count_given) {
+        (_, true) => None,
+        (Some(f), false) => Some(f.requests),
+        (None, false) if plan.dataset.input_file.is_some() => Some(prepared.requests),
+        _ => None,
     };
+    let payloads: Vec<PreparedPayload> = prepared.payloads;
+    let cfg = engine_config(
+        plan,
+        phases_of(plan, fixed.as_ref(), default_requests),
+        plan.artifacts.export_level == ExportLevel::Raw,
+        seed,
+    )?;
     // Tokens are counted on the writer thread, not in the engine (see below).
     let counter: Option<Counter> = if plan.use_server_token_count {
         None
@@ -820,13 +800,68 @@ fn describe_resources(r: &inferbench_client::resources::ResourceSummary) -> Stri
     line
 }
 
+/// The engine's configuration for a plan: the full URI (the streaming path where the API has
+/// its own), the headers (API key included), timeouts, cancellation and `<think>` splitting.
+pub fn engine_config(
+    plan: &RunPlan,
+    phases: Vec<PhaseSpec>,
+    keep_raw: bool,
+    seed: u64,
+) -> Result<EngineConfig, Failure> {
+    let uri: http::Uri = format!("{}{}", plan.url, plan.endpoint_path)
+        .parse()
+        .map_err(|e| Failure::input(format!("--url/--custom-endpoint: invalid URL: {e}")))?;
+    let mut headers = Vec::new();
+    if let Some(k) = &plan.api_key {
+        headers.push((
+            http::header::AUTHORIZATION,
+            http::HeaderValue::from_str(&format!("Bearer {}", k.expose()))
+                .map_err(|_| Failure::input("--api-key: not a valid header value"))?,
+        ));
+    }
+    for (name, value) in &plan.headers {
+        let n = http::HeaderName::from_bytes(name.as_bytes())
+            .map_err(|_| Failure::input(format!("--header: invalid name {name:?}")))?;
+        let v = http::HeaderValue::from_str(value.expose())
+            .map_err(|_| Failure::input(format!("--header {name}: invalid value")))?;
+        headers.push((n, v));
+    }
+    Ok(EngineConfig {
+        uri,
+        endpoint_type: plan.endpoint_type,
+        streaming: plan.streaming,
+        headers,
+        timeout: Duration::from_secs_f64(plan.request_timeout_seconds),
+        phases,
+        cancellation: plan.load.cancellation.map(|c| Cancellation {
+            rate_pct: c.rate_pct,
+            delay: Duration::from_secs_f64(c.delay_s),
+        }),
+        keep_raw,
+        seed,
+    })
+}
+
+/// The frozen workload of a plan: every request body, rendered before the run.
+pub fn workload_of(
+    plan: &RunPlan,
+    tok: &Tokenizer,
+) -> Result<inferbench_workload::RenderedWorkload, Failure> {
+    inferbench_workload::render_workload(plan, tok, Corpus::shakespeare())
+        .map_err(|e| Failure::input(e.to_string()))
+}
+
 fn has_warmup(plan: &RunPlan) -> bool {
     plan.load.warmup_request_count > 0 || plan.load.warmup_duration_s.is_some()
 }
 
 /// The engine's phases from the plan. Warmup settings fall back to the profiling ones, as in
 /// AIPerf.
-fn phases_of(plan: &RunPlan) -> Vec<PhaseSpec> {
+fn phases_of(
+    plan: &RunPlan,
+    fixed: Option<&crate::sessions::FixedSchedule>,
+    default_requests: Option<u64>,
+) -> Vec<PhaseSpec> {
     let l = &plan.load;
     let secs = |s: Option<f64>| s.map(Duration::from_secs_f64);
     let mode = |rate: Option<f64>,
@@ -884,12 +919,17 @@ fn phases_of(plan: &RunPlan) -> Vec<PhaseSpec> {
     }
     phases.push(PhaseSpec {
         phase: Phase::Profiling,
-        mode: match l.user_centric {
-            Some(u) => LoadMode::UserCentric {
+        mode: match (fixed, l.user_centric) {
+            (Some(f), _) => LoadMode::Fixed {
+                offsets_ns: std::sync::Arc::new(f.offsets_ns.clone()),
+                conversations: std::sync::Arc::new(f.conversations.clone()),
+                ceiling: l.fixed_schedule.ceiling,
+            },
+            (None, Some(u)) => LoadMode::UserCentric {
                 users: u.users,
                 rate: u.rate,
             },
-            None => mode(
+            (None, None) => mode(
                 l.request_rate.as_ref().map(|r| r.rate),
                 l.concurrency,
                 l.request_rate.as_ref().and_then(|r| r.ceiling),
@@ -897,8 +937,13 @@ fn phases_of(plan: &RunPlan) -> Vec<PhaseSpec> {
                 secs(l.request_rate.as_ref().and_then(|r| r.ramp_s)),
             ),
         },
-        // With a duration, the request count is not the stop rule (as in AIPerf).
-        request_count: l.benchmark_duration_s.is_none().then_some(l.request_count),
+        // With a duration, the request count is not the stop rule (as in AIPerf). A fixed
+        // schedule ends with the trace unless a count was given.
+        request_count: match (l.benchmark_duration_s, fixed, l.request_count_given) {
+            (Some(_), _, _) => None,
+            (None, Some(_), false) => None,
+            (None, _, _) => Some(default_requests.unwrap_or(l.request_count)),
+        },
         duration: l.benchmark_duration_s.map(Duration::from_secs_f64),
         grace: l
             .benchmark_duration_s
@@ -911,7 +956,21 @@ fn phases_of(plan: &RunPlan) -> Vec<PhaseSpec> {
     phases
 }
 
-fn describe_arrival(plan: &RunPlan) -> String {
+fn describe_arrival(plan: &RunPlan, fixed: Option<&crate::sessions::FixedSchedule>) -> String {
+    if let Some(f) = fixed {
+        let fs = plan.load.fixed_schedule;
+        return format!(
+            "fixed schedule: {} sessions at their trace times (trace time {} ms is offset 0{}{}){}",
+            f.offsets_ns.len(),
+            f.zero_ms,
+            fs.start_offset_ms
+                .map_or(String::new(), |s| format!(", from {s} ms")),
+            fs.end_offset_ms
+                .map_or(String::new(), |e| format!(", to {e} ms")),
+            fs.ceiling
+                .map_or(String::new(), |c| format!(", at most {c} sessions at once")),
+        );
+    }
     if let Some(u) = plan.load.user_centric {
         return format!(
             "user-centric: {} users, {} requests/s together (each user {:.3} s apart, waiting for its previous request)",

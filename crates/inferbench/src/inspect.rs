@@ -1,0 +1,249 @@
+//! `inferbench inspect`: send one request (or `--count N`) of the workload, one after another,
+//! and show how each response was read, event by event, with the warnings a user must see
+//! before trusting a run or a crosswalk. Nothing is written to disk.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use inferbench_client::engine::{LoadMode, PhaseSpec};
+use inferbench_client::{Clock, Engine, EngineEvent, StopSignal};
+use inferbench_core::record::{Phase, Record};
+use inferbench_workload::Tokenizer;
+
+use crate::Failure;
+use crate::cli::InspectArgs;
+
+pub fn run(a: &InspectArgs, argv: &[String]) -> Result<u8, Failure> {
+    if a.count == 0 || a.count > 1000 {
+        return Err(Failure::input(format!(
+            "--count {}: must be 1 to 1000",
+            a.count
+        )));
+    }
+    let cells = crate::cli::cells(&a.profile).map_err(Failure::input)?;
+    if cells.len() > 1 {
+        return Err(Failure::input(
+            "inspect takes one value per flag: a comma list (a sweep) is for profile",
+        ));
+    }
+    let mut plans =
+        vec![crate::cli::build_plan(&a.profile, argv, &cells[0].values).map_err(Failure::input)?];
+    let tok = Arc::new(
+        Tokenizer::load(&plans[0].tokenizer)
+            .map_err(|e| Failure::input(format!("--tokenizer: {e}")))?,
+    );
+    let sim = crate::profile::start_sim(&mut plans, &tok)?;
+    let plan = &plans[0];
+    let rendered = crate::profile::workload_of(plan, &tok)?;
+    let prepared = crate::sessions::prepare(plan, &rendered.workload).map_err(Failure::input)?;
+    // The first conversations in dataset order: inspect shows what the workload holds, in
+    // the order a user wrote it.
+    let conversations = prepared.conversations;
+    let mut next = 0usize;
+    let order = Box::new(move || {
+        let c = next % conversations;
+        next += 1;
+        c
+    });
+    let phases = vec![PhaseSpec {
+        phase: Phase::Profiling,
+        mode: LoadMode::Burst {
+            concurrency: 1,
+            ramp: None,
+        },
+        request_count: Some(a.count as u64),
+        duration: None,
+        grace: None,
+        prefill_concurrency: None,
+        failed_request_threshold: None,
+    }];
+    let cfg = crate::profile::engine_config(plan, phases, true, rendered.seed_used)?;
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| Failure::run(format!("cannot start the runtime: {e}")))?;
+    let clock = Clock::start();
+    let models = rt.block_on(inferbench_client::transport::fetch_models(
+        clock,
+        &plan.url,
+        Duration::from_secs(10),
+    ));
+    if let Err(e) = models {
+        return Err(Failure::run(format!("--url: {e}")));
+    }
+    let payloads = prepared.payloads;
+    let bodies: Vec<bytes::Bytes> = payloads.iter().map(|p| p.body.clone()).collect();
+    let engine = Engine::new(
+        cfg,
+        clock,
+        payloads,
+        order,
+        None,
+        StopSignal::new(),
+    );
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    rt.block_on(engine.run(tx));
+    if let Some((sim_rt, server)) = sim {
+        sim_rt.block_on(server.shutdown());
+    }
+    let mut records: Vec<Record> = Vec::new();
+    while let Ok(ev) = rx.try_recv() {
+        if let EngineEvent::Record(r) = ev {
+            records.push(*r);
+        }
+    }
+    records.sort_by_key(|r| r.id);
+    let count = |t: &str| tok.count(t) as u64;
+    let tags = plan.endpoint.reasoning_tags.is_some();
+    let mut failed = false;
+    for rec in &mut records {
+        inferbench_client::engine::count_tokens(
+            &crate::profile::Counter(tok.clone()),
+            rec,
+            &mut String::new(),
+        );
+        let body = bodies
+            .get(rec.payload_index as usize)
+            .map(|b| String::from_utf8_lossy(b).to_string())
+            .unwrap_or_default();
+        let i = inferbench_metrics::adapter::inspect(rec, &count, tags);
+        failed |= rec.error.is_some();
+        print!(
+            "{}",
+            render(rec, &body, &i, a.max_events, plan.endpoint_type.as_str())
+        );
+    }
+    Ok(if failed { 1 } else { 0 })
+}
+
+fn clip(s: &str, n: usize) -> String {
+    let mut out: String = s.chars().take(n).collect();
+    if s.chars().count() > n {
+        out.push('…');
+    }
+    out.replace('\n', "\\n")
+}
+
+/// The text `inspect` prints for one request.
+fn render(
+    rec: &Record,
+    sent_body: &str,
+    i: &inferbench_metrics::adapter::Inspection,
+    max_events: usize,
+    endpoint: &str,
+) -> String {
+    use std::fmt::Write;
+    let mut o = String::new();
+    let _ = writeln!(
+        o,
+        "== request {} ({} turn {}, endpoint {endpoint}, {}) ==",
+        rec.id,
+        rec.conversation_id,
+        rec.turn_index,
+        if rec.streaming {
+            "streaming"
+        } else {
+            "not streaming"
+        }
+    );
+    let pretty = serde_json::from_str::<serde_json::Value>(sent_body)
+        .ok()
+        .and_then(|v| serde_json::to_string_pretty(&v).ok())
+        .unwrap_or_else(|| sent_body.to_string());
+    let _ = writeln!(
+        o,
+        "-- request body ({} bytes sent) --\n{}",
+        rec.request_bytes,
+        clip(&pretty, 2000).replace("\\n", "\n")
+    );
+    let _ = writeln!(
+        o,
+        "-- response: HTTP {} , {} frames, {} events, {:.3} ms --",
+        rec.status.map_or("-".to_string(), |s| s.to_string()),
+        rec.frames.len(),
+        rec.events.len(),
+        rec.end_ns.saturating_sub(rec.start_ns) as f64 / 1e6
+    );
+    let _ = writeln!(o, "-- raw stream (first events, as received) --");
+    for r in i.rows.iter().take(max_events.min(8)) {
+        if let Some(raw) = &r.raw {
+            let _ = writeln!(o, "  [{:>3}] {}", r.index, clip(raw, 200));
+        }
+    }
+    let _ = writeln!(o, "-- events --");
+    let _ = writeln!(
+        o,
+        "  {:>4} {:>10} {:>5} {:<6} {:>4} {:>4}  text",
+        "#", "t (ms)", "frame", "kind", "out", "rsn"
+    );
+    for r in i.rows.iter().take(max_events) {
+        let mut text = String::new();
+        if let Some(c) = &r.content {
+            let _ = write!(text, "content={:?} ", clip(c, 40));
+        }
+        if let Some(c) = &r.reasoning {
+            let _ = write!(text, "reasoning={:?} ", clip(c, 40));
+        }
+        if let Some(c) = &r.tool {
+            let _ = write!(text, "tool={:?} ", clip(c, 40));
+        }
+        if let Some(u) = &r.usage {
+            let _ = write!(text, "usage={} ", clip(&u.to_string(), 120));
+        }
+        if !r.marks.is_empty() {
+            let _ = write!(text, "<= {}", r.marks.join(", "));
+        }
+        let _ = writeln!(
+            o,
+            "  {:>4} {:>10.3} {:>5} {:<6} {:>4} {:>4}  {}",
+            r.index, r.t_ms, r.frame, r.kind, r.output_tokens, r.reasoning_tokens, text
+        );
+    }
+    if i.rows.len() > max_events {
+        let _ = writeln!(
+            o,
+            "  … {} more events (--max-events)",
+            i.rows.len() - max_events
+        );
+    }
+    let _ = writeln!(o, "-- token counts --");
+    let _ = writeln!(
+        o,
+        "  client: input {}, output {}, reasoning {}; requested output {}",
+        i.client_input_tokens
+            .map_or("-".to_string(), |v| v.to_string()),
+        i.client_output_tokens,
+        i.client_reasoning_tokens,
+        i.requested_output_tokens
+            .map_or("-".to_string(), |v| v.to_string())
+    );
+    match &i.server {
+        Some(s) => {
+            let f = |v: Option<u64>| v.map_or("-".to_string(), |v| v.to_string());
+            let _ = writeln!(
+                o,
+                "  server usage: prompt {}, completion {}, reasoning {}",
+                f(s.prompt_tokens),
+                f(s.completion_tokens),
+                f(s.reasoning_tokens)
+            );
+        }
+        None => {
+            let _ = writeln!(o, "  server usage: none");
+        }
+    }
+    if let Some(e) = &rec.error {
+        let _ = writeln!(o, "-- error: {} {}: {}", e.kind.as_str(), e.error_type, e.message);
+    }
+    for n in &i.notes {
+        let _ = writeln!(o, "note: {n}");
+    }
+    for w in &i.warnings {
+        let _ = writeln!(o, "WARNING: {w}");
+    }
+    if i.warnings.is_empty() {
+        let _ = writeln!(o, "no warnings");
+    }
+    o.push('\n');
+    o
+}
