@@ -24,6 +24,7 @@ use tokio::time::sleep_until;
 use crate::clock::Clock;
 use crate::decode::{self, DecodeError, Decoded};
 use crate::sse::{SseMessage, SseParser};
+use crate::think::ThinkSplitter;
 use crate::transport::{Conn, Target, TimedBody, connect, error_chain};
 
 /// Counts tokens of response text with the run's tokenizer (the binary wires the workload
@@ -134,6 +135,9 @@ pub struct EngineConfig {
     /// The run seed: request ids, arrivals and cancellations draw from generators named
     /// after their purpose.
     pub seed: u64,
+    /// `--reasoning-tags think`: text between `<think>` and `</think>` in the content is
+    /// recorded as reasoning (the tags are dropped; `raw` keeps what was sent).
+    pub reasoning_tags: bool,
 }
 
 impl EngineConfig {
@@ -282,7 +286,13 @@ pub struct Engine {
     cancel_seed: u64,
     /// Why the engine cancelled the run itself (`--failed-request-threshold`).
     abort_reason: std::sync::Mutex<Option<String>>,
+    /// Counts the input tokens of a body built at send time (a turn with history), whose
+    /// count the frozen workload cannot hold.
+    isl_counter: Option<IslCounter>,
 }
+
+/// Input-token count of a request body (None when it cannot be read).
+pub type IslCounter = Arc<dyn Fn(&[u8]) -> Option<u64> + Send + Sync>;
 
 /// Per-phase state shared by the tasks of the phase.
 struct PhaseState {
@@ -457,7 +467,14 @@ impl Engine {
             stop,
             cancel_seed,
             abort_reason: std::sync::Mutex::new(None),
+            isl_counter: None,
         }
+    }
+
+    /// Count the input tokens of bodies built at send time (turns with history) with `f`.
+    pub fn with_isl_counter(mut self, f: IslCounter) -> Self {
+        self.isl_counter = Some(f);
+        self
     }
 
     pub fn progress(&self) -> Arc<Progress> {
@@ -826,7 +843,9 @@ async fn run_session(
             }
         }
         let (body, own) = history.body_for(payload);
-        let rec = execute(
+        // Bytes clones share the buffer: keeping one for the count costs no copy.
+        let rebuilt = (body != payload.body).then(|| body.clone());
+        let mut rec = execute(
             state,
             Turn {
                 id,
@@ -840,6 +859,10 @@ async fn run_session(
             conn,
         )
         .await;
+        if let Some(sent) = rebuilt {
+            // The workload's count was of the turn alone; the body sent holds the history.
+            rec.tokens.input = engine.isl_counter.as_ref().and_then(|f| f(&sent));
+        }
         if payload.history || turn + 1 < len {
             history.push_turn(own, &rec);
         }
@@ -1239,6 +1262,7 @@ async fn execute(
             .is_some_and(|v| v.trim_start().starts_with("text/event-stream"));
     let mut body = resp.into_body();
     let mut parser = if is_sse { Some(SseParser::new()) } else { None };
+    let mut think = cfg.reasoning_tags.then(ThinkSplitter::default);
     // A response not read to its end leaves the connection unusable for the next request.
     let mut body_complete = false;
     let mut whole = Vec::new();
@@ -1278,7 +1302,7 @@ async fn execute(
                         p.push(&data, &mut scratch.msgs);
                         let mut stop_reading = false;
                         for m in scratch.msgs.drain(..) {
-                            if on_message(cfg, &mut rec, m, frame_idx, t) {
+                            if on_message(cfg, &mut rec, m, frame_idx, t, &mut think) {
                                 stop_reading = true;
                             }
                         }
@@ -1317,7 +1341,15 @@ async fn execute(
         rec.end_ns = clock.now_ns();
     }
     if rec.error.is_none() && parser.is_none() {
-        on_body(cfg, &mut rec, &whole, status);
+        on_body(cfg, &mut rec, &whole, status, &mut think);
+    }
+    if let Some(sp) = think.as_mut() {
+        // A partial tag held back at the end was text after all.
+        let (c, r) = sp.finish();
+        if let Some(ev) = rec.events.iter_mut().rev().find(|e| e.has_text()) {
+            append(&mut ev.content, &c);
+            append(&mut ev.reasoning, &r);
+        }
     }
     if let Some(counter) = &engine.counter {
         count_tokens(counter.as_ref(), &mut rec, &mut scratch.text);
@@ -1422,16 +1454,38 @@ fn err(kind: ErrorKind, code: Option<u16>, ty: &str, message: String) -> RecordE
     }
 }
 
-fn fill_event(ev: &mut Event, d: Decoded) {
+fn append(field: &mut Option<String>, text: &str) {
+    if !text.is_empty() {
+        field.get_or_insert_with(String::new).push_str(text);
+    }
+}
+
+fn fill_event(ev: &mut Event, d: Decoded, think: &mut Option<ThinkSplitter>) {
     ev.content = d.content;
     ev.reasoning = d.reasoning;
+    if let Some(sp) = think.as_mut()
+        && let Some(c) = ev.content.take()
+    {
+        let (content, reasoning) = sp.push(&c);
+        // An empty piece stays as sent (`Some("")`); a piece that was all reasoning leaves
+        // no content behind.
+        ev.content = (!content.is_empty() || c.is_empty()).then_some(content);
+        append(&mut ev.reasoning, &reasoning);
+    }
     ev.tool = d.tool;
     ev.usage = d.usage;
     ev.finish_reason = d.finish_reason;
 }
 
 /// Handle one SSE message. Returns true when reading should stop (the response is invalid).
-fn on_message(cfg: &EngineConfig, rec: &mut Record, m: SseMessage, frame: u32, t: u64) -> bool {
+fn on_message(
+    cfg: &EngineConfig,
+    rec: &mut Record,
+    m: SseMessage,
+    frame: u32,
+    t: u64,
+    think: &mut Option<ThinkSplitter>,
+) -> bool {
     let mut ev = Event {
         frame,
         t_ns: t,
@@ -1461,7 +1515,7 @@ fn on_message(cfg: &EngineConfig, rec: &mut Record, m: SseMessage, frame: u32, t
     match decoded {
         Ok(d) => {
             let error = d.error.clone();
-            fill_event(&mut ev, d);
+            fill_event(&mut ev, d, think);
             if let Some(msg) = error {
                 ev.kind = EventKindOpt(EventKind::Error);
                 rec.events.push(ev);
@@ -1488,7 +1542,13 @@ fn decode_error(e: DecodeError) -> RecordError {
 }
 
 /// A non-streamed body (or an error body): one `Body` event at the last frame's time.
-fn on_body(cfg: &EngineConfig, rec: &mut Record, body: &[u8], status: http::StatusCode) {
+fn on_body(
+    cfg: &EngineConfig,
+    rec: &mut Record,
+    body: &[u8],
+    status: http::StatusCode,
+    think: &mut Option<ThinkSplitter>,
+) {
     let (frame, t) = match rec.frames.last() {
         Some(f) => (rec.frames.len() as u32 - 1, f.t_ns),
         None => (0, rec.ack_ns.unwrap_or(rec.end_ns)),
@@ -1525,7 +1585,7 @@ fn on_body(cfg: &EngineConfig, rec: &mut Record, body: &[u8], status: http::Stat
     match decoded {
         Ok(d) => {
             let error = d.error.clone();
-            fill_event(&mut ev, d);
+            fill_event(&mut ev, d, think);
             rec.events.push(ev);
             if let Some(msg) = error {
                 rec.error = Some(err(ErrorKind::Protocol, None, "ResponseError", msg));

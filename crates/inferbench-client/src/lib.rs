@@ -7,6 +7,7 @@ pub mod decode;
 pub mod engine;
 pub mod resources;
 pub mod sse;
+pub mod think;
 pub mod transport;
 
 pub use clock::Clock;

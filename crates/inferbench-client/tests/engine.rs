@@ -79,6 +79,14 @@ async fn one_request_with(
     addr: std::net::SocketAddr,
     headers: Vec<(http::HeaderName, http::HeaderValue)>,
 ) -> Record {
+    request_on(addr, headers, false).await
+}
+
+async fn request_on(
+    addr: std::net::SocketAddr,
+    headers: Vec<(http::HeaderName, http::HeaderValue)>,
+    reasoning_tags: bool,
+) -> Record {
     let cfg = EngineConfig {
         uri: format!("http://{addr}/v1/chat/completions")
             .parse()
@@ -91,6 +99,7 @@ async fn one_request_with(
         cancellation: None,
         keep_raw: true,
         seed: 1,
+        reasoning_tags,
     };
     let payload = PreparedPayload {
         conversation_id: "session_000000".into(),
@@ -276,6 +285,7 @@ async fn a_fixed_schedule_plans_each_request_at_its_offset() {
         cancellation: None,
         keep_raw: false,
         seed: 1,
+        reasoning_tags: false,
     };
     let payload = PreparedPayload {
         conversation_id: "session_000000".into(),
@@ -324,4 +334,32 @@ async fn a_stream_that_ends_inside_an_event_is_an_error() {
     let e = r.error.expect("an error record");
     assert_eq!(e.error_type, "IncompleteSSEEvent");
     assert_eq!(r.events.len(), 1, "the complete event is kept");
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn reasoning_tags_split_think_text_across_chunks() {
+    // The tags are cut across events: `<thi` + `nk>`, `</th` + `ink>`.
+    let parts = vec![
+        format!("data: {}\n\n", chunk("<thi")),
+        format!("data: {}\n\n", chunk("nk>plan a</th")),
+        format!("data: {}\n\n", chunk("ink>answer")),
+        "data: [DONE]\n\n".to_string(),
+    ];
+    let addr = scripted_server(parts.clone(), Duration::from_millis(2)).await;
+    let r = request_on(addr, Vec::new(), true).await;
+    assert!(r.error.is_none(), "{:?}", r.error);
+    let content: String = r.events.iter().filter_map(|e| e.content.as_deref()).collect();
+    let reasoning: String = r.events.iter().filter_map(|e| e.reasoning.as_deref()).collect();
+    assert_eq!(content, "answer");
+    assert_eq!(reasoning, "plan a");
+    // The first event held back a possible tag: it carries no text; the reasoning starts in
+    // the second, the answer in the third.
+    assert!(!r.events[0].has_text());
+    assert_eq!(r.events[1].reasoning.as_deref(), Some("plan a"));
+    assert_eq!(r.events[2].content.as_deref(), Some("answer"));
+    // Without the flag the tags are content.
+    let addr = scripted_server(parts, Duration::from_millis(2)).await;
+    let r = request_on(addr, Vec::new(), false).await;
+    let content: String = r.events.iter().filter_map(|e| e.content.as_deref()).collect();
+    assert_eq!(content, "<think>plan a</think>answer");
 }

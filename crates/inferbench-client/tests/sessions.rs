@@ -117,6 +117,7 @@ fn config(addr: std::net::SocketAddr, mode: LoadMode, count: Option<u64>) -> Eng
         cancellation: None,
         keep_raw: false,
         seed: 7,
+        reasoning_tags: false,
     }
 }
 
@@ -164,7 +165,9 @@ async fn a_session_sends_its_turns_in_order_with_delays_and_history() {
         order,
         None,
         StopSignal::new(),
-    );
+    )
+    // A stand-in "tokenizer": one token per byte of the body sent.
+    .with_isl_counter(Arc::new(|b: &[u8]| Some(b.len() as u64)));
     assert_eq!(engine.conversations(), 2);
     let recs = run(engine).await;
     assert_eq!(recs.len(), 5, "one record per request");
@@ -205,6 +208,10 @@ async fn a_session_sends_its_turns_in_order_with_delays_and_history() {
     // The record's request size is the body actually sent (with the history).
     let sent_len = serde_json::to_string(&bodies[2]).unwrap().len() as u64;
     assert_eq!(recs[2].request_bytes, sent_len);
+    // The input count of a turn with history is of the body sent; a first turn keeps the
+    // workload's count (none here).
+    assert_eq!(recs[2].tokens.input, Some(sent_len));
+    assert_eq!(recs[0].tokens.input, None);
 }
 
 #[tokio::test(flavor = "current_thread")]

@@ -8,4 +8,14 @@ pub struct EndpointPlan {
     /// `--reasoning-tags think`: split `<think>…</think>` in content into reasoning.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reasoning_tags: Option<String>,
+    /// The `template` endpoint's body: a named template (`nv-embedqa`) or the minijinja template
+    /// text itself (a template given as a file is read into this field when the plan is built,
+    /// so the manifest holds what was rendered).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub template: Option<String>,
+    /// Where the output sits in a `raw` or `template` response: a dotted field path such as
+    /// `output.text` or `data[0].embedding` (AIPerf's `response_field` extra input, a JMESPath
+    /// of which this is the plain-path subset). Tried before auto-detection.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub response_field: Option<String>,
 }

@@ -329,7 +329,7 @@ fn check(c: Check, f: &EvidenceFacts, skipped: u64) -> Option<String> {
     let pct = |n: u64| 100.0 * n as f64 / f.records.max(1) as f64;
     match c {
         Check::NoSeparateReasoning if f.reasoning_separate > 0 => Some(format!(
-            "reasoning arrived in a separate field in {:.0} % of requests: one set counts it and the other does not",
+            "reasoning in a separate field ({:.0} % of requests): counted by one set only",
             pct(f.reasoning_separate)
         )),
         Check::NoThinkInContent if f.think_in_content > 0 => Some(format!(

@@ -41,6 +41,8 @@ pub enum MetricsError {
         name: String,
         known: &'static [&'static str],
     },
+    /// A setting of the set is invalid (e.g. a `--goodput` it cannot read).
+    Invalid(String),
 }
 
 impl std::fmt::Display for MetricsError {
@@ -51,17 +53,99 @@ impl std::fmt::Display for MetricsError {
                 "unknown metric definitions '{name}' (known: {})",
                 known.join(", ")
             ),
+            MetricsError::Invalid(m) => write!(f, "{m}"),
         }
     }
 }
 
 impl std::error::Error for MetricsError {}
 
+/// Sets that the streaming [`Accumulator`] (a live run) computes.
 const SETS: &[&str] = &[aiperf::NAME];
 
-/// Names of the definition sets this build can compute.
+/// Every definition set, AIPerf's first (what a live run writes).
+pub const ALL_SETS: &[&str] = &[
+    aiperf::NAME,
+    genai_perf::SET_0_0_13,
+    genai_perf::SET_0_0_10,
+    genai_perf::SET_0_0_4,
+    genai_perf::SET_0_0_1,
+    vllm_bench::NAME,
+    mlperf::NAME,
+];
+
+/// Names of the definition sets this build can compute (the live run's set first).
 pub fn definition_sets() -> &'static [&'static str] {
-    SETS
+    ALL_SETS
+}
+
+/// Computes any definition set over the records of `phase`. `count` is the run's tokenizer
+/// (the GenAI-Perf sets count tokens per response, as Perf Analyzer's data lets them);
+/// `goodput` is `--goodput` in the set's own syntax (AIPerf and GenAI-Perf:
+/// `metric:value …` in display units; vLLM: `ttft:ms tpot:ms e2el:ms`); `confidence_level`
+/// is the good fraction's Wilson interval (AIPerf's set).
+pub fn compute_set(
+    set: &str,
+    evidence: &Evidence,
+    phase: Phase,
+    count: &dyn Fn(&str) -> u64,
+    goodput: Option<&str>,
+    confidence_level: f64,
+) -> Result<Computed, MetricsError> {
+    match set {
+        aiperf::NAME => {
+            let slos = match goodput {
+                Some(g) => aiperf::parse_slos(g).map_err(MetricsError::Invalid)?,
+                None => Vec::new(),
+            };
+            compute_with_slos(set, evidence, phase, slos, confidence_level)
+        }
+        s if genai_perf::SETS.contains(&s) => {
+            let slos = match goodput {
+                Some(g) => parse_pairs(g)?
+                    .into_iter()
+                    .map(|(metric, value)| genai_perf::GoodputSlo { metric, value })
+                    .collect(),
+                None => Vec::new(),
+            };
+            genai_perf::compute_with_goodput(s, evidence, phase, count, &slos)
+        }
+        vllm_bench::NAME => {
+            let g = match goodput {
+                Some(g) => vllm_bench::Goodput::parse(g).map_err(MetricsError::Invalid)?,
+                None => vllm_bench::Goodput::default(),
+            };
+            Ok(vllm_bench::compute_with_goodput(evidence, phase, &g))
+        }
+        mlperf::NAME => {
+            if goodput.is_some() {
+                return Err(MetricsError::Invalid(
+                    "--goodput: mlperf-loadgen has no goodput (its verdicts are the latency targets)"
+                        .into(),
+                ));
+            }
+            Ok(mlperf::compute(evidence, phase))
+        }
+        _ => Err(MetricsError::UnknownDefinitions {
+            name: set.to_string(),
+            known: ALL_SETS,
+        }),
+    }
+}
+
+/// `metric:value` pairs separated by spaces (GenAI-Perf's `--goodput` syntax).
+fn parse_pairs(spec: &str) -> Result<Vec<(String, f64)>, MetricsError> {
+    spec.split_whitespace()
+        .map(|item| {
+            let (m, v) = item.split_once(':').ok_or_else(|| {
+                MetricsError::Invalid(format!("--goodput {item:?}: expected metric:value"))
+            })?;
+            let v: f64 = v.parse().map_err(|_| {
+                MetricsError::Invalid(format!("--goodput {item:?}: {v:?} is not a number"))
+            })?;
+            Ok((m.to_string(), v))
+        })
+        .collect()
 }
 
 /// `compute` with goodput SLOs (`--goodput`) and the Wilson interval's confidence level.

@@ -13,7 +13,8 @@ use bytes::{Bytes, BytesMut};
 use hyper::body::{Body, Frame, SizeHint};
 use tokio::time::{Instant, Sleep};
 
-use crate::render::{self, Event, Shape};
+use crate::api::{self, Req, StreamState};
+use crate::render::{self, Event};
 use crate::server::Shared;
 use crate::stats::duration_ns;
 
@@ -126,10 +127,11 @@ impl Clock {
 
 pub(crate) struct SimStream {
     shared: Arc<Shared>,
-    head: Vec<u8>,
-    shape: Shape,
+    req: Req,
+    st: StreamState,
     tokens_per_chunk: usize,
-    include_usage: bool,
+    /// Closing events follow the last token (usage chunk, `response.completed`, …).
+    epilogue: bool,
     /// The role rides on the first token event (no role-only event was sent).
     role_on_first: bool,
     /// Token events to send before cutting the connection.
@@ -151,8 +153,7 @@ pub(crate) struct SimStream {
 }
 
 pub(crate) struct StreamParams {
-    pub head: Vec<u8>,
-    pub shape: Shape,
+    pub req: Req,
     pub tokens_per_chunk: usize,
     pub role_first_chunk: bool,
     pub include_usage: bool,
@@ -163,29 +164,27 @@ pub(crate) struct StreamParams {
 
 impl SimStream {
     pub(crate) fn new(shared: Arc<Shared>, p: StreamParams) -> SimStream {
-        let chat = p.shape.endpoint == crate::request::Endpoint::Chat;
-        let events = render::event_count(p.tokens_per_chunk, p.shape.tokens);
+        let chat = p.req.shape.endpoint == crate::request::Endpoint::Chat;
+        let events = render::event_count(p.tokens_per_chunk, p.req.shape.tokens);
         let (ttft, itl) = (shared.cfg.ttft, shared.cfg.itl);
         // One buffer for the whole stream: each event is split off it, so it is allocated once
         // unless the estimate is short.
-        let per_event = 6 + p.head.len() + 120 + p.shape.reasoning_key.len();
-        let text = p.shape.tokens * shared.words.max_len();
-        let cap = (events + 3) * per_event + text;
+        let per_event =
+            6 + p.req.head.len() + 160 + p.req.id.len() + p.req.shape.reasoning_key.len();
+        let text = p.req.shape.tokens * shared.words.max_len();
+        let cap = (events + 3) * per_event + 3 * text;
+        let prelude = api::has_prelude(&p.req, p.role_first_chunk);
         SimStream {
-            head: p.head,
-            shape: p.shape,
+            epilogue: api::has_epilogue(&p.req, p.include_usage),
+            st: StreamState::default(),
+            req: p.req,
             tokens_per_chunk: p.tokens_per_chunk,
-            include_usage: p.include_usage,
             role_on_first: chat && !p.role_first_chunk,
             cut_after: p.cut.then_some(events / 2),
             clock: p.timed.then(|| Clock::new(p.arrival, ttft, itl)),
             arrival: p.arrival,
             buf: BytesMut::with_capacity(cap),
-            phase: if chat && p.role_first_chunk {
-                Phase::Role
-            } else {
-                Phase::Tokens
-            },
+            phase: if prelude { Phase::Role } else { Phase::Tokens },
             outcome: Outcome::Running,
             events: 0,
             next_token: 0,
@@ -213,13 +212,7 @@ impl SimStream {
             match self.phase {
                 Phase::Role => {
                     self.phase = Phase::Tokens;
-                    render::push_event(
-                        &mut self.buf,
-                        &self.head,
-                        &self.shared.words,
-                        &self.shape,
-                        &Event::RoleOnly,
-                    );
+                    api::push_prelude(&mut self.buf, &self.req, &self.shared.words, &mut self.st);
                     return self.frame();
                 }
                 Phase::Tokens => {
@@ -227,10 +220,13 @@ impl SimStream {
                         self.phase = Phase::Cut;
                         continue;
                     }
-                    let range =
-                        render::event_range(self.events, self.tokens_per_chunk, self.shape.tokens);
+                    let range = render::event_range(
+                        self.events,
+                        self.tokens_per_chunk,
+                        self.req.shape.tokens,
+                    );
                     if range.is_empty() {
-                        self.phase = if self.include_usage {
+                        self.phase = if self.epilogue {
                             Phase::Usage
                         } else {
                             Phase::Done
@@ -245,16 +241,16 @@ impl SimStream {
                     }
                     self.record_event();
                     let ev = Event::Tokens {
-                        last: range.end == self.shape.tokens,
+                        last: range.end == self.req.shape.tokens,
                         role: self.role_on_first && self.events == 0,
                         range: range.clone(),
                     };
-                    render::push_event(
+                    api::push_tokens(
                         &mut self.buf,
-                        &self.head,
+                        &self.req,
                         &self.shared.words,
-                        &self.shape,
                         &ev,
+                        &mut self.st,
                     );
                     self.events += 1;
                     self.next_token = range.end;
@@ -262,20 +258,26 @@ impl SimStream {
                 }
                 Phase::Usage => {
                     self.phase = Phase::Done;
-                    render::push_usage_event(&mut self.buf, &self.head, &self.shape);
+                    api::push_epilogue(&mut self.buf, &self.req, &self.shared.words, &mut self.st);
                     return self.frame();
                 }
                 Phase::Done => {
                     self.phase = Phase::End;
                     self.outcome = Outcome::Completed;
+                    if !api::ends_with_done(&self.req) {
+                        continue;
+                    }
                     self.flushed = false;
                     return Poll::Ready(Some(Ok(Frame::data(Bytes::from_static(render::DONE)))));
                 }
                 Phase::Cut => {
                     // Cut when the next event would have been due, like a server dying
                     // mid-generation.
-                    let next =
-                        render::event_range(self.events, self.tokens_per_chunk, self.shape.tokens);
+                    let next = render::event_range(
+                        self.events,
+                        self.tokens_per_chunk,
+                        self.req.shape.tokens,
+                    );
                     if let Some(clock) = &mut self.clock
                         && clock.poll_due(cx, next.end.max(1) - 1).is_pending()
                     {

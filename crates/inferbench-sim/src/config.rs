@@ -7,22 +7,37 @@ use std::time::Duration;
 /// absurd `max_tokens` must be refused rather than exhaust the host.
 pub const MAX_OUTPUT_TOKENS: usize = 1 << 20;
 
-/// Which delta/message key carries reasoning text.
+/// How reasoning text is sent.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum ReasoningField {
-    /// `reasoning_content` (vLLM, SGLang, DeepSeek).
+    /// Chat: the `reasoning_content` key (vLLM, SGLang, DeepSeek). The Responses and Messages
+    /// APIs use their own reasoning events, items and blocks with either field setting.
     #[default]
     ReasoningContent,
-    /// `reasoning` (vLLM's newer name, OpenRouter, gpt-oss servers).
+    /// Chat: the `reasoning` key (vLLM's newer name, OpenRouter, gpt-oss servers).
     Reasoning,
+    /// Inside the output text, wrapped in `<think>…</think>`, on every text endpoint
+    /// (completions and TGI included): what a server without a reasoning parser sends.
+    ThinkTags,
 }
 
 impl ReasoningField {
-    /// The JSON key.
+    /// The chat JSON key (`content` for [`ReasoningField::ThinkTags`]).
     pub fn key(self) -> &'static str {
         match self {
             ReasoningField::ReasoningContent => "reasoning_content",
             ReasoningField::Reasoning => "reasoning",
+            ReasoningField::ThinkTags => "content",
+        }
+    }
+
+    /// Parses the `--reasoning-field` value: `reasoning_content`, `reasoning` or `think`.
+    pub fn parse(s: &str) -> Option<ReasoningField> {
+        match s {
+            "reasoning_content" => Some(ReasoningField::ReasoningContent),
+            "reasoning" => Some(ReasoningField::Reasoning),
+            "think" | "think_tags" => Some(ReasoningField::ThinkTags),
+            _ => None,
         }
     }
 }
@@ -39,9 +54,10 @@ pub struct SimConfig {
     /// Send a role-only delta `{"role":"assistant","content":""}` at arrival, before the TTFT
     /// delay; otherwise the role rides on the first token event.
     pub role_first_chunk: bool,
-    /// Leading output tokens sent as reasoning (chat only); they count toward the output budget.
+    /// Leading output tokens sent as reasoning (chat, responses and messages; every text
+    /// endpoint with [`ReasoningField::ThinkTags`]); they count toward the output budget.
     pub reasoning_tokens: usize,
-    /// Key used for reasoning text.
+    /// How reasoning text is sent.
     pub reasoning_field: ReasoningField,
     /// Percent of inference requests answered with HTTP 500.
     pub error_rate: f64,

@@ -1,6 +1,8 @@
 //! The built-in simulated OpenAI-compatible inference server.
 //!
-//! It answers `/v1/chat/completions` and `/v1/completions` (streaming and not) with
+//! It answers every endpoint type of AIPerf's core set (chat, completions, the OpenAI Responses
+//! API, the Anthropic Messages API, embeddings, three rankings APIs, TGI `/generate` and
+//! `/generate_stream`), streaming where the API streams, with
 //! deterministic token text on an absolute-deadline timing model (token *i* is due at
 //! arrival + TTFT + *i* × ITL), can inject HTTP 500s and cut streams, and keeps server-side
 //! counters (`GET /sim/stats`). It is the target of `inferbench mock-server` and of
@@ -17,6 +19,7 @@
 //! # Ok(()) }
 //! ```
 
+mod api;
 mod body;
 mod config;
 mod render;

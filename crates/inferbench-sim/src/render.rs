@@ -127,13 +127,45 @@ pub(crate) struct Shape {
     pub prompt_tokens: u64,
     /// JSON key of the reasoning text.
     pub reasoning_key: &'static str,
+    /// Reasoning is sent inside the content, wrapped in `<think>…</think>`, instead of in a
+    /// field of its own.
+    pub think_tags: bool,
 }
 
 impl Shape {
-    fn split(&self, range: Range<usize>) -> (Range<usize>, Range<usize>) {
+    /// The reasoning and content tokens of `range`. With `think_tags` every token is content
+    /// (the reasoning ones are written between the tags by [`Shape::push_text`]).
+    pub(crate) fn split(&self, range: Range<usize>) -> (Range<usize>, Range<usize>) {
+        if self.think_tags {
+            return (range.start..range.start, range);
+        }
         let r = range.start.min(self.reasoning)..range.end.min(self.reasoning);
         let c = range.start.max(self.reasoning)..range.end.max(self.reasoning);
         (r, c)
+    }
+
+    /// Whether reasoning goes in a field (or item, or block) of its own.
+    pub(crate) fn separate_reasoning(&self) -> bool {
+        self.reasoning > 0 && !self.think_tags
+    }
+
+    /// Appends the escaped text of output tokens `range`; with `think_tags`, `<think>` goes
+    /// before token 0 and `</think>` after the last reasoning token.
+    pub(crate) fn push_text(&self, out: &mut BytesMut, words: &Words, range: Range<usize>) {
+        if !self.think_tags || self.reasoning == 0 || range.is_empty() {
+            words.push(out, self.offset, range);
+            return;
+        }
+        let r = self.reasoning;
+        if range.start == 0 {
+            out.put_slice(b"<think>");
+        }
+        let mid = range.end.min(r).max(range.start);
+        words.push(out, self.offset, range.start..mid);
+        if range.start < r && range.end >= r {
+            out.put_slice(b"</think>");
+        }
+        words.push(out, self.offset, mid..range.end);
     }
 }
 
@@ -192,7 +224,7 @@ pub(crate) fn push_event(
                     out.put_u8(b',');
                 }
                 out.put_slice(b"\"content\":\"");
-                words.push(out, shape.offset, content);
+                shape.push_text(out, words, content);
                 out.put_u8(b'"');
             }
             out.put_slice(b"},");
@@ -204,15 +236,17 @@ pub(crate) fn push_event(
                 Event::RoleOnly => (0..0, false),
                 Event::Tokens { range, last, .. } => (range.clone(), *last),
             };
-            words.push(out, shape.offset, range);
+            shape.push_text(out, words, range);
             out.put_slice(b"\",\"logprobs\":null,");
             push_finish(out, shape, last);
         }
+        // Routed to `api::push_tokens` before reaching here.
+        _ => {}
     }
     out.put_slice(b"}]}\n\n");
 }
 
-fn push_finish(out: &mut BytesMut, shape: &Shape, last: bool) {
+pub(crate) fn push_finish(out: &mut BytesMut, shape: &Shape, last: bool) {
     out.put_slice(b"\"finish_reason\":");
     if last {
         out.put_u8(b'"');
@@ -267,14 +301,16 @@ pub(crate) fn full_body(head: &[u8], words: &Words, shape: &Shape) -> BytesMut {
                 out.put_slice(b"\",");
             }
             out.put_slice(b"\"content\":\"");
-            words.push(&mut out, shape.offset, content);
+            shape.push_text(&mut out, words, content);
             out.put_slice(b"\"},");
         }
         Endpoint::Completions => {
             out.put_slice(b"{\"index\":0,\"text\":\"");
-            words.push(&mut out, shape.offset, all);
+            shape.push_text(&mut out, words, all);
             out.put_slice(b"\",\"logprobs\":null,");
         }
+        // Routed to `api::full_body` before reaching here.
+        _ => {}
     }
     push_finish(&mut out, shape, true);
     out.put_slice(b"}],");
@@ -320,6 +356,7 @@ mod tests {
             finish: "length",
             prompt_tokens: 23,
             reasoning_key: "reasoning_content",
+            think_tags: false,
         }
     }
 

@@ -9,11 +9,72 @@ use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 
 use crate::config::MAX_OUTPUT_TOKENS;
 
-/// Which OpenAI route a request came in on.
+/// Which route a request came in on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Endpoint {
     Chat,
     Completions,
+    /// OpenAI Responses API.
+    Responses,
+    /// Anthropic Messages API.
+    Messages,
+    Embeddings,
+    NimRankings,
+    TeiRankings,
+    CohereRankings,
+    /// Hugging Face TGI: `/generate` (`stream: false`) or `/generate_stream`.
+    Generate {
+        stream: bool,
+    },
+}
+
+/// Number of [`Endpoint`] kinds, for the per-endpoint counters.
+pub(crate) const ENDPOINT_KINDS: usize = 9;
+
+impl Endpoint {
+    /// Index into the per-endpoint counters.
+    pub(crate) fn index(self) -> usize {
+        match self {
+            Endpoint::Chat => 0,
+            Endpoint::Completions => 1,
+            Endpoint::Responses => 2,
+            Endpoint::Messages => 3,
+            Endpoint::Embeddings => 4,
+            Endpoint::NimRankings => 5,
+            Endpoint::TeiRankings => 6,
+            Endpoint::CohereRankings => 7,
+            Endpoint::Generate { .. } => 8,
+        }
+    }
+
+    /// The endpoint-type name (AIPerf's `--endpoint-type`) of counter `i`.
+    pub(crate) fn name_of(i: usize) -> &'static str {
+        [
+            "chat",
+            "completions",
+            "responses",
+            "messages",
+            "embeddings",
+            "nim_rankings",
+            "hf_tei_rankings",
+            "cohere_rankings",
+            "huggingface_generate",
+        ]
+        .get(i)
+        .copied()
+        .unwrap_or("unknown")
+    }
+
+    /// Whether the answer is generated text (the others answer with vectors or scores).
+    pub(crate) fn produces_tokens(self) -> bool {
+        !matches!(
+            self,
+            Endpoint::Embeddings
+                | Endpoint::NimRankings
+                | Endpoint::TeiRankings
+                | Endpoint::CohereRankings
+        )
+    }
 }
 
 /// The fields the simulator reads; everything else is ignored.
@@ -35,10 +96,79 @@ pub(crate) struct InferRequest<'a> {
     pub max_completion_tokens: Option<u64>,
     #[serde(default)]
     pub min_tokens: Option<u64>,
+    /// Responses API: `input` (a string or items); embeddings: `input` (texts or token ids).
+    #[serde(default)]
+    pub input: Option<ListWords>,
+    /// Responses API system prompt.
+    #[serde(default)]
+    pub instructions: Option<PromptWords>,
+    /// Anthropic top-level system prompt (a string or text blocks).
+    #[serde(default)]
+    pub system: Option<PromptWords>,
+    #[serde(default)]
+    pub max_output_tokens: Option<u64>,
+    /// TGI prompt.
+    #[serde(default)]
+    pub inputs: Option<PromptWords>,
+    /// TGI generation parameters.
+    #[serde(default)]
+    pub parameters: Option<TgiParameters>,
+    /// Rankings query (a string, or NIM's `{"text": ...}`).
+    #[serde(default)]
+    pub query: Option<PromptWords>,
+    /// NIM rankings passages (`[{"text": ...}]`).
+    #[serde(default)]
+    pub passages: Option<ListWords>,
+    /// TEI rerank texts.
+    #[serde(default)]
+    pub texts: Option<ListWords>,
+    /// Cohere rerank documents.
+    #[serde(default)]
+    pub documents: Option<ListWords>,
     // Accepted for completeness: with no real EOS, output length never depends on it.
     #[serde(default)]
     #[allow(dead_code)]
     pub ignore_eos: Option<bool>,
+}
+
+#[derive(Debug, Deserialize)]
+pub(crate) struct TgiParameters {
+    #[serde(default)]
+    pub max_new_tokens: Option<u64>,
+}
+
+/// A value that is a list (or a lone string): its element count and whitespace word count.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct ListWords {
+    pub items: u64,
+    pub words: u64,
+}
+
+impl<'de> Deserialize<'de> for ListWords {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = ListWords;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a string or a list")
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<ListWords, E> {
+                Ok(ListWords {
+                    items: 1,
+                    words: v.split_whitespace().count() as u64,
+                })
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<ListWords, A::Error> {
+                let mut out = ListWords::default();
+                while let Some(PromptWords(w)) = seq.next_element()? {
+                    out.items += 1;
+                    out.words += w;
+                }
+                Ok(out)
+            }
+        }
+        d.deserialize_any(V)
+    }
 }
 
 #[derive(Debug, Deserialize)]
@@ -154,8 +284,10 @@ pub(crate) struct OutputLen {
     pub finish: &'static str,
 }
 
-/// Applies the length rules: with no real EOS, a given `max_tokens` is produced exactly
-/// (finish "length"); without it, `default_output_tokens` raised to `min_tokens` (finish "stop").
+/// Applies the length rules: with no real EOS, a given limit is produced exactly (finish
+/// "length"); without it, `default_output_tokens` raised to `min_tokens` (finish "stop"). The
+/// limit is `max_completion_tokens` else `max_tokens` (chat), `max_tokens` (completions,
+/// messages), `max_output_tokens` (responses) or `parameters.max_new_tokens` (TGI).
 pub(crate) fn output_len(
     req: &InferRequest<'_>,
     endpoint: Endpoint,
@@ -166,7 +298,12 @@ pub(crate) fn output_len(
             Some(v) => (Some(v), "max_completion_tokens"),
             None => (req.max_tokens, "max_tokens"),
         },
-        Endpoint::Completions => (req.max_tokens, "max_tokens"),
+        Endpoint::Responses => (req.max_output_tokens, "max_output_tokens"),
+        Endpoint::Generate { .. } => (
+            req.parameters.as_ref().and_then(|p| p.max_new_tokens),
+            "parameters.max_new_tokens",
+        ),
+        _ => (req.max_tokens, "max_tokens"),
     };
     let min = req.min_tokens.unwrap_or(0);
     let limit = MAX_OUTPUT_TOKENS as u64;
@@ -187,6 +324,73 @@ pub(crate) fn output_len(
             tokens: default_tokens.max(min as usize),
             finish: "stop",
         }),
+    }
+}
+
+/// What a request asks of the simulator, once its required fields are checked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Asked {
+    /// Whitespace words of the input (`usage` prompt/input tokens).
+    pub prompt_words: u64,
+    /// Inputs to embed or passages to rank (0 for text generation).
+    pub items: u64,
+}
+
+/// Checks the fields `endpoint` requires and counts the input words.
+pub(crate) fn asked(req: &InferRequest<'_>, endpoint: Endpoint) -> Result<Asked, String> {
+    let missing = |f: &str| Err(format!("missing required field `{f}`"));
+    let words = |w: Option<PromptWords>| w.map_or(0, |w| w.0);
+    let text = |prompt_words| {
+        Ok(Asked {
+            prompt_words,
+            items: 0,
+        })
+    };
+    match endpoint {
+        Endpoint::Chat => match req.messages {
+            Some(m) => text(m.0),
+            None => missing("messages"),
+        },
+        Endpoint::Completions => match req.prompt {
+            Some(p) => text(p.0),
+            None => missing("prompt"),
+        },
+        Endpoint::Responses => match req.input {
+            Some(i) => text(i.words + words(req.instructions)),
+            None => missing("input"),
+        },
+        Endpoint::Messages => match (req.messages, req.max_tokens) {
+            (Some(m), Some(_)) => text(m.0 + words(req.system)),
+            (None, _) => missing("messages"),
+            (_, None) => missing("max_tokens"),
+        },
+        Endpoint::Generate { .. } => match req.inputs {
+            Some(i) => text(i.0),
+            None => missing("inputs"),
+        },
+        Endpoint::Embeddings => match req.input {
+            Some(i) if i.items > 0 => Ok(Asked {
+                prompt_words: i.words,
+                items: i.items,
+            }),
+            Some(_) => Err("`input` must not be empty".to_owned()),
+            None => missing("input"),
+        },
+        Endpoint::NimRankings | Endpoint::TeiRankings | Endpoint::CohereRankings => {
+            let (list, name) = match endpoint {
+                Endpoint::NimRankings => (req.passages, "passages"),
+                Endpoint::TeiRankings => (req.texts, "texts"),
+                _ => (req.documents, "documents"),
+            };
+            match (req.query, list) {
+                (Some(q), Some(l)) => Ok(Asked {
+                    prompt_words: q.0 + l.words,
+                    items: l.items,
+                }),
+                (None, _) => missing("query"),
+                (_, None) => missing(name),
+            }
+        }
     }
 }
 

@@ -22,10 +22,11 @@ use tokio::sync::watch;
 use tokio::task::{JoinHandle, JoinSet};
 use tokio::time::Instant;
 
+use crate::api::{self, Req};
 use crate::body::{SimBody, SimStream, StreamParams};
-use crate::config::SimConfig;
+use crate::config::{ReasoningField, SimConfig};
 use crate::render::{self, Shape, Words};
-use crate::request::{Endpoint, FaultPlan, InferRequest, body_hash, output_len};
+use crate::request::{Endpoint, FaultPlan, InferRequest, asked, body_hash, output_len};
 use crate::stats::{Counters, SimStats, bump};
 
 /// Largest request body accepted.
@@ -204,13 +205,12 @@ async fn handle(
     // Arrival: the request head has been parsed. All deadlines count from here.
     let arrival = Instant::now();
     let method = req.method().clone();
+    if method == Method::POST
+        && let Some(endpoint) = route(req.uri().path())
+    {
+        return Ok(infer(shared, req, endpoint, arrival).await);
+    }
     let resp = match req.uri().path() {
-        "/v1/chat/completions" if method == Method::POST => {
-            infer(shared, req, Endpoint::Chat, arrival).await
-        }
-        "/v1/completions" if method == Method::POST => {
-            infer(shared, req, Endpoint::Completions, arrival).await
-        }
         "/v1/models" if method == Method::GET => json(StatusCode::OK, shared.models_body.clone()),
         "/health" if method == Method::GET => {
             json(StatusCode::OK, Bytes::from_static(br#"{"status":"ok"}"#))
@@ -223,12 +223,12 @@ async fn handle(
             shared.counters.reset();
             json(StatusCode::OK, Bytes::from_static(br#"{"status":"reset"}"#))
         }
-        "/v1/chat/completions"
-        | "/v1/completions"
-        | "/v1/models"
-        | "/health"
-        | "/sim/stats"
-        | "/sim/reset" => error(
+        p if route(p).is_some() => error(
+            StatusCode::METHOD_NOT_ALLOWED,
+            "invalid_request_error",
+            &format!("method {method} not allowed on {p}"),
+        ),
+        "/v1/models" | "/health" | "/sim/stats" | "/sim/reset" => error(
             StatusCode::METHOD_NOT_ALLOWED,
             "invalid_request_error",
             &format!("method {method} not allowed on {}", req.uri().path()),
@@ -240,6 +240,23 @@ async fn handle(
         ),
     };
     Ok(resp)
+}
+
+/// The inference route at `path`, at AIPerf's default path of each endpoint type.
+fn route(path: &str) -> Option<Endpoint> {
+    Some(match path {
+        "/v1/chat/completions" => Endpoint::Chat,
+        "/v1/completions" => Endpoint::Completions,
+        "/v1/responses" => Endpoint::Responses,
+        "/v1/messages" => Endpoint::Messages,
+        "/v1/embeddings" => Endpoint::Embeddings,
+        "/v1/ranking" => Endpoint::NimRankings,
+        "/rerank" => Endpoint::TeiRankings,
+        "/v2/rerank" => Endpoint::CohereRankings,
+        "/generate" => Endpoint::Generate { stream: false },
+        "/generate_stream" => Endpoint::Generate { stream: true },
+        _ => return None,
+    })
 }
 
 async fn infer(
@@ -271,22 +288,25 @@ async fn infer(
         Ok(r) => r,
         Err(e) => return bad_request(&shared, &format!("invalid JSON body: {e}")),
     };
-    let prompt_tokens = match (endpoint, &parsed.messages, &parsed.prompt) {
-        (Endpoint::Chat, Some(m), _) => m.0,
-        (Endpoint::Completions, _, Some(p)) => p.0,
-        (Endpoint::Chat, None, _) => {
-            return bad_request(&shared, "missing required field `messages`");
-        }
-        (Endpoint::Completions, _, None) => {
-            return bad_request(&shared, "missing required field `prompt`");
-        }
-    };
-    let len = match output_len(&parsed, endpoint, shared.cfg.default_output_tokens) {
-        Ok(l) => l,
+    let input = match asked(&parsed, endpoint) {
+        Ok(a) => a,
         Err(msg) => return bad_request(&shared, &msg),
+    };
+    let len = if endpoint.produces_tokens() {
+        match output_len(&parsed, endpoint, shared.cfg.default_output_tokens) {
+            Ok(l) => l,
+            Err(msg) => return bad_request(&shared, &msg),
+        }
+    } else {
+        // Vectors and scores: one answer, due when a first token would be.
+        crate::request::OutputLen {
+            tokens: 0,
+            finish: "stop",
+        }
     };
 
     let k = shared.counters.requests.fetch_add(1, Relaxed) + 1;
+    bump(&shared.counters.per_endpoint[endpoint.index()]);
     if shared.faults.is_error(k) {
         bump(&shared.counters.errors);
         return json(
@@ -295,35 +315,66 @@ async fn infer(
         );
     }
 
-    let stream = parsed.stream.unwrap_or(false);
-    let reasoning = match endpoint {
-        Endpoint::Chat => shared.cfg.reasoning_tokens.min(len.tokens),
-        Endpoint::Completions => 0,
+    let stream = match endpoint {
+        Endpoint::Generate { stream } => stream,
+        e if e.produces_tokens() => parsed.stream.unwrap_or(false),
+        _ => false,
     };
+    let think_tags = shared.cfg.reasoning_field == ReasoningField::ThinkTags;
+    let reasoning = match endpoint {
+        Endpoint::Chat | Endpoint::Responses | Endpoint::Messages => {
+            shared.cfg.reasoning_tokens.min(len.tokens)
+        }
+        Endpoint::Completions | Endpoint::Generate { .. } if think_tags => {
+            shared.cfg.reasoning_tokens.min(len.tokens)
+        }
+        _ => 0,
+    };
+    let hash = body_hash(&bytes);
     let shape = Shape {
         endpoint,
-        offset: (body_hash(&bytes) % shared.words.len() as u64) as usize,
+        offset: (hash % shared.words.len() as u64) as usize,
         tokens: len.tokens,
         reasoning,
         finish: len.finish,
-        prompt_tokens,
+        prompt_tokens: input.prompt_words,
         reasoning_key: shared.cfg.reasoning_field.key(),
+        think_tags,
     };
     let (id_prefix, object) = match (endpoint, stream) {
         (Endpoint::Chat, true) => ("chatcmpl-sim-", "chat.completion.chunk"),
         (Endpoint::Chat, false) => ("chatcmpl-sim-", "chat.completion"),
         (Endpoint::Completions, _) => ("cmpl-sim-", "text_completion"),
+        (Endpoint::Responses, _) => ("resp_sim_", "response"),
+        (Endpoint::Messages, _) => ("msg_sim_", "message"),
+        (Endpoint::Embeddings, _) => ("emb-sim-", "list"),
+        _ => ("rank-sim-", ""),
     };
     let created = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_secs());
-    let head = match &parsed.model {
+    let model_json = match &parsed.model {
         Some(m) => {
             let mut model = Vec::with_capacity(m.len() + 2);
             render::push_json_str(&mut model, m);
-            render::head(id_prefix, Some(k), object, created, &model)
+            model
         }
-        None => render::head(id_prefix, Some(k), object, created, &shared.model_json),
+        None => shared.model_json.clone(),
+    };
+    let head = match endpoint {
+        Endpoint::Chat | Endpoint::Completions => {
+            render::head(id_prefix, Some(k), object, created, &model_json)
+        }
+        _ => Vec::new(),
+    };
+    let req = Req {
+        shape,
+        head,
+        id: format!("{id_prefix}{k}"),
+        model_json,
+        created,
+        items: input.items,
+        hash,
     };
     let timed = !(shared.cfg.ttft.is_zero() && shared.cfg.itl.is_zero());
 
@@ -334,8 +385,7 @@ async fn infer(
             .and_then(|o| o.include_usage)
             .unwrap_or(false);
         let params = StreamParams {
-            head,
-            shape,
+            req,
             tokens_per_chunk: shared.cfg.tokens_per_chunk,
             role_first_chunk: shared.cfg.role_first_chunk,
             include_usage,
@@ -353,9 +403,9 @@ async fn infer(
     // Non-streaming: the whole answer is ready when its last token is due.
     if timed {
         let clock = crate::body::Clock::new(arrival, shared.cfg.ttft, shared.cfg.itl);
-        tokio::time::sleep_until(clock.due(len.tokens - 1)).await;
+        tokio::time::sleep_until(clock.due(len.tokens.max(1) - 1)).await;
     }
-    let body = render::full_body(&head, &shared.words, &shape).freeze();
+    let body = api::full_body(&req, &shared.words).freeze();
     let c = &shared.counters;
     c.ttft.add_one(arrival.elapsed());
     c.tokens.fetch_add(len.tokens as u64, Relaxed);

@@ -1,10 +1,13 @@
 //! Server-side counters. Streams accumulate locally and commit once when they end, so the hot
 //! path touches the shared atomics a few times per request, not per token.
 
+use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
+
+use crate::request::{ENDPOINT_KINDS, Endpoint};
 
 /// Sum, count, mean and maximum of one server-side delay, in milliseconds.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
@@ -42,6 +45,10 @@ pub struct SimStats {
     /// Configured delays, for comparison.
     pub ttft_cfg_ms: f64,
     pub itl_cfg_ms: f64,
+    /// Well-formed inference requests per endpoint type (`chat`, `responses`,
+    /// `huggingface_generate`, …); endpoints with none are left out.
+    #[serde(default)]
+    pub per_endpoint: BTreeMap<String, u64>,
 }
 
 #[derive(Default)]
@@ -104,6 +111,7 @@ pub(crate) struct Counters {
     pub(crate) tokens: AtomicU64,
     pub(crate) ttft: TimingCounter,
     pub(crate) itl: TimingCounter,
+    pub(crate) per_endpoint: [AtomicU64; ENDPOINT_KINDS],
 }
 
 impl Counters {
@@ -121,6 +129,13 @@ impl Counters {
             itl: self.itl.snapshot(),
             ttft_cfg_ms: ttft_cfg.as_secs_f64() * 1e3,
             itl_cfg_ms: itl_cfg.as_secs_f64() * 1e3,
+            per_endpoint: self
+                .per_endpoint
+                .iter()
+                .enumerate()
+                .map(|(i, c)| (Endpoint::name_of(i).to_owned(), c.load(Relaxed)))
+                .filter(|(_, n)| *n > 0)
+                .collect(),
         }
     }
 
@@ -135,7 +150,10 @@ impl Counters {
             &self.client_disconnects,
             &self.token_events,
             &self.tokens,
-        ] {
+        ]
+        .into_iter()
+        .chain(self.per_endpoint.iter())
+        {
             c.store(0, Relaxed);
         }
         self.ttft.reset();

@@ -31,4 +31,7 @@ pub enum WorkloadError {
     },
     #[error("sampler: the dataset has no entries")]
     EmptyDataset,
+    /// A dataset file (or a dataset option) at fault: names the file, line and field.
+    #[error(transparent)]
+    Dataset(#[from] crate::dataset::DatasetError),
 }

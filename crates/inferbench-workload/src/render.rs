@@ -1,6 +1,8 @@
 //! Rendering the frozen workload: every request body, built before the run, and AIPerf's
 //! `inputs.json` view of it.
 
+use std::borrow::Cow;
+
 use inferbench_core::plan::{EndpointType, LengthDist, RunPlan};
 use inferbench_core::workload::{Payload, Workload};
 use serde_json::{Map, Value, json};
@@ -101,7 +103,8 @@ fn check_dist(field: &'static str, d: &LengthDist) -> Result<(), WorkloadError> 
 /// or loaded from a file) produce these; [`build_turn_body`] turns one into a body.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct TurnInput {
-    /// The user's texts, in order (a synthetic prompt, a dataset's `text` or `texts`).
+    /// The user's texts, in order (a synthetic prompt, a dataset's `text` or `texts`). One
+    /// text is sent as a plain string, several as content parts of one message.
     pub texts: Vec<String>,
     /// Explicit chat messages (a trace's `messages`), sent instead of `texts` where the
     /// endpoint takes messages.
@@ -120,12 +123,43 @@ pub struct TurnInput {
     /// A verbatim body (`raw_payload`, `inputs_json`, a trace's `payload`): sent as is, with
     /// nothing merged into it.
     pub payload: Option<Value>,
+    /// The rankings query (a dataset text named `query` or `queries`). Without it the first
+    /// of `texts` is the query.
+    pub query: Option<String>,
+    /// The passages to rank (dataset texts named `passages`), after any `texts` left over.
+    pub passages: Vec<String>,
 }
 
-/// The body as AIPerf builds it: the base payload, then `--extra-inputs` merged at the top
-/// level (later wins; a replaced key keeps its place), then the turn's `extra`, then, if the
-/// result streams, `stream_options.include_usage = true`, keeping the author's other
-/// `stream_options` keys. A verbatim payload is returned unchanged.
+/// Anthropic requires `max_tokens`; AIPerf 0.13 sends this when the turn sets none.
+pub const MESSAGES_DEFAULT_MAX_TOKENS: u64 = 1024;
+
+/// AIPerf's named templates for the `template` endpoint.
+pub const NAMED_TEMPLATES: &[(&str, &str)] = &[("nv-embedqa", r#"{"text": {{ texts|tojson }}}"#)];
+
+/// The `--endpoint-template`-style argument as the plan should store it: a named template
+/// stays a name, a path to an existing file becomes the file's text, anything else is the
+/// template text itself (AIPerf's order).
+pub fn load_template_source(arg: &str) -> Result<String, WorkloadError> {
+    if NAMED_TEMPLATES.iter().any(|(n, _)| *n == arg) {
+        return Ok(arg.to_string());
+    }
+    let path = std::path::Path::new(arg);
+    // Inline templates are JSON-ish text; only something that names a file is read.
+    if !arg.contains('{') && path.is_file() {
+        return std::fs::read_to_string(path).map_err(|e| WorkloadError::Plan {
+            field: "endpoint.template",
+            message: format!("cannot read template file {arg}: {e}"),
+        });
+    }
+    Ok(arg.to_string())
+}
+
+/// The body as AIPerf builds it for `plan.endpoint_type` (see `docs/endpoints.md`): the base
+/// payload, then `--extra-inputs` merged at the top level (later wins; a replaced key keeps its
+/// place; for `huggingface_generate` they go into `parameters`), then the turn's `extra`. Chat
+/// and completions bodies that stream get `stream_options.include_usage = true` (keeping the
+/// author's other `stream_options` keys); Responses bodies only with
+/// `--use-server-token-count`. A verbatim payload is returned unchanged.
 pub fn build_turn_body(
     plan: &RunPlan,
     model: &str,
@@ -140,8 +174,11 @@ pub fn build_turn_body(
             }),
         };
     }
+    let endpoint = plan.endpoint_type;
     let mut body = Map::new();
-    match plan.endpoint_type {
+    // Where `--extra-inputs` go: the top level, except for TGI's `parameters`.
+    let mut extra_into_parameters = false;
+    match endpoint {
         EndpointType::Chat => {
             let mut messages = Vec::new();
             if let Some(sys) = &turn.system {
@@ -152,11 +189,7 @@ pub fn build_turn_body(
             }
             match &turn.messages {
                 Some(ms) => messages.extend(ms.iter().cloned()),
-                None => {
-                    for t in &turn.texts {
-                        messages.push(json!({"role": "user", "content": t}));
-                    }
-                }
+                None => messages.push(user_message(&turn.texts, "text")),
             }
             body.insert("messages".into(), Value::Array(messages));
             body.insert("model".into(), Value::from(model));
@@ -186,25 +219,132 @@ pub fn build_turn_body(
                 body.insert("max_tokens".into(), Value::from(osl));
             }
         }
-        other => {
+        EndpointType::Responses => {
+            let mut input = Vec::new();
+            if let Some(ctx) = &turn.user_context {
+                input.push(json!({"type": "message", "role": "user", "content": ctx}));
+            }
+            match &turn.messages {
+                Some(ms) => input.extend(ms.iter().cloned()),
+                None => {
+                    let mut m = user_message(&turn.texts, "input_text");
+                    if let Value::Object(o) = &mut m {
+                        o.insert("type".into(), Value::from("message"));
+                    }
+                    input.push(m);
+                }
+            }
+            body.insert("input".into(), Value::Array(input));
+            body.insert("model".into(), Value::from(model));
+            body.insert("stream".into(), Value::Bool(plan.streaming));
+            if let Some(sys) = &turn.system {
+                body.insert("instructions".into(), Value::from(sys.clone()));
+            }
+            if let Some(osl) = turn.max_tokens {
+                body.insert("max_output_tokens".into(), Value::from(osl));
+            }
+            if let Some(tools) = &turn.tools {
+                body.insert("tools".into(), tools.clone());
+            }
+        }
+        EndpointType::Messages => {
+            let mut messages = Vec::new();
+            if let Some(ctx) = &turn.user_context {
+                messages.push(json!({"role": "user", "content": ctx}));
+            }
+            match &turn.messages {
+                Some(ms) => messages.extend(ms.iter().cloned()),
+                None => messages.push(user_message(&turn.texts, "text")),
+            }
+            body.insert("messages".into(), Value::Array(messages));
+            body.insert("model".into(), Value::from(model));
+            body.insert(
+                "max_tokens".into(),
+                Value::from(turn.max_tokens.unwrap_or(MESSAGES_DEFAULT_MAX_TOKENS)),
+            );
+            body.insert("stream".into(), Value::Bool(plan.streaming));
+            if let Some(sys) = &turn.system {
+                body.insert("system".into(), Value::from(sys.clone()));
+            }
+            if let Some(tools) = &turn.tools {
+                body.insert("tools".into(), tools.clone());
+            }
+        }
+        EndpointType::Embeddings => {
+            body.insert("model".into(), Value::from(model));
+            body.insert("input".into(), Value::from(non_empty(&turn.texts)));
+        }
+        EndpointType::NimRankings | EndpointType::HfTeiRankings | EndpointType::CohereRankings => {
+            let (query, passages) = rankings_inputs(turn)?;
+            match endpoint {
+                EndpointType::NimRankings => {
+                    body.insert("model".into(), Value::from(model));
+                    body.insert("query".into(), json!({ "text": query }));
+                    let ps: Vec<Value> = passages.iter().map(|p| json!({ "text": p })).collect();
+                    body.insert("passages".into(), Value::Array(ps));
+                }
+                EndpointType::HfTeiRankings => {
+                    body.insert("query".into(), Value::from(query));
+                    body.insert("texts".into(), Value::from(passages));
+                }
+                _ => {
+                    body.insert("model".into(), Value::from(model));
+                    body.insert("query".into(), Value::from(query));
+                    body.insert("documents".into(), Value::from(passages));
+                }
+            }
+        }
+        EndpointType::HuggingfaceGenerate => {
+            body.insert(
+                "inputs".into(),
+                Value::from(non_empty(&turn.texts).join(" ")),
+            );
+            let mut parameters = Map::new();
+            if let Some(osl) = turn.max_tokens {
+                parameters.insert("max_new_tokens".into(), Value::from(osl));
+            }
+            body.insert("parameters".into(), Value::Object(parameters));
+            extra_into_parameters = true;
+        }
+        EndpointType::Template => {
+            body = render_template(plan, model, turn)?;
+        }
+        EndpointType::Raw => {
             return Err(WorkloadError::Plan {
-                field: "endpoint_type",
-                message: format!("no request builder for endpoint type {}", other.as_str()),
+                field: "payload",
+                message: "the raw endpoint sends verbatim payloads; this turn has none".into(),
             });
         }
     }
+    let extra_target = if extra_into_parameters {
+        match body.get_mut("parameters") {
+            Some(Value::Object(p)) => p,
+            // Built just above as an object.
+            _ => &mut body,
+        }
+    } else {
+        &mut body
+    };
     for (k, v) in &plan.extra_inputs {
-        body.insert(k.clone(), v.clone());
+        extra_target.insert(k.clone(), v.clone());
     }
     if let Some(extra) = &turn.extra {
         for (k, v) in extra {
             body.insert(k.clone(), v.clone());
         }
     }
-    if body.get("stream") == Some(&Value::Bool(true)) {
+    let force_usage = match endpoint {
+        EndpointType::Chat | EndpointType::Completions => true,
+        EndpointType::Responses => plan.use_server_token_count,
+        _ => false,
+    };
+    if force_usage && body.get("stream") == Some(&Value::Bool(true)) {
         match body.get_mut("stream_options") {
             Some(Value::Object(opts)) => {
-                opts.insert("include_usage".into(), Value::Bool(true));
+                // Chat/completions force it; Responses only fill it in when absent.
+                if endpoint != EndpointType::Responses || !opts.contains_key("include_usage") {
+                    opts.insert("include_usage".into(), Value::Bool(true));
+                }
             }
             _ => {
                 body.insert("stream_options".into(), json!({"include_usage": true}));
@@ -212,6 +352,134 @@ pub fn build_turn_body(
         }
     }
     Ok(body)
+}
+
+/// One user message: a single text as a plain string, otherwise content parts of
+/// `part_type` (AIPerf sends a bare string for one text; some servers reject parts then).
+fn user_message(texts: &[String], part_type: &str) -> Value {
+    let texts = non_empty(texts);
+    let content = match texts.as_slice() {
+        [] => Value::from(""),
+        [one] => Value::from(*one),
+        many => Value::Array(
+            many.iter()
+                .map(|t| json!({"type": part_type, "text": t}))
+                .collect(),
+        ),
+    };
+    json!({"role": "user", "content": content})
+}
+
+/// The non-empty texts (AIPerf skips empty contents everywhere but a lone single text).
+fn non_empty(texts: &[String]) -> Vec<&str> {
+    if texts.len() == 1 {
+        return vec![texts[0].as_str()];
+    }
+    texts
+        .iter()
+        .filter(|t| !t.is_empty())
+        .map(String::as_str)
+        .collect()
+}
+
+/// The query and passages of a rankings turn: the explicit ones, or the first text as the
+/// query and the remaining texts as passages.
+fn rankings_inputs(turn: &TurnInput) -> Result<(String, Vec<String>), WorkloadError> {
+    let mut passages = Vec::new();
+    let query = match &turn.query {
+        Some(q) => {
+            passages.extend(turn.texts.iter().cloned());
+            q.clone()
+        }
+        None => {
+            let (first, rest) = turn.texts.split_first().ok_or(WorkloadError::Plan {
+                field: "query",
+                message: "a rankings request needs a query (a text named query, or a first text)"
+                    .into(),
+            })?;
+            passages.extend(rest.iter().cloned());
+            first.clone()
+        }
+    };
+    passages.extend(turn.passages.iter().cloned());
+    Ok((query, passages))
+}
+
+/// Renders the `template` endpoint's body: AIPerf's template variables, a minijinja
+/// template (Jinja2 syntax), and the result parsed as a JSON object.
+fn render_template(
+    plan: &RunPlan,
+    model: &str,
+    turn: &TurnInput,
+) -> Result<Map<String, Value>, WorkloadError> {
+    let err = |message: String| WorkloadError::Plan {
+        field: "endpoint.template",
+        message,
+    };
+    let source = plan
+        .endpoint
+        .template
+        .as_deref()
+        .ok_or_else(|| err("the template endpoint needs a template".into()))?;
+    let source = NAMED_TEMPLATES
+        .iter()
+        .find(|(n, _)| *n == source)
+        .map_or(source, |(_, t)| t);
+    let mut env = minijinja::Environment::new();
+    // AIPerf's Jinja2 environment HTML-escapes plain `{{ x }}`; escaping has no place in a
+    // JSON body, so none here (use `|tojson` for strings, which both render alike).
+    env.set_auto_escape_callback(|_| minijinja::AutoEscape::None);
+    let tmpl = env
+        .template_from_str(source)
+        .map_err(|e| err(format!("template does not compile: {e}")))?;
+    let texts = non_empty(&turn.texts);
+    let (query, passages): (Option<&str>, Vec<&str>) = match &turn.query {
+        Some(q) => (
+            Some(q.as_str()),
+            turn.passages.iter().map(String::as_str).collect(),
+        ),
+        None => (None, turn.passages.iter().map(String::as_str).collect()),
+    };
+    let queries: Vec<&str> = query.into_iter().collect();
+    let empty: Vec<&str> = Vec::new();
+    let ctx = minijinja::context! {
+        texts => &texts,
+        text => texts.first(),
+        images => &empty,
+        audios => &empty,
+        videos => &empty,
+        image => Option::<&str>::None,
+        audio => Option::<&str>::None,
+        video => Option::<&str>::None,
+        queries => &queries,
+        query => query,
+        passages => &passages,
+        passage => passages.first(),
+        model => model,
+        max_tokens => turn.max_tokens,
+        stream => plan.streaming,
+    };
+    let rendered = tmpl
+        .render(ctx)
+        .map_err(|e| err(format!("template does not render: {e}")))?;
+    match serde_json::from_str::<Value>(&rendered) {
+        Ok(Value::Object(m)) => Ok(m),
+        Ok(_) => Err(err(format!(
+            "template rendered JSON that is not an object: {}",
+            excerpt(&rendered)
+        ))),
+        Err(e) => Err(err(format!(
+            "template did not render valid JSON ({e}): {}",
+            excerpt(&rendered)
+        ))),
+    }
+}
+
+fn excerpt(s: &str) -> String {
+    match s.char_indices().nth(100) {
+        Some((i, _)) => format!("{}…", &s[..i]),
+        None => s.to_string(),
+    }
 }
 
 /// The body of a single-text turn (a synthetic prompt): see [`build_turn_body`].
@@ -232,35 +500,174 @@ pub fn build_body(
     )
 }
 
-/// The input texts of a body, in order: chat message contents (strings, or the `text` of
-/// content parts), or the completions `prompt` (a string or a list of strings).
-pub fn input_texts(endpoint: EndpointType, body: &Map<String, Value>) -> Vec<&str> {
-    let mut out = Vec::new();
-    match endpoint {
-        EndpointType::Chat => {
-            for m in body
-                .get("messages")
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten()
-            {
-                match m.get("content") {
-                    Some(Value::String(s)) => out.push(s.as_str()),
-                    Some(Value::Array(parts)) => {
-                        out.extend(parts.iter().filter_map(|p| p.get("text")?.as_str()))
+/// The input texts of a body, in order, as AIPerf extracts them for ISL:
+///
+/// - a Responses `instructions` or Messages `system` first (a string, or text blocks);
+/// - then a `messages` or `input` list of items (entries with a `role` or a `type`): each
+///   item's `content` (a string, or the `text` of parts typed `text`, `input_text` or
+///   `output_text`), replayed `tool_calls` (`function.name`, `function.arguments`),
+///   Responses `function_call` (`name`, `arguments`) and `function_call_output` (`output`),
+///   Anthropic `tool_use` (`name`, `input` as JSON) and `tool_result` blocks; then the
+///   top-level `tools` (`name`, `description`, `parameters`/`input_schema` as JSON, at the
+///   top of the tool or under `function`);
+/// - otherwise the first flat shape found: `prompt` or `input` (a string or strings), a
+///   rankings `query` (string or `{text}`) followed by `passages`/`documents`/`texts`
+///   (strings or `{text}`), or TGI's `inputs`.
+///
+/// Token-id prompts (lists of integers) contribute nothing.
+pub fn input_texts(endpoint: EndpointType, body: &Map<String, Value>) -> Vec<Cow<'_, str>> {
+    let mut out: Vec<Cow<'_, str>> = Vec::new();
+    let prefix_key = match endpoint {
+        EndpointType::Responses => Some("instructions"),
+        EndpointType::Messages => Some("system"),
+        _ => None,
+    };
+    if let Some(key) = prefix_key {
+        match body.get(key) {
+            Some(Value::String(s)) if !s.is_empty() => out.push(Cow::Borrowed(s)),
+            Some(Value::Array(parts)) => {
+                for p in parts {
+                    match p {
+                        Value::String(s) if !s.is_empty() => out.push(Cow::Borrowed(s)),
+                        Value::Object(_) => {
+                            if let Some(t) = p.get("text").and_then(Value::as_str)
+                                && !t.is_empty()
+                            {
+                                out.push(Cow::Borrowed(t));
+                            }
+                        }
+                        _ => {}
                     }
+                }
+            }
+            _ => {}
+        }
+    }
+    let mut found_items = false;
+    for key in ["messages", "input"] {
+        let Some(Value::Array(items)) = body.get(key) else {
+            continue;
+        };
+        let is_items = items
+            .iter()
+            .any(|i| i.get("role").is_some() || i.get("type").is_some());
+        if !is_items {
+            continue;
+        }
+        found_items = true;
+        for item in items.iter().filter(|i| i.is_object()) {
+            walk_item(item, &mut out);
+        }
+    }
+    if let Some(Value::Array(tools)) = body.get("tools") {
+        for tool in tools {
+            for source in [tool.get("function"), Some(tool)].into_iter().flatten() {
+                push_strs(source, &["name", "description"], &mut out);
+                for k in ["parameters", "input_schema"] {
+                    if let Some(v @ Value::Object(_)) = source.get(k) {
+                        out.push(Cow::Owned(v.to_string()));
+                    }
+                }
+            }
+        }
+    }
+    if found_items {
+        return out;
+    }
+    for key in ["prompt", "input"] {
+        match body.get(key) {
+            Some(Value::String(s)) => {
+                out.push(Cow::Borrowed(s));
+                return out;
+            }
+            Some(Value::Array(items)) if items.iter().all(Value::is_string) => {
+                out.extend(items.iter().filter_map(Value::as_str).map(Cow::Borrowed));
+                return out;
+            }
+            Some(Value::Array(items)) if !items.is_empty() => return out,
+            _ => {}
+        }
+    }
+    let query = match body.get("query") {
+        Some(Value::Object(q)) => q.get("text").and_then(Value::as_str),
+        Some(q) => q.as_str(),
+        None => None,
+    };
+    let passages = ["passages", "documents", "texts"]
+        .iter()
+        .find_map(|k| body.get(*k)?.as_array());
+    if let (Some(q), Some(ps)) = (query, passages) {
+        out.push(Cow::Borrowed(q));
+        for p in ps {
+            if let Some(t) = p.as_str().or_else(|| p.get("text")?.as_str()) {
+                out.push(Cow::Borrowed(t));
+            }
+        }
+        return out;
+    }
+    if let Some(Value::String(s)) = body.get("inputs") {
+        out.push(Cow::Borrowed(s));
+    }
+    out
+}
+
+fn walk_item<'a>(item: &'a Value, out: &mut Vec<Cow<'a, str>>) {
+    match item.get("content") {
+        Some(Value::String(s)) => out.push(Cow::Borrowed(s)),
+        Some(Value::Array(parts)) => {
+            for part in parts {
+                match part.get("type").and_then(Value::as_str) {
+                    Some("text" | "input_text" | "output_text") => {
+                        if let Some(t) = part.get("text").and_then(Value::as_str) {
+                            out.push(Cow::Borrowed(t));
+                        }
+                    }
+                    Some("tool_use") => {
+                        push_strs(part, &["name"], out);
+                        if let Some(v @ Value::Object(_)) = part.get("input") {
+                            out.push(Cow::Owned(v.to_string()));
+                        }
+                    }
+                    Some("tool_result") => match part.get("content") {
+                        Some(Value::String(s)) if !s.is_empty() => out.push(Cow::Borrowed(s)),
+                        Some(Value::Array(subs)) => {
+                            for sub in subs {
+                                if sub.get("type").and_then(Value::as_str) == Some("text") {
+                                    push_strs(sub, &["text"], out);
+                                }
+                            }
+                        }
+                        _ => {}
+                    },
                     _ => {}
                 }
             }
         }
-        EndpointType::Completions => match body.get("prompt") {
-            Some(Value::String(s)) => out.push(s.as_str()),
-            Some(Value::Array(items)) => out.extend(items.iter().filter_map(Value::as_str)),
-            _ => {}
-        },
         _ => {}
     }
-    out
+    if let Some(Value::Array(calls)) = item.get("tool_calls") {
+        for call in calls {
+            if let Some(f) = call.get("function") {
+                push_strs(f, &["name", "arguments"], out);
+            }
+        }
+    }
+    match item.get("type").and_then(Value::as_str) {
+        Some("function_call") => push_strs(item, &["name", "arguments"], out),
+        Some("function_call_output") => push_strs(item, &["output"], out),
+        _ => {}
+    }
+}
+
+/// Pushes each non-empty string field of `v` named in `keys`, in that order.
+fn push_strs<'a>(v: &'a Value, keys: &[&str], out: &mut Vec<Cow<'a, str>>) {
+    for k in keys {
+        if let Some(s) = v.get(*k).and_then(Value::as_str)
+            && !s.is_empty()
+        {
+            out.push(Cow::Borrowed(s));
+        }
+    }
 }
 
 /// Client-side ISL as AIPerf counts it: the input texts joined with one space, encoded
@@ -273,13 +680,27 @@ pub fn count_input_tokens(
     tok.count(&input_texts(endpoint, body).join(" ")) as u64
 }
 
-/// The output limit the body asks for: `max_completion_tokens`, else `max_tokens` (chat), or
-/// `max_tokens` (completions).
+/// The output limit the body asks for: chat `max_completion_tokens` else `max_tokens`;
+/// completions and messages `max_tokens`; responses `max_output_tokens`; TGI
+/// `parameters.max_new_tokens`; `template` and `raw` the first of those present; nothing for
+/// embeddings and rankings.
 pub fn max_output_tokens(endpoint: EndpointType, body: &Map<String, Value>) -> Option<u64> {
+    let tgi = || body.get("parameters")?.get("max_new_tokens")?.as_u64();
     let keys: &[&str] = match endpoint {
         EndpointType::Chat => &["max_completion_tokens", "max_tokens"],
-        EndpointType::Completions => &["max_tokens"],
-        _ => &[],
+        EndpointType::Completions | EndpointType::Messages => &["max_tokens"],
+        EndpointType::Responses => &["max_output_tokens"],
+        EndpointType::HuggingfaceGenerate => return tgi(),
+        EndpointType::Template | EndpointType::Raw => {
+            return ["max_completion_tokens", "max_tokens", "max_output_tokens"]
+                .iter()
+                .find_map(|k| body.get(*k)?.as_u64())
+                .or_else(tgi);
+        }
+        EndpointType::Embeddings
+        | EndpointType::NimRankings
+        | EndpointType::HfTeiRankings
+        | EndpointType::CohereRankings => &[],
     };
     keys.iter().find_map(|k| body.get(*k)?.as_u64())
 }
@@ -572,6 +993,270 @@ mod tests {
         p.isl.stddev = -1.0;
         let e = render_workload(&p, &tok, Corpus::shakespeare()).unwrap_err();
         assert!(e.to_string().starts_with("plan.isl: stddev"), "{e}");
+    }
+
+    fn body_of(p: &RunPlan, turn: &TurnInput) -> String {
+        Value::Object(build_turn_body(p, "m", turn).unwrap()).to_string()
+    }
+
+    fn texts(ts: &[&str]) -> TurnInput {
+        TurnInput {
+            texts: ts.iter().map(|t| t.to_string()).collect(),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn chat_sends_several_texts_as_parts_of_one_message() {
+        let mut p = plan(EndpointType::Chat);
+        p.extra_inputs.clear();
+        p.streaming = false;
+        assert_eq!(
+            body_of(&p, &texts(&["a", "", "b"])),
+            r#"{"messages":[{"role":"user","content":[{"type":"text","text":"a"},{"type":"text","text":"b"}]}],"model":"m","stream":false}"#
+        );
+    }
+
+    #[test]
+    fn responses_body() {
+        let mut p = plan(EndpointType::Responses);
+        let turn = TurnInput {
+            texts: vec!["hi".into()],
+            system: Some("sys".into()),
+            user_context: Some("ctx".into()),
+            max_tokens: Some(7),
+            ..Default::default()
+        };
+        assert_eq!(
+            body_of(&p, &turn),
+            r#"{"input":[{"type":"message","role":"user","content":"ctx"},{"role":"user","content":"hi","type":"message"}],"model":"m","stream":true,"instructions":"sys","max_output_tokens":7,"ignore_eos":true,"min_tokens":16}"#
+        );
+        // include_usage only with --use-server-token-count, and an author's value is kept.
+        p.use_server_token_count = true;
+        let b = build_turn_body(&p, "m", &texts(&["x", "y"])).unwrap();
+        assert_eq!(b["stream_options"], json!({"include_usage": true}));
+        assert_eq!(
+            b["input"][0]["content"],
+            json!([{"type":"input_text","text":"x"},{"type":"input_text","text":"y"}])
+        );
+        p.extra_inputs
+            .insert("stream_options".into(), json!({"include_usage": false}));
+        let b = build_turn_body(&p, "m", &texts(&["x"])).unwrap();
+        assert_eq!(b["stream_options"], json!({"include_usage": false}));
+        assert_eq!(input_texts(EndpointType::Responses, &b), vec!["x"]);
+    }
+
+    #[test]
+    fn messages_body_defaults_max_tokens() {
+        let mut p = plan(EndpointType::Messages);
+        p.extra_inputs.clear();
+        let turn = TurnInput {
+            texts: vec!["hi".into()],
+            system: Some("sys".into()),
+            tools: Some(json!([{"name":"t","input_schema":{"type":"object"}}])),
+            ..Default::default()
+        };
+        assert_eq!(
+            body_of(&p, &turn),
+            r#"{"messages":[{"role":"user","content":"hi"}],"model":"m","max_tokens":1024,"stream":true,"system":"sys","tools":[{"name":"t","input_schema":{"type":"object"}}]}"#
+        );
+        let b = build_turn_body(&p, "m", &turn).unwrap();
+        assert_eq!(max_output_tokens(EndpointType::Messages, &b), Some(1024));
+        // System first, then the messages, then the tool's name and schema.
+        assert_eq!(
+            input_texts(EndpointType::Messages, &b),
+            vec!["sys", "hi", "t", r#"{"type":"object"}"#]
+        );
+    }
+
+    #[test]
+    fn embeddings_and_rankings_bodies() {
+        let mut p = plan(EndpointType::Embeddings);
+        p.extra_inputs.clear();
+        p.extra_inputs
+            .insert("encoding_format".into(), Value::from("float"));
+        // No stream key and no stream_options even when streaming was asked for.
+        assert_eq!(
+            body_of(&p, &texts(&["a", "b"])),
+            r#"{"model":"m","input":["a","b"],"encoding_format":"float"}"#
+        );
+        let turn = TurnInput {
+            query: Some("q".into()),
+            passages: vec!["p1".into(), "p2".into()],
+            ..Default::default()
+        };
+        p.extra_inputs.clear();
+        p.endpoint_type = EndpointType::NimRankings;
+        assert_eq!(
+            body_of(&p, &turn),
+            r#"{"model":"m","query":{"text":"q"},"passages":[{"text":"p1"},{"text":"p2"}]}"#
+        );
+        p.endpoint_type = EndpointType::HfTeiRankings;
+        assert_eq!(body_of(&p, &turn), r#"{"query":"q","texts":["p1","p2"]}"#);
+        p.endpoint_type = EndpointType::CohereRankings;
+        assert_eq!(
+            body_of(&p, &turn),
+            r#"{"model":"m","query":"q","documents":["p1","p2"]}"#
+        );
+        // Without a named query: the first text is the query, the rest are passages.
+        assert_eq!(
+            body_of(&p, &texts(&["q", "x"])),
+            r#"{"model":"m","query":"q","documents":["x"]}"#
+        );
+        let e = build_turn_body(&p, "m", &TurnInput::default()).unwrap_err();
+        assert!(e.to_string().starts_with("plan.query"), "{e}");
+        assert_eq!(
+            max_output_tokens(EndpointType::CohereRankings, &Map::new()),
+            None
+        );
+    }
+
+    #[test]
+    fn rankings_and_embeddings_input_texts() {
+        let nim = json!({"model":"m","query":{"text":"q"},"passages":[{"text":"a"},{"text":"b"}]});
+        let tei = json!({"query":"q","texts":["a","b"]});
+        let cohere = json!({"model":"m","query":"q","documents":["a","b"]});
+        for (e, b) in [
+            (EndpointType::NimRankings, nim),
+            (EndpointType::HfTeiRankings, tei),
+            (EndpointType::CohereRankings, cohere),
+        ] {
+            assert_eq!(input_texts(e, b.as_object().unwrap()), vec!["q", "a", "b"]);
+        }
+        let emb = json!({"model":"m","input":["x y","z"]});
+        let b = emb.as_object().unwrap();
+        assert_eq!(input_texts(EndpointType::Embeddings, b), vec!["x y", "z"]);
+        // "x y z" is three o200k tokens.
+        assert_eq!(
+            count_input_tokens(&builtin(), EndpointType::Embeddings, b),
+            3
+        );
+        // Token-id inputs contribute no text.
+        let ids = json!({"input":[1,2,3]});
+        assert!(input_texts(EndpointType::Embeddings, ids.as_object().unwrap()).is_empty());
+    }
+
+    #[test]
+    fn tgi_body_puts_extra_inputs_in_parameters() {
+        let p = plan(EndpointType::HuggingfaceGenerate);
+        let mut extra = Map::new();
+        extra.insert("details".into(), Value::Bool(true));
+        let turn = TurnInput {
+            texts: vec!["a".into(), "b".into()],
+            max_tokens: Some(5),
+            extra: Some(extra),
+            ..Default::default()
+        };
+        let s = body_of(&p, &turn);
+        assert_eq!(
+            s,
+            r#"{"inputs":"a b","parameters":{"max_new_tokens":5,"ignore_eos":true,"min_tokens":16},"details":true}"#
+        );
+        let b: Map<String, Value> = serde_json::from_str(&s).unwrap();
+        assert_eq!(
+            max_output_tokens(EndpointType::HuggingfaceGenerate, &b),
+            Some(5)
+        );
+        assert_eq!(
+            input_texts(EndpointType::HuggingfaceGenerate, &b),
+            vec!["a b"]
+        );
+    }
+
+    #[test]
+    fn template_bodies() {
+        let mut p = plan(EndpointType::Template);
+        p.endpoint.template = Some("nv-embedqa".into());
+        assert_eq!(
+            body_of(&p, &texts(&["a", "b<&>'"])),
+            r#"{"text":["a","b<&>'"],"ignore_eos":true,"min_tokens":16}"#
+        );
+        p.extra_inputs.clear();
+        p.endpoint.template = Some(
+            r#"{"prompt": {{ text|tojson }}, "model": "{{ model }}", "n": {{ max_tokens }}, "s": {{ stream|tojson }}, "q": {{ query|tojson }}, "k": {{ passages|length }}}"#
+                .into(),
+        );
+        let turn = TurnInput {
+            texts: vec!["say \"hi\"".into()],
+            max_tokens: Some(3),
+            query: Some("qq".into()),
+            passages: vec!["x".into(), "y".into()],
+            ..Default::default()
+        };
+        assert_eq!(
+            body_of(&p, &turn),
+            r#"{"prompt":"say \"hi\"","model":"m","n":3,"s":true,"q":"qq","k":2}"#
+        );
+        p.endpoint.template = Some("{{ text }}".into());
+        let e = build_turn_body(&p, "m", &texts(&["not json"])).unwrap_err();
+        assert!(e.to_string().contains("valid JSON"), "{e}");
+        p.endpoint.template = Some("{% if %}".into());
+        let e = build_turn_body(&p, "m", &texts(&["x"])).unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with("plan.endpoint.template: template does not compile"),
+            "{e}"
+        );
+        p.endpoint.template = None;
+        assert!(build_turn_body(&p, "m", &texts(&["x"])).is_err());
+    }
+
+    #[test]
+    fn template_sources() {
+        assert_eq!(load_template_source("nv-embedqa").unwrap(), "nv-embedqa");
+        assert_eq!(load_template_source(r#"{"a": 1}"#).unwrap(), r#"{"a": 1}"#);
+        let dir = std::env::temp_dir().join(format!("ib-tmpl-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let f = dir.join("t.jinja");
+        std::fs::write(&f, r#"{"x": {{ texts|tojson }}}"#).unwrap();
+        assert_eq!(
+            load_template_source(f.to_str().unwrap()).unwrap(),
+            r#"{"x": {{ texts|tojson }}}"#
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn raw_needs_a_payload_and_sends_it_verbatim() {
+        let p = plan(EndpointType::Raw);
+        assert!(build_turn_body(&p, "m", &texts(&["x"])).is_err());
+        let turn = TurnInput {
+            payload: Some(json!({"z": 1, "a": [2]})),
+            ..Default::default()
+        };
+        assert_eq!(body_of(&p, &turn), r#"{"z":1,"a":[2]}"#);
+        let b: Map<String, Value> =
+            serde_json::from_str(r#"{"max_tokens":4,"parameters":{"max_new_tokens":9}}"#).unwrap();
+        assert_eq!(max_output_tokens(EndpointType::Raw, &b), Some(4));
+        let b: Map<String, Value> =
+            serde_json::from_str(r#"{"parameters":{"max_new_tokens":9}}"#).unwrap();
+        assert_eq!(max_output_tokens(EndpointType::Template, &b), Some(9));
+    }
+
+    #[test]
+    fn input_texts_walk_replayed_tools_and_responses_items() {
+        let b = json!({
+            "instructions": [{"type":"input_text","text":"sys"}],
+            "input": [
+                {"type":"message","role":"user","content":[{"type":"input_text","text":"q"},{"type":"input_image","image_url":"u"}]},
+                {"type":"function_call","name":"f","arguments":"{}"},
+                {"type":"function_call_output","output":"42"},
+                {"role":"assistant","content":[{"type":"output_text","text":"a"}]}
+            ],
+            "tools": [{"type":"function","name":"f","description":"d","parameters":{"k":1}}]
+        });
+        assert_eq!(
+            input_texts(EndpointType::Responses, b.as_object().unwrap()),
+            vec!["sys", "q", "f", "{}", "42", "a", "f", "d", r#"{"k":1}"#]
+        );
+        let chat = json!({"messages":[
+            {"role":"assistant","content":null,"tool_calls":[{"function":{"name":"g","arguments":"[1]"}}]},
+            {"role":"tool","content":"ok"}
+        ],"tools":[{"type":"function","function":{"name":"g","parameters":{}}}]});
+        assert_eq!(
+            input_texts(EndpointType::Chat, chat.as_object().unwrap()),
+            vec!["g", "[1]", "ok", "g", "{}"]
+        );
     }
 
     #[test]

@@ -60,6 +60,17 @@ pub struct PromptGenerator<'a> {
 
 impl<'a> PromptGenerator<'a> {
     pub fn new(tok: &'a Tokenizer, corpus: &Corpus, seed: u64) -> Result<Self, WorkloadError> {
+        Self::with_purpose(tok, corpus, seed, PURPOSE_PROMPTS)
+    }
+
+    /// A generator drawing its offsets from the `purpose` generator, so that texts made for
+    /// another purpose (prefixes, system prompts) do not shift the user prompts.
+    pub fn with_purpose(
+        tok: &'a Tokenizer,
+        corpus: &Corpus,
+        seed: u64,
+        purpose: &str,
+    ) -> Result<Self, WorkloadError> {
         let tokens = corpus.tokens(tok);
         if tokens.is_empty() {
             return Err(WorkloadError::EmptyCorpus {
@@ -69,7 +80,7 @@ impl<'a> PromptGenerator<'a> {
         Ok(PromptGenerator {
             tok,
             tokens,
-            rng: rng_for(seed, PURPOSE_PROMPTS),
+            rng: rng_for(seed, purpose),
         })
     }
 

@@ -175,6 +175,131 @@ pub struct ProfileArgs {
     #[arg(long = "random-seed")]
     pub random_seed: Option<u64>,
 
+    // ---- Datasets (§1.3–1.5, §3): see docs/datasets.md
+    /// A dataset file (or directory): see --custom-dataset-type.
+    #[arg(long = "input-file")]
+    pub input_file: Option<String>,
+    /// single_turn, multi_turn, random_pool, mooncake_trace, raw_payload, inputs_json,
+    /// genai_perf_inputs (default: detected from the file).
+    #[arg(long = "custom-dataset-type")]
+    pub custom_dataset_type: Option<String>,
+    /// A public dataset read from a local file (`sharegpt`; no download): give the file with
+    /// --public-dataset-path or --input-file.
+    #[arg(long = "public-dataset")]
+    pub public_dataset: Option<String>,
+    /// The local file of --public-dataset.
+    #[arg(long = "public-dataset-path")]
+    pub public_dataset_path: Option<String>,
+    /// sequential, random or shuffle (default: sequential for files, shuffle for synthetic).
+    #[arg(long = "dataset-sampling-strategy", value_parser = ["sequential", "random", "shuffle"])]
+    pub dataset_sampling_strategy: Option<String>,
+    /// Let a sequential dataset start over when a run asks for more requests than it holds.
+    #[arg(long = "allow-dataset-wrap")]
+    pub allow_dataset_wrap: bool,
+    /// Drop a trace's timestamps and delays.
+    #[arg(long = "ignore-trace-delays")]
+    pub ignore_trace_delays: bool,
+    /// Tokens per hash_id block of a mooncake trace (default 512).
+    #[arg(
+        long = "isl-block-size",
+        visible_aliases = ["prompt-input-tokens-block-size", "synthetic-input-tokens-block-size"]
+    )]
+    pub isl_block_size: Option<u64>,
+    /// (ISL, OSL) mixture, e.g. `128,64:60;512,256:40` (percent weights).
+    #[arg(long = "seq-dist", visible_alias = "sequence-distribution")]
+    pub seq_dist: Option<String>,
+    /// Uniform window around --isl/--osl: a ratio, or `{"input":r,"output":r}`.
+    #[arg(long = "random-range-ratio")]
+    pub random_range_ratio: Option<String>,
+    /// vllm or sglang (how --random-range-ratio makes its window).
+    #[arg(long = "random-corpus-style", value_parser = ["vllm", "sglang"])]
+    pub random_corpus_style: Option<String>,
+    /// Prompt corpus (`sonnet`, the bundled text).
+    #[arg(long = "prompt-corpus")]
+    pub prompt_corpus: Option<String>,
+    /// A pool of this many prefixes; one is prepended to each prompt.
+    #[arg(
+        long = "num-prefix-prompts",
+        visible_aliases = ["prompt-prefix-pool-size", "prefix-prompt-pool-size"],
+        default_value_t = 0
+    )]
+    pub num_prefix_prompts: usize,
+    #[arg(
+        long = "prefix-prompt-length",
+        visible_alias = "prompt-prefix-length",
+        default_value_t = 0
+    )]
+    pub prefix_prompt_length: usize,
+    /// One system prompt of this many tokens, shared by every session.
+    #[arg(long = "shared-system-prompt-length")]
+    pub shared_system_prompt_length: Option<usize>,
+    /// A per-session user message of this many tokens before the first turn.
+    #[arg(long = "user-context-prompt-length")]
+    pub user_context_prompt_length: Option<usize>,
+    /// A system prompt sent with every request.
+    #[arg(long = "system-prompt")]
+    pub system_prompt: Option<String>,
+    /// A file holding the system prompt.
+    #[arg(long = "system-prompt-file")]
+    pub system_prompt_file: Option<String>,
+    /// Sessions to generate (synthetic multi-turn; random_pool default 100).
+    #[arg(
+        long = "conversation-num",
+        visible_aliases = ["num-conversations", "num-sessions"]
+    )]
+    pub conversation_num: Option<usize>,
+    #[arg(
+        long = "conversation-turn-mean",
+        visible_alias = "session-turns-mean",
+        default_value_t = 1.0
+    )]
+    pub conversation_turn_mean: f64,
+    #[arg(
+        long = "conversation-turn-stddev",
+        visible_alias = "session-turns-stddev",
+        default_value_t = 0.0
+    )]
+    pub conversation_turn_stddev: f64,
+    /// ms before each later turn (after the previous one ended).
+    #[arg(
+        long = "conversation-turn-delay-mean",
+        visible_alias = "session-turn-delay-mean",
+        default_value_t = 0.0
+    )]
+    pub conversation_turn_delay_mean: f64,
+    #[arg(
+        long = "conversation-turn-delay-stddev",
+        visible_alias = "session-turn-delay-stddev",
+        default_value_t = 0.0
+    )]
+    pub conversation_turn_delay_stddev: f64,
+    #[arg(
+        long = "conversation-turn-delay-ratio",
+        visible_alias = "session-delay-ratio",
+        default_value_t = 1.0
+    )]
+    pub conversation_turn_delay_ratio: f64,
+    /// Texts per request (embeddings, rankings).
+    #[arg(
+        short = 'b',
+        long = "batch-size",
+        visible_aliases = ["prompt-batch-size", "batch-size-text"],
+        default_value_t = 1
+    )]
+    pub batch_size: usize,
+    #[arg(long = "rankings-passages-mean", default_value_t = 1.0)]
+    pub rankings_passages_mean: f64,
+    #[arg(long = "rankings-passages-stddev", default_value_t = 0.0)]
+    pub rankings_passages_stddev: f64,
+    #[arg(long = "rankings-passages-prompt-token-mean", default_value_t = 550.0)]
+    pub rankings_passages_prompt_token_mean: f64,
+    #[arg(long = "rankings-passages-prompt-token-stddev", default_value_t = 0.0)]
+    pub rankings_passages_prompt_token_stddev: f64,
+    #[arg(long = "rankings-query-prompt-token-mean", default_value_t = 550.0)]
+    pub rankings_query_prompt_token_mean: f64,
+    #[arg(long = "rankings-query-prompt-token-stddev", default_value_t = 0.0)]
+    pub rankings_query_prompt_token_stddev: f64,
+
     // ---- Load (§1.7, §1.9)
     /// Concurrent sessions. Default 1. A comma list makes a sweep.
     #[arg(long, value_delimiter = ',')]
@@ -396,8 +521,9 @@ pub struct MetricsArgs {
     pub dir: std::path::PathBuf,
     /// Definition set to score under (`aiperf-0.13`, `genai-perf-0.0.13`, `genai-perf-0.0.4`,
     /// `genai-perf-0.0.1`, `vllm-bench`, `mlperf-loadgen`).
-    #[arg(long, default_value = "aiperf-0.13")]
-    pub definitions: String,
+    /// Default: aiperf-0.13 for an inferbench run, the tool's own set for an imported one.
+    #[arg(long)]
+    pub definitions: Option<String>,
     /// Rewrite the summary files (JSON, CSV, console) from the recomputed metrics.
     #[arg(long)]
     pub write: bool,
@@ -439,30 +565,6 @@ pub const UNBUILT_FLAGS: &[(&str, bool)] = &[
     ("convergence-threshold", true),
     ("convergence-mode", true),
     ("no-sweep-table", false),
-    ("input-file", true),
-    ("custom-dataset-type", true),
-    ("public-dataset", true),
-    ("dataset-sampling-strategy", true),
-    ("allow-dataset-wrap", false),
-    ("num-prefix-prompts", true),
-    ("prefix-prompt-pool-size", true),
-    ("prefix-prompt-length", true),
-    ("shared-system-prompt-length", true),
-    ("user-context-prompt-length", true),
-    ("system-prompt", true),
-    ("seq-dist", true),
-    ("random-range-ratio", true),
-    ("prompt-corpus", true),
-    ("conversation-num", true),
-    ("num-conversations", true),
-    ("num-sessions", true),
-    ("conversation-turn-mean", true),
-    ("session-turns-mean", true),
-    ("conversation-turn-stddev", true),
-    ("conversation-turn-delay-mean", true),
-    ("conversation-turn-delay-stddev", true),
-    ("conversation-turn-delay-ratio", true),
-    ("batch-size", true),
     ("apply-chat-template", false),
     ("tokenizer-revision", true),
     ("tokenizer-trust-remote-code", false),
@@ -770,6 +872,114 @@ pub fn cells(a: &ProfileArgs) -> Result<Vec<Cell>, String> {
     Ok(out)
 }
 pub const SIM_MODEL: &str = "mock-model";
+
+/// The dataset flags, checked.
+fn dataset_plan(a: &ProfileArgs) -> Result<inferbench_core::dataset_plan::DatasetPlan, String> {
+    let mut input_file = a.input_file.clone();
+    let mut public_dataset_path = a.public_dataset_path.clone();
+    if a.public_dataset.is_some() && public_dataset_path.is_none() {
+        // `--public-dataset sharegpt --input-file FILE`: the file is the public dataset's.
+        public_dataset_path = input_file.take();
+    }
+    if a.public_dataset.is_some() && public_dataset_path.is_none() {
+        return Err(format!(
+            "--public-dataset {}: inferbench does not download datasets; give the local file with --public-dataset-path (or --input-file)",
+            a.public_dataset.as_deref().unwrap_or_default()
+        ));
+    }
+    if a.custom_dataset_type.is_some() && input_file.is_none() {
+        return Err("--custom-dataset-type needs --input-file".into());
+    }
+    let finite = |name: &str, v: f64| -> Result<f64, String> {
+        if v.is_finite() && v >= 0.0 {
+            Ok(v)
+        } else {
+            Err(format!("{name} {v}: must be a number ≥ 0"))
+        }
+    };
+    if a.batch_size == 0 {
+        return Err("--batch-size 0: must be ≥ 1".into());
+    }
+    if a.conversation_turn_mean < 1.0 || !a.conversation_turn_mean.is_finite() {
+        return Err(format!(
+            "--conversation-turn-mean {}: must be ≥ 1",
+            a.conversation_turn_mean
+        ));
+    }
+    if a.conversation_num == Some(0) {
+        return Err("--conversation-num 0: must be ≥ 1".into());
+    }
+    let system_prompt = match (&a.system_prompt, &a.system_prompt_file) {
+        (Some(_), Some(_)) => {
+            return Err("--system-prompt and --system-prompt-file: give one".into());
+        }
+        (Some(s), None) => Some(s.clone()),
+        (None, Some(f)) => Some(
+            std::fs::read_to_string(f).map_err(|e| format!("--system-prompt-file {f}: {e}"))?,
+        ),
+        (None, None) => None,
+    };
+    if let Some(s) = &a.seq_dist {
+        inferbench_workload::dataset::SeqDist::parse(s).map_err(|e| format!("--seq-dist: {e}"))?;
+    }
+    if let Some(r) = &a.random_range_ratio {
+        inferbench_workload::dataset::RangeRatio::parse(r)
+            .map_err(|e| format!("--random-range-ratio: {e}"))?;
+    }
+    Ok(inferbench_core::dataset_plan::DatasetPlan {
+        input_file,
+        custom_dataset_type: a.custom_dataset_type.clone(),
+        sampling_strategy: a.dataset_sampling_strategy.clone(),
+        allow_dataset_wrap: a.allow_dataset_wrap,
+        ignore_trace_delays: a.ignore_trace_delays,
+        public_dataset: a.public_dataset.clone(),
+        public_dataset_path,
+        isl_block_size: a.isl_block_size,
+        seq_dist: a.seq_dist.clone(),
+        random_range_ratio: a.random_range_ratio.clone(),
+        random_corpus_style: a.random_corpus_style.clone(),
+        prompt_corpus: a.prompt_corpus.clone(),
+        num_prefix_prompts: a.num_prefix_prompts,
+        prefix_prompt_length: a.prefix_prompt_length,
+        shared_system_prompt_length: a.shared_system_prompt_length,
+        user_context_prompt_length: a.user_context_prompt_length,
+        system_prompt,
+        num_conversations: a.conversation_num,
+        conversation_turn_mean: a.conversation_turn_mean,
+        conversation_turn_stddev: finite("--conversation-turn-stddev", a.conversation_turn_stddev)?,
+        turn_delay_mean_ms: finite(
+            "--conversation-turn-delay-mean",
+            a.conversation_turn_delay_mean,
+        )?,
+        turn_delay_stddev_ms: finite(
+            "--conversation-turn-delay-stddev",
+            a.conversation_turn_delay_stddev,
+        )?,
+        turn_delay_ratio: finite(
+            "--conversation-turn-delay-ratio",
+            a.conversation_turn_delay_ratio,
+        )?,
+        batch_size: a.batch_size,
+        rankings_passages_mean: finite("--rankings-passages-mean", a.rankings_passages_mean)?,
+        rankings_passages_stddev: finite("--rankings-passages-stddev", a.rankings_passages_stddev)?,
+        rankings_passages_token_mean: finite(
+            "--rankings-passages-prompt-token-mean",
+            a.rankings_passages_prompt_token_mean,
+        )?,
+        rankings_passages_token_stddev: finite(
+            "--rankings-passages-prompt-token-stddev",
+            a.rankings_passages_prompt_token_stddev,
+        )?,
+        rankings_query_token_mean: finite(
+            "--rankings-query-prompt-token-mean",
+            a.rankings_query_prompt_token_mean,
+        )?,
+        rankings_query_token_stddev: finite(
+            "--rankings-query-prompt-token-stddev",
+            a.rankings_query_prompt_token_stddev,
+        )?,
+    })
+}
 
 /// Validate profile flags into a plan.
 pub fn build_plan(a: &ProfileArgs, argv: &[String], cell: &CellValues) -> Result<RunPlan, String> {
@@ -1125,7 +1335,7 @@ pub fn build_plan(a: &ProfileArgs, argv: &[String], cell: &CellValues) -> Result
             None => None,
         },
         confidence_level: a.confidence_level,
-        dataset: Default::default(),
+        dataset: dataset_plan(a)?,
         endpoint: Default::default(),
     })
 }

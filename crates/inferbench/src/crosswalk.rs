@@ -1,11 +1,123 @@
-//! `inferbench crosswalk DIR` (being built).
+//! `inferbench crosswalk DIR [--from SET --to SET]`: score one run under two definition sets
+//! and set each legacy metric next to its counterpart, with the evidence that decides whether
+//! the mapping holds. Prints a table; writes `crosswalk.json` and `crosswalk.md`.
+
+use inferbench_core::Phase;
+use inferbench_metrics::crosswalk::{Crosswalk, crosswalk, facts, markdown};
 
 use crate::Failure;
 use crate::cli::CrosswalkArgs;
+use crate::metrics_cmd::load;
 
 pub fn run(a: &CrosswalkArgs) -> Result<u8, Failure> {
-    Err(Failure::input(format!(
-        "crosswalk {}: not built yet",
-        a.dir.display()
-    )))
+    for s in [&a.from, &a.to] {
+        if !inferbench_metrics::definition_sets().contains(&s.as_str()) {
+            return Err(Failure::input(format!(
+                "unknown definition set '{s}' (known: {})",
+                inferbench_metrics::definition_sets().join(", ")
+            )));
+        }
+    }
+    let loaded = load(&a.dir, a.tokenizer.as_deref())?;
+    let tok = loaded.tokenizer.clone();
+    let count = move |t: &str| tok.count(t) as u64;
+    let (goodput, level) = loaded
+        .manifest
+        .as_ref()
+        .map_or((None, 0.95), |m| (None::<String>, m.plan.confidence_level));
+    let score = |set: &str| {
+        inferbench_metrics::compute_set(
+            set,
+            &loaded.evidence,
+            Phase::Profiling,
+            &count,
+            goodput.as_deref(),
+            level,
+        )
+        .map(|c| c.summary)
+        .map_err(|e| Failure::input(format!("{set}: {e}")))
+    };
+    let from = score(&a.from)?;
+    let to = score(&a.to)?;
+    let fx = facts(&loaded.evidence, &count);
+    // Requests without an error whose responses carry no text: GenAI-Perf skips them but
+    // counts them in its throughput numerator.
+    let skipped = loaded
+        .evidence
+        .records_of(Phase::Profiling)
+        .filter(|r| !r.is_error() && !r.events.iter().any(|e| e.has_text()))
+        .count() as u64;
+    let c = crosswalk(&a.from, &from, &a.to, &to, fx, skipped).map_err(Failure::input)?;
+    println!("{}", render(&c));
+    let out = a.output_dir.clone().unwrap_or_else(|| a.dir.clone());
+    std::fs::create_dir_all(&out)
+        .map_err(|e| Failure::run(format!("{}: cannot create: {e}", out.display())))?;
+    let json = serde_json::to_vec_pretty(&c).map_err(|e| Failure::run(e.to_string()))?;
+    for (name, bytes) in [
+        ("crosswalk.json", json),
+        ("crosswalk.md", markdown(&c).into_bytes()),
+    ] {
+        let p = out.join(name);
+        std::fs::write(&p, bytes).map_err(|e| Failure::run(format!("{}: {e}", p.display())))?;
+        eprintln!("inferbench: wrote {}", p.display());
+    }
+    let not = c.mappings.iter().filter(|m| !m.comparable).count();
+    if not > 0 {
+        eprintln!(
+            "inferbench: {not} of {} rows are not comparable (see the reasons)",
+            c.mappings.len()
+        );
+    }
+    Ok(0)
+}
+
+fn render(c: &Crosswalk) -> String {
+    let mut t = comfy_table::Table::new();
+    t.load_preset(comfy_table::presets::UTF8_FULL_CONDENSED);
+    t.set_content_arrangement(comfy_table::ContentArrangement::Dynamic)
+        .set_width(200);
+    t.set_header(vec![
+        c.from.as_str(),
+        c.to.as_str(),
+        "stat",
+        "unit",
+        "from",
+        "to",
+        "diff",
+        "diff %",
+        "comparable",
+        "why not",
+    ]);
+    let f = |v: Option<f64>| v.map_or("–".to_string(), |v| format!("{v:.4}"));
+    for m in &c.mappings {
+        t.add_row(vec![
+            m.from_metric.clone(),
+            m.to_metric.clone(),
+            m.stat.clone(),
+            m.unit.clone(),
+            f(m.from_value),
+            f(m.to_value),
+            f(m.difference),
+            m.difference_pct
+                .map_or("–".to_string(), |p| format!("{p:+.2}")),
+            if m.comparable { "yes" } else { "NO" }.to_string(),
+            m.reasons.join("; "),
+        ]);
+    }
+    let x = &c.facts;
+    format!(
+        "inferbench | Crosswalk {} → {}\n{t}\nEvidence ({} successful requests): reasoning in a separate field {}, <think> in content {}, multi-token content events {} of {}, usage present {} (agrees with client count {}), OSL as requested {} of {}, role-only first event {}.\n",
+        c.from,
+        c.to,
+        x.records,
+        x.reasoning_separate,
+        x.think_in_content,
+        x.multi_token_events,
+        x.content_events,
+        x.with_usage,
+        x.usage_agrees,
+        x.osl_as_requested,
+        x.with_requested_osl,
+        x.role_only_first
+    )
 }

@@ -73,14 +73,8 @@ pub fn run(a: &InspectArgs, argv: &[String]) -> Result<u8, Failure> {
     }
     let payloads = prepared.payloads;
     let bodies: Vec<bytes::Bytes> = payloads.iter().map(|p| p.body.clone()).collect();
-    let engine = Engine::new(
-        cfg,
-        clock,
-        payloads,
-        order,
-        None,
-        StopSignal::new(),
-    );
+    let engine = Engine::new(cfg, clock, payloads, order, None, StopSignal::new())
+        .with_isl_counter(crate::profile::isl_counter(plan, tok.clone()));
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
     rt.block_on(engine.run(tx));
     if let Some((sim_rt, server)) = sim {

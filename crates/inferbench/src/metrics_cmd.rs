@@ -170,34 +170,345 @@ pub fn write_outputs(
     Ok(written.console)
 }
 
-pub fn run(a: &MetricsArgs) -> Result<u8, Failure> {
-    let dir = &a.dir;
+/// A run to score: an inferbench run directory, or a GenAI-Perf / AIPerf artifact directory
+/// imported on the fly.
+pub struct Loaded {
+    pub evidence: Evidence,
+    /// The inferbench run's manifest (None for an imported run).
+    pub manifest: Option<Manifest>,
+    pub imported: Option<inferbench_import::ImportedRun>,
+    pub tokenizer: std::sync::Arc<inferbench_workload::Tokenizer>,
+}
+
+impl Loaded {
+    /// The set that reproduces the run's own summary.
+    pub fn native_set(&self) -> &str {
+        match &self.imported {
+            Some(i) => &i.native_definitions,
+            None => inferbench_metrics::aiperf::NAME,
+        }
+    }
+}
+
+/// Loads `dir`: our evidence file if there is one, else an import. `tokenizer` overrides
+/// the run's own (an import has none: the built-in one is used unless given).
+pub fn load(dir: &Path, tokenizer: Option<&str>) -> Result<Loaded, Failure> {
+    let tok_spec = |name: Option<&str>| -> inferbench_core::plan::TokenizerSpec {
+        match name {
+            None | Some("builtin") => inferbench_core::plan::TokenizerSpec::Builtin,
+            Some(p) => inferbench_core::plan::TokenizerSpec::HuggingFace { path: p.into() },
+        }
+    };
     let ev_path = dir.join(EVIDENCE_FILE);
-    if !ev_path.exists() {
+    if ev_path.exists() {
+        let evidence = inferbench_artifacts::read_evidence(&ev_path)
+            .map_err(|e| Failure::input(e.to_string()))?;
+        let manifest_path = dir.join(MANIFEST_FILE);
+        let manifest: Manifest = serde_json::from_str(
+            &std::fs::read_to_string(&manifest_path)
+                .map_err(|e| Failure::input(format!("{}: {e}", manifest_path.display())))?,
+        )
+        .map_err(|e| {
+            Failure::input(format!("{}: not a manifest: {e}", manifest_path.display()))
+        })?;
+        let spec = match tokenizer {
+            Some(t) => tok_spec(Some(t)),
+            None => manifest.plan.tokenizer.clone(),
+        };
+        let tok = inferbench_workload::Tokenizer::load(&spec)
+            .map_err(|e| Failure::input(format!("--tokenizer: {e}")))?;
+        return Ok(Loaded {
+            evidence,
+            manifest: Some(manifest),
+            imported: None,
+            tokenizer: std::sync::Arc::new(tok),
+        });
+    }
+    if inferbench_import::detect(dir).is_none() {
         let hint = if dir.join("profile_runs").is_dir() || dir.join("sweep_aggregate").is_dir() {
             " (this is the root of repeated runs or a sweep: give one run's directory, e.g. profile_runs/run_0001 or concurrency_4)"
         } else {
-            "; give a run directory written by `inferbench profile`"
+            "; give a run directory written by `inferbench profile`, or a GenAI-Perf or AIPerf artifact directory"
         };
         return Err(Failure::input(format!(
-            "{}: no {EVIDENCE_FILE} here{hint}",
+            "{}: no {EVIDENCE_FILE} here, and not a GenAI-Perf or AIPerf artifact directory{hint}",
             dir.display()
         )));
     }
-    let evidence =
-        inferbench_artifacts::read_evidence(&ev_path).map_err(|e| Failure::input(e.to_string()))?;
-    let manifest_path = dir.join(MANIFEST_FILE);
-    let manifest: Manifest = serde_json::from_str(
-        &std::fs::read_to_string(&manifest_path)
-            .map_err(|e| Failure::input(format!("{}: {e}", manifest_path.display())))?,
-    )
-    .map_err(|e| Failure::input(format!("{}: not a manifest: {e}", manifest_path.display())))?;
-    let scored = score(&a.definitions, &evidence, &manifest.plan)?;
-    let console = inferbench_artifacts::render_console(&scored.profiling);
-    println!("{console}");
-    if evidence.is_partial() {
+    let tok = inferbench_workload::Tokenizer::load(&tok_spec(tokenizer))
+        .map_err(|e| Failure::input(format!("--tokenizer: {e}")))?;
+    let count = |t: &str| tok.count(t) as u64;
+    let imported =
+        inferbench_import::import(dir, &count).map_err(|e| Failure::input(e.to_string()))?;
+    if tokenizer.is_none() {
+        eprintln!(
+            "inferbench: {} was written by {}: texts are tokenized with the built-in o200k_base tokenizer; pass --tokenizer (the run's tokenizer.json) to count as the original run did",
+            dir.display(),
+            imported.tool.as_str()
+        );
+    }
+    Ok(Loaded {
+        evidence: imported.evidence.clone(),
+        manifest: None,
+        imported: Some(imported),
+        tokenizer: std::sync::Arc::new(tok),
+    })
+}
+
+/// A plain table of any summary: one row per metric, the usual statistics.
+pub fn render_table(summary: &Summary) -> String {
+    let mut t = comfy_table::Table::new();
+    t.load_preset(comfy_table::presets::UTF8_FULL_CONDENSED);
+    t.set_header(vec![
+        "Metric", "Unit", "avg", "min", "p50", "p90", "p99", "max", "std",
+    ]);
+    let f = |v: Option<f64>| v.map_or(String::new(), |v| format!("{v:.4}"));
+    for m in &summary.metrics {
+        match m.stats() {
+            Some(s) => t.add_row(vec![
+                m.tag.clone(),
+                m.unit.clone(),
+                f(s.avg),
+                f(s.min),
+                f(s.p50),
+                f(s.p90),
+                f(s.p99),
+                f(s.max),
+                f(s.std),
+            ]),
+            None => t.add_row(vec![m.tag.clone(), m.unit.clone(), f(m.avg())]),
+        };
+    }
+    format!("inferbench | {}\n{t}\n", summary.definitions)
+}
+
+/// Compares a computed summary with a tool's own summary JSON (`{tag: {unit, avg, p50, …}}`,
+/// or a bare number): (values compared, differences).
+pub fn compare_with_original(summary: &Summary, original: &serde_json::Value) -> (usize, Vec<String>) {
+    let mut n = 0;
+    let mut diffs = Vec::new();
+    let close = |a: f64, b: f64| a == b || (a - b).abs() <= 1e-9 * a.abs().max(b.abs());
+    for m in &summary.metrics {
+        let Some(o) = original.get(&m.tag) else { continue };
+        let pairs: Vec<(String, Option<f64>, Option<f64>)> = match (m.stats(), o) {
+            (Some(s), serde_json::Value::Object(obj)) => obj
+                .iter()
+                .filter(|(k, v)| *k != "unit" && v.is_number())
+                .map(|(k, v)| (k.clone(), s.get(k), v.as_f64()))
+                .collect(),
+            (None, serde_json::Value::Object(obj)) => vec![(
+                "avg".into(),
+                m.avg(),
+                obj.get("avg").and_then(serde_json::Value::as_f64),
+            )],
+            (_, v) if v.is_number() => vec![("value".into(), m.avg(), v.as_f64())],
+            _ => continue,
+        };
+        for (stat, ours, theirs) in pairs {
+            let Some(theirs) = theirs else { continue };
+            n += 1;
+            match ours {
+                Some(x) if close(x, theirs) => {}
+                Some(x) => diffs.push(format!("{}.{stat}: original {theirs}, recomputed {x}", m.tag)),
+                None => diffs.push(format!("{}.{stat}: original {theirs}, not recomputed", m.tag)),
+            }
+        }
+    }
+    (n, diffs)
+}
+
+pub fn run(a: &MetricsArgs) -> Result<u8, Failure> {
+    let dir = &a.dir;
+    let loaded = load(dir, a.tokenizer.as_deref())?;
+    let set = a
+        .definitions
+        .clone()
+        .unwrap_or_else(|| loaded.native_set().to_string());
+    if let Some(i) = &loaded.imported {
+        eprintln!(
+            "inferbench: imported {} {} from {} ({} records); its own definitions: {}",
+            i.tool.as_str(),
+            i.version,
+            i.dir.display(),
+            i.evidence.records.len(),
+            i.native_definitions
+        );
+        for l in &i.losses {
+            eprintln!("inferbench: not recoverable from these files: {l}");
+        }
+    }
+    if loaded.evidence.is_partial() && loaded.imported.is_none() {
         eprintln!("inferbench: this run is partial (it did not finish normally)");
     }
+
+    // Our own runs under AIPerf's set: the full path (schedule evidence, --write).
+    if let (Some(manifest), inferbench_metrics::aiperf::NAME, None) =
+        (&loaded.manifest, set.as_str(), &a.goodput)
+    {
+        return run_native(a, dir, &loaded.evidence, manifest);
+    }
+    let goodput = a
+        .goodput
+        .clone()
+        .or_else(|| loaded.manifest.as_ref().and_then(|m| m.plan.goodput.clone()));
+    let confidence = loaded
+        .manifest
+        .as_ref()
+        .map_or(0.95, |m| m.plan.confidence_level);
+    let tok = loaded.tokenizer.clone();
+    let count = move |t: &str| tok.count(t) as u64;
+    let computed = inferbench_metrics::compute_set(
+        &set,
+        &loaded.evidence,
+        inferbench_core::Phase::Profiling,
+        &count,
+        goodput.as_deref(),
+        confidence,
+    )
+    .map_err(|e| Failure::input(format!("--definitions: {e}")))?;
+    let summary = computed.summary;
+    if set == inferbench_metrics::aiperf::NAME {
+        println!("{}", inferbench_artifacts::render_console(&summary));
+    } else {
+        println!("{}", render_table(&summary));
+    }
+    if a.write {
+        return Err(Failure::input(
+            "--write rewrites an inferbench run's own files under aiperf-0.13; use --format to write another set's files",
+        ));
+    }
+    let mut code = 0;
+    if let Some(i) = &loaded.imported
+        && set == i.native_definitions
+        && let Some(orig) = &i.original_summary
+    {
+        let (n, diffs) = compare_with_original(&summary, orig);
+        if diffs.is_empty() {
+            eprintln!(
+                "inferbench: all {n} values of the original summary reproduced under {set}"
+            );
+        } else {
+            for d in &diffs {
+                eprintln!("inferbench: differs: {d}");
+            }
+            eprintln!(
+                "inferbench: {} of {n} values of the original summary differ (pass --tokenizer with the run's tokenizer if token counts differ)",
+                diffs.len()
+            );
+            code = 1;
+        }
+    }
+    if let Some(format) = &a.format {
+        let out = a.output_dir.clone().unwrap_or_else(|| dir.clone());
+        write_format(format, &out, &summary, &set, &loaded)?;
+    }
+    Ok(code)
+}
+
+/// `--format`: the summary in a tool's own file shape.
+fn write_format(
+    format: &str,
+    out: &Path,
+    summary: &Summary,
+    set: &str,
+    loaded: &Loaded,
+) -> Result<(), Failure> {
+    std::fs::create_dir_all(out)
+        .map_err(|e| Failure::run(format!("{}: cannot create: {e}", out.display())))?;
+    match format {
+        "genai-perf" => {
+            if !set.starts_with("genai-perf-") {
+                return Err(Failure::input(format!(
+                    "--format genai-perf writes a GenAI-Perf set's summary; score with --definitions genai-perf-0.0.13 (or another genai-perf set), not {set}"
+                )));
+            }
+            let (version, input_config) = match &loaded.imported {
+                Some(i) if i.tool == inferbench_import::SourceTool::GenaiPerf => (
+                    i.version.clone(),
+                    i.original_summary
+                        .as_ref()
+                        .and_then(|s| s.get("input_config"))
+                        .cloned(),
+                ),
+                // Our own run: the newest release the set covers.
+                _ => (genai_perf_release(set).to_string(), None),
+            };
+            let paths = inferbench_artifacts::genai_perf_export::write_genai_perf(
+                out,
+                summary,
+                &version,
+                input_config.as_ref(),
+                loaded.evidence.header.streaming,
+            )
+            .map_err(|e| Failure::run(e.to_string()))?;
+            for p in paths {
+                eprintln!("inferbench: wrote {}", p.display());
+            }
+        }
+        "aiperf" | "json" => {
+            if format == "aiperf" && set != inferbench_metrics::aiperf::NAME {
+                return Err(Failure::input(format!(
+                    "--format aiperf writes AIPerf's summary files; score with --definitions aiperf-0.13, not {set}"
+                )));
+            }
+            let name = if format == "aiperf" {
+                "profile_export_aiperf.json"
+            } else {
+                "inferbench_summary.json"
+            };
+            let mut o = serde_json::Map::new();
+            o.insert("definitions".into(), serde_json::json!(set));
+            for m in &summary.metrics {
+                o.insert(
+                    m.tag.clone(),
+                    inferbench_artifacts::summary_json::metric_json(m),
+                );
+            }
+            o.insert(
+                "error_summary".into(),
+                serde_json::to_value(&summary.error_summary).unwrap_or_default(),
+            );
+            let bytes = serde_json::to_vec_pretty(&serde_json::Value::Object(o))
+                .map_err(|e| Failure::run(e.to_string()))?;
+            let p = out.join(name);
+            std::fs::write(&p, bytes)
+                .map_err(|e| Failure::run(format!("{}: {e}", p.display())))?;
+            eprintln!("inferbench: wrote {}", p.display());
+            if format == "aiperf" {
+                let p = inferbench_artifacts::summary_csv::write_summary_csv(
+                    out,
+                    "profile_export_aiperf.csv",
+                    summary,
+                )
+                .map_err(|e| Failure::run(e.to_string()))?;
+                eprintln!("inferbench: wrote {}", p.display());
+            }
+        }
+        other => return Err(Failure::input(format!("--format {other}: unknown"))),
+    }
+    Ok(())
+}
+
+/// The newest GenAI-Perf release a set stands for (its file shapes differ by release).
+fn genai_perf_release(set: &str) -> &'static str {
+    match set {
+        "genai-perf-0.0.13" => "0.0.16",
+        "genai-perf-0.0.10" => "0.0.12",
+        "genai-perf-0.0.4" => "0.0.9",
+        _ => "0.0.3",
+    }
+}
+
+fn run_native(
+    a: &MetricsArgs,
+    dir: &Path,
+    evidence: &Evidence,
+    manifest: &Manifest,
+) -> Result<u8, Failure> {
+    let definitions = inferbench_metrics::aiperf::NAME;
+    let scored = score(definitions, evidence, &manifest.plan)?;
+    let console = inferbench_artifacts::render_console(&scored.profiling);
+    println!("{console}");
 
     let names = file_names(&manifest.plan.artifacts.prefix);
     let summary_path = dir.join(&names.summary_json);
@@ -205,11 +516,29 @@ pub fn run(a: &MetricsArgs) -> Result<u8, Failure> {
         let mut m = manifest.clone();
         let plan = manifest.plan.clone();
         let workload = read_workload(dir)?;
-        write_outputs(dir, &plan, &evidence, &workload, &mut m)?;
+        write_outputs(dir, &plan, evidence, &workload, &mut m)?;
         eprintln!("inferbench: rewrote the summary files in {}", dir.display());
         return Ok(0);
     }
-    if a.definitions != inferbench_metrics::definition_sets()[0] || !summary_path.exists() {
+    if let Some(format) = &a.format {
+        let out = a.output_dir.clone().unwrap_or_else(|| dir.to_path_buf());
+        if format == "aiperf" && out == dir {
+            return Err(Failure::input(
+                "--format aiperf on an inferbench run: its AIPerf files are already there (use --write to rebuild them, or --output-dir)",
+            ));
+        }
+        let tok = inferbench_workload::Tokenizer::load(&manifest.plan.tokenizer)
+            .map_err(|e| Failure::input(format!("--tokenizer: {e}")))?;
+        let loaded = Loaded {
+            evidence: evidence.clone(),
+            manifest: Some(manifest.clone()),
+            imported: None,
+            tokenizer: std::sync::Arc::new(tok),
+        };
+        write_format(format, &out, &scored.profiling, definitions, &loaded)?;
+        return Ok(0);
+    }
+    if !summary_path.exists() {
         return Ok(0);
     }
     // Compare with the summary the live run wrote.

@@ -30,15 +30,12 @@ pub fn run(a: &MockServerArgs) -> Result<u8, Failure> {
         Some(p) => TokenizerSpec::HuggingFace { path: p.into() },
     };
     let tok = Tokenizer::load(&spec).map_err(|e| Failure::input(format!("--tokenizer: {e}")))?;
-    let reasoning_field = match a.reasoning_field.as_str() {
-        "reasoning_content" => ReasoningField::ReasoningContent,
-        "reasoning" => ReasoningField::Reasoning,
-        other => {
-            return Err(Failure::input(format!(
-                "--reasoning-field {other:?}: expected reasoning_content or reasoning"
-            )));
-        }
-    };
+    let reasoning_field = ReasoningField::parse(&a.reasoning_field).ok_or_else(|| {
+        Failure::input(format!(
+            "--reasoning-field {:?}: expected reasoning_content, reasoning or think",
+            a.reasoning_field
+        ))
+    })?;
     let (ttft, itl) = if a.fast {
         (Duration::ZERO, Duration::ZERO)
     } else {

@@ -359,15 +359,13 @@ async fn run_against(
     let seed = rendered.seed_used;
     let prepared =
         crate::sessions::prepare(plan, &rendered.workload).map_err(Failure::input)?;
-    // AIPerf's default sampling for synthetic data: shuffle without replacement. The order
-    // depends only on the seed, not on timing: session k always gets the k-th draw. The
-    // sampler draws conversations; a conversation's turns go in order.
-    let mut sampler = inferbench_workload::Sampler::new(
-        inferbench_workload::SamplingStrategy::Shuffle,
-        prepared.conversations,
-        seed,
-    )
-    .map_err(|e| Failure::input(e.to_string()))?;
+    // The sampler draws conversations (AIPerf's defaults: shuffle for synthetic data,
+    // sequential for files); a conversation's turns go in order. The order depends only on
+    // the seed, not on timing: session k always gets the k-th draw.
+    check_wrap(plan, &rendered, prepared.requests)?;
+    let mut sampler =
+        inferbench_workload::Sampler::new(rendered.sampling, prepared.conversations, seed)
+            .map_err(|e| Failure::input(e.to_string()))?;
     let order: Box<dyn FnMut() -> usize + Send> = Box::new(move || sampler.next());
 
     let run_dir = PathBuf::from(&plan.artifacts.run_dir);
@@ -407,7 +405,7 @@ async fn run_against(
             sha256: tok.sha256().to_string(),
         },
         dataset: DatasetIdentity {
-            kind: "synthetic".into(),
+            kind: rendered.kind.as_str().into(),
             entries: rendered.workload.payloads.len(),
             workload_sha256: rendered.workload.sha256(),
             corpus_sha256: Some(rendered.corpus_sha256.clone()),
@@ -465,7 +463,8 @@ async fn run_against(
         Some(Counter(tok.clone()))
     };
     let stop = StopSignal::new();
-    let engine = Engine::new(cfg, clock, payloads, order, None, stop.clone());
+    let engine = Engine::new(cfg, clock, payloads, order, None, stop.clone())
+        .with_isl_counter(isl_counter(plan, tok.clone()));
     let progress = engine.progress();
 
     // Records go to disk on their own thread, as they complete: the evidence line, the
@@ -839,16 +838,54 @@ pub fn engine_config(
         }),
         keep_raw,
         seed,
+        reasoning_tags: plan.endpoint.reasoning_tags.is_some(),
     })
 }
 
-/// The frozen workload of a plan: every request body, rendered before the run.
+/// The frozen workload of a plan: every request body, rendered before the run (a dataset
+/// file is read and checked whole before anything is sent).
 pub fn workload_of(
     plan: &RunPlan,
     tok: &Tokenizer,
-) -> Result<inferbench_workload::RenderedWorkload, Failure> {
-    inferbench_workload::render_workload(plan, tok, Corpus::shakespeare())
+) -> Result<inferbench_workload::dataset::BuiltWorkload, Failure> {
+    inferbench_workload::dataset::build_workload(plan, tok, Corpus::shakespeare())
         .map_err(|e| Failure::input(e.to_string()))
+}
+
+/// ISL of a body built at send time (a turn with its history), counted as the workload
+/// counts: the input texts joined by a space.
+pub fn isl_counter(plan: &RunPlan, tok: Arc<Tokenizer>) -> inferbench_client::engine::IslCounter {
+    let endpoint = plan.endpoint_type;
+    Arc::new(move |body: &[u8]| {
+        let v: serde_json::Value = serde_json::from_slice(body).ok()?;
+        Some(inferbench_workload::render::count_input_tokens(
+            &tok,
+            endpoint,
+            v.as_object()?,
+        ))
+    })
+}
+
+/// A sequential dataset without `--allow-dataset-wrap` cannot be asked for more requests
+/// than it holds.
+fn check_wrap(
+    plan: &RunPlan,
+    w: &inferbench_workload::dataset::BuiltWorkload,
+    requests: u64,
+) -> Result<(), Failure> {
+    let wanted = plan.load.request_count + plan.load.warmup_request_count;
+    if w.sampling == inferbench_workload::SamplingStrategy::Sequential
+        && !plan.dataset.allow_dataset_wrap
+        && plan.load.request_count_given
+        && plan.load.benchmark_duration_s.is_none()
+        && wanted > requests
+    {
+        return Err(Failure::input(format!(
+            "--request-count {} (with {} warmup): the dataset holds {requests} requests; add --allow-dataset-wrap to start over from its beginning",
+            plan.load.request_count, plan.load.warmup_request_count
+        )));
+    }
+    Ok(())
 }
 
 fn has_warmup(plan: &RunPlan) -> bool {

@@ -1,1 +1,495 @@
-//! Datasets read from files, and synthetic extras (being built).
+//! Datasets: synthetic (with AIPerf's extras and multi-turn sessions) or read from a file
+//! (every AIPerf custom dataset type, GenAI-Perf's `inputs.json`, ShareGPT from a local file),
+//! all turned into the frozen [`Workload`] through one entry point, [`build_workload`].
+//! See `docs/datasets.md`.
+//!
+//! Every loader produces [`Conv`]ersations of [`TurnSpec`]s; [`assemble`] renders each turn's
+//! body with [`build_turn_body`] and counts its input tokens. A file is read and validated
+//! whole before anything is returned.
+
+mod custom;
+mod error;
+mod mooncake;
+mod row;
+mod seq_dist;
+mod sharegpt;
+mod synth;
+mod verbatim;
+
+use std::ops::Range;
+use std::path::Path;
+
+use inferbench_core::plan::{EndpointType, RunPlan};
+use inferbench_core::workload::{Payload, Workload};
+use serde_json::{Map, Value, json};
+
+use crate::corpus::Corpus;
+use crate::error::WorkloadError;
+use crate::render::{TurnInput, build_turn_body, count_input_tokens, max_output_tokens};
+use crate::sampler::SamplingStrategy;
+use crate::synthetic::resolve_seed;
+use crate::tokenizer::Tokenizer;
+
+pub use error::DatasetError;
+pub use seq_dist::{RangeRatio, SeqDist, SeqPair};
+
+/// Purpose labels of the dataset generators added here (see `crate::synthetic::rng_for`).
+pub mod purpose {
+    /// Turns per synthetic conversation.
+    pub const TURNS: &str = "dataset.turns";
+    /// Delay before each later synthetic turn.
+    pub const TURN_DELAY: &str = "dataset.turn_delay";
+    /// `--seq-dist` pair choices (and their stddev draws).
+    pub const SEQ_DIST: &str = "dataset.seq_dist";
+    /// `--random-range-ratio` input lengths; output lengths use `dataset.osl`.
+    pub const RANGE_ISL: &str = "dataset.isl";
+    /// Texts of the prefix pool.
+    pub const PREFIX_POOL: &str = "dataset.prefix_pool";
+    /// Which prefix each prompt gets.
+    pub const PREFIX_PICK: &str = "dataset.prefix";
+    /// The shared system prompt's text.
+    pub const SYSTEM: &str = "dataset.system";
+    /// The per-conversation user-context texts.
+    pub const USER_CONTEXT: &str = "dataset.user_context";
+    /// Rankings: passages per request, query and passage lengths.
+    pub const RANKINGS: &str = "dataset.rankings";
+    /// `hash_ids` block texts and their tail padding.
+    pub const HASH_BLOCKS: &str = "dataset.hash_blocks";
+    /// `random_pool` draws.
+    pub const RANDOM_POOL: &str = "dataset.random_pool";
+    /// ShareGPT order (vLLM shuffles before filtering).
+    pub const SHAREGPT: &str = "dataset.sharegpt";
+}
+
+/// Default `--isl-block-size` for `mooncake_trace`.
+pub const DEFAULT_BLOCK_SIZE: u64 = 512;
+/// Default `--conversation-num` for `random_pool`.
+pub const DEFAULT_POOL_CONVERSATIONS: usize = 100;
+
+/// The dataset kinds `build_workload` can make.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DatasetKind {
+    Synthetic,
+    SingleTurn,
+    MultiTurn,
+    RandomPool,
+    MooncakeTrace,
+    RawPayload,
+    /// AIPerf's `inputs.json` (`data[].session_id`, `payloads[]`).
+    InputsJson,
+    /// GenAI-Perf's `inputs.json` (`data[].payload[]`), also read under `inputs_json`.
+    GenaiPerfInputs,
+    ShareGpt,
+}
+
+impl DatasetKind {
+    /// The `--custom-dataset-type` values accepted (AIPerf's names, plus
+    /// `genai_perf_inputs`).
+    pub const CUSTOM: [DatasetKind; 7] = [
+        DatasetKind::SingleTurn,
+        DatasetKind::MultiTurn,
+        DatasetKind::RandomPool,
+        DatasetKind::MooncakeTrace,
+        DatasetKind::RawPayload,
+        DatasetKind::InputsJson,
+        DatasetKind::GenaiPerfInputs,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DatasetKind::Synthetic => "synthetic",
+            DatasetKind::SingleTurn => "single_turn",
+            DatasetKind::MultiTurn => "multi_turn",
+            DatasetKind::RandomPool => "random_pool",
+            DatasetKind::MooncakeTrace => "mooncake_trace",
+            DatasetKind::RawPayload => "raw_payload",
+            DatasetKind::InputsJson => "inputs_json",
+            DatasetKind::GenaiPerfInputs => "genai_perf_inputs",
+            DatasetKind::ShareGpt => "sharegpt",
+        }
+    }
+
+    /// A `--custom-dataset-type` value.
+    pub fn parse_custom(s: &str) -> Option<DatasetKind> {
+        DatasetKind::CUSTOM.into_iter().find(|k| k.as_str() == s)
+    }
+
+    /// AIPerf's loader default: shuffle for synthetic data and `random_pool`, sequential for
+    /// files and traces.
+    pub fn default_sampling(self) -> SamplingStrategy {
+        match self {
+            DatasetKind::Synthetic | DatasetKind::RandomPool => SamplingStrategy::Shuffle,
+            _ => SamplingStrategy::Sequential,
+        }
+    }
+}
+
+/// The workload and what the run and the manifest need to know about it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct BuiltWorkload {
+    pub workload: Workload,
+    /// The seed actually used (the plan's, or one drawn from OS entropy).
+    pub seed_used: u64,
+    /// SHA-256 of the prompt corpus (recorded even when no prompt was synthesized).
+    pub corpus_sha256: String,
+    pub kind: DatasetKind,
+    /// The first turn carries a trace timestamp: fixed schedule turns on unless
+    /// `--no-fixed-schedule` (AIPerf's rule).
+    pub has_timestamps: bool,
+    /// The dataset's default sampling strategy (before `--dataset-sampling-strategy`).
+    pub default_sampling: SamplingStrategy,
+    /// The strategy to use: `--dataset-sampling-strategy` if given, else the default.
+    pub sampling: SamplingStrategy,
+    /// Payload index ranges of each conversation, in workload order: the sampler picks
+    /// conversations (`Sampler::new(sampling, conversations.len(), seed_used)`), and all
+    /// turns of the picked one are sent in order.
+    pub conversations: Vec<Range<usize>>,
+}
+
+/// One turn as a loader produced it, before it becomes a body.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub(crate) struct TurnSpec {
+    /// Texts with their names (`""` when unnamed): rankings read `query` and `passages`.
+    pub texts: Vec<NamedText>,
+    /// A dataset row's `role` (None: user).
+    pub role: Option<String>,
+    pub messages: Option<Vec<Value>>,
+    pub tools: Option<Value>,
+    pub system: Option<String>,
+    pub user_context: Option<String>,
+    pub max_tokens: Option<u64>,
+    pub extra: Option<Map<String, Value>>,
+    pub payload: Option<Value>,
+    pub timestamp_ms: Option<f64>,
+    pub delay_ms: Option<f64>,
+    /// For synthetic rankings: the query and passages, already split.
+    pub query: Option<String>,
+    pub passages: Vec<String>,
+    /// Where the turn came from (file, line), for errors found when rendering it.
+    pub origin: Option<(String, usize)>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq)]
+pub(crate) struct NamedText {
+    pub name: String,
+    pub text: String,
+}
+
+impl NamedText {
+    pub fn plain(text: impl Into<String>) -> Self {
+        NamedText {
+            name: String::new(),
+            text: text.into(),
+        }
+    }
+}
+
+/// One conversation: its turns in order; `history` as on [`Payload`].
+#[derive(Clone, Debug, Default, PartialEq)]
+pub(crate) struct Conv {
+    pub id: String,
+    pub history: bool,
+    pub turns: Vec<TurnSpec>,
+}
+
+/// Builds the run's workload from `plan`: a custom dataset from `--input-file`, ShareGPT from
+/// a local file, or synthetic prompts (the default). The same seed, plan, tokenizer and
+/// corpus give byte-identical bodies; without a synthetic extra the bodies equal those of
+/// `render::render_workload`.
+pub fn build_workload(
+    plan: &RunPlan,
+    tok: &Tokenizer,
+    corpus: &Corpus,
+) -> Result<BuiltWorkload, WorkloadError> {
+    let model = plan.models.first().ok_or(WorkloadError::Plan {
+        field: "models",
+        message: "no model given".into(),
+    })?;
+    let ds = &plan.dataset;
+    let sampling_override = match &ds.sampling_strategy {
+        None => None,
+        Some(s) => Some(
+            SamplingStrategy::parse(s).ok_or_else(|| WorkloadError::Plan {
+                field: "dataset.sampling_strategy",
+                message: format!("unknown strategy {s:?} (sequential, random, shuffle)"),
+            })?,
+        ),
+    };
+    let seed = resolve_seed(plan.random_seed);
+
+    let (kind, mut convs) = if let Some(public) = &ds.public_dataset {
+        if ds.input_file.is_some() {
+            return Err(plan_err(
+                "dataset.public_dataset",
+                "--public-dataset and --input-file cannot be used together",
+            ));
+        }
+        if public != "sharegpt" {
+            return Err(plan_err(
+                "dataset.public_dataset",
+                format!("{public:?} is not available (only sharegpt, from a local file)"),
+            ));
+        }
+        let path = ds.public_dataset_path.as_deref().ok_or_else(|| {
+            plan_err(
+                "dataset.public_dataset_path",
+                "sharegpt is read from a local file: give its path (inferbench never downloads)",
+            )
+        })?;
+        (
+            DatasetKind::ShareGpt,
+            sharegpt::load(Path::new(path), plan, tok, seed)?,
+        )
+    } else if let Some(input) = &ds.input_file {
+        let path = Path::new(input);
+        let kind = match &ds.custom_dataset_type {
+            Some(t) => DatasetKind::parse_custom(t).ok_or_else(|| {
+                let known: Vec<&str> = DatasetKind::CUSTOM.iter().map(|k| k.as_str()).collect();
+                plan_err(
+                    "dataset.custom_dataset_type",
+                    format!(
+                        "{t:?} is not supported (supported: {}; multimodal, bailian, burst_gpt, \
+                         baseten, sagemaker, dag and weka types are not built)",
+                        known.join(", ")
+                    ),
+                )
+            })?,
+            None => detect(path)?,
+        };
+        let convs = match kind {
+            DatasetKind::SingleTurn => custom::load_single_turn(path, plan, seed)?,
+            DatasetKind::MultiTurn => custom::load_multi_turn(path, plan, seed)?,
+            DatasetKind::RandomPool => custom::load_random_pool(path, plan, seed)?,
+            DatasetKind::MooncakeTrace => mooncake::load(path, plan, tok, corpus, seed)?,
+            DatasetKind::RawPayload => verbatim::load_raw_payload(path)?,
+            DatasetKind::InputsJson | DatasetKind::GenaiPerfInputs => {
+                verbatim::load_inputs_json(path, kind)?
+            }
+            DatasetKind::Synthetic | DatasetKind::ShareGpt => unreachable_kind(kind)?,
+        };
+        (kind, convs)
+    } else {
+        (
+            DatasetKind::Synthetic,
+            synth::generate(plan, tok, corpus, seed)?,
+        )
+    };
+
+    if kind != DatasetKind::Synthetic {
+        if ds.ignore_trace_delays {
+            for t in convs.iter_mut().flat_map(|c| c.turns.iter_mut()) {
+                t.timestamp_ms = None;
+                t.delay_ms = None;
+            }
+        }
+        synth::apply_prompt_options_to_files(plan, &mut convs)?;
+    }
+
+    let (workload, conversations) = assemble(plan, model, tok, &convs)?;
+    if workload.payloads.is_empty() {
+        return Err(WorkloadError::EmptyDataset);
+    }
+    let default_sampling = kind.default_sampling();
+    Ok(BuiltWorkload {
+        has_timestamps: workload.payloads[0].timestamp_ms.is_some(),
+        workload,
+        seed_used: seed,
+        corpus_sha256: corpus.sha256().to_string(),
+        kind,
+        default_sampling,
+        sampling: sampling_override.unwrap_or(default_sampling),
+        conversations,
+    })
+}
+
+fn unreachable_kind(kind: DatasetKind) -> Result<Vec<Conv>, WorkloadError> {
+    // parse_custom never yields these; kept as an error rather than a panic.
+    Err(plan_err(
+        "dataset.custom_dataset_type",
+        format!("{} is not a custom dataset type", kind.as_str()),
+    ))
+}
+
+pub(crate) fn plan_err(field: &'static str, message: impl Into<String>) -> WorkloadError {
+    WorkloadError::Plan {
+        field,
+        message: message.into(),
+    }
+}
+
+/// The custom dataset type of a file without `--custom-dataset-type`, from its shape (AIPerf
+/// probes its loaders the same way): a directory is a `random_pool`, unless its `.jsonl`
+/// files hold chat bodies (`raw_payload`); a JSON document with a `data` list is an
+/// `inputs.json` (AIPerf's or GenAI-Perf's); otherwise the first row decides: `turns` →
+/// multi_turn; `input_length`, `text_input`, `hash_ids` or `payload` → mooncake_trace;
+/// `messages` alone → raw_payload; `text`/`texts` → single_turn.
+pub fn detect(path: &Path) -> Result<DatasetKind, WorkloadError> {
+    let shown = path.display().to_string();
+    if path.is_dir() {
+        return Ok(if verbatim::dir_holds_chat_bodies(path) {
+            DatasetKind::RawPayload
+        } else {
+            DatasetKind::RandomPool
+        });
+    }
+    let text = row::read_text(path)?;
+    let trimmed = text.trim_start();
+    if trimmed.starts_with('{')
+        && let Ok(Value::Object(doc)) = serde_json::from_str::<Value>(trimmed)
+        && let Some(Value::Array(data)) = doc.get("data")
+    {
+        let genai = data.first().is_some_and(|e| e.get("payload").is_some());
+        return Ok(if genai {
+            DatasetKind::GenaiPerfInputs
+        } else {
+            DatasetKind::InputsJson
+        });
+    }
+    let rows = row::parse_jsonl(&shown, &text)?;
+    let (_, first) = &rows[0];
+    let has = |k: &str| first.get(k).is_some_and(|v| !v.is_null());
+    if let Some(Value::String(t)) = first.get("type")
+        && let Some(k) = DatasetKind::parse_custom(t)
+    {
+        return Ok(k);
+    }
+    Ok(if has("turns") {
+        DatasetKind::MultiTurn
+    } else if has("input_length") || has("text_input") || has("hash_ids") || has("payload") {
+        DatasetKind::MooncakeTrace
+    } else if has("messages") && !has("text") && !has("texts") {
+        if has("output_length") || has("timestamp") || has("session_id") {
+            DatasetKind::MooncakeTrace
+        } else {
+            DatasetKind::RawPayload
+        }
+    } else if has("text") || has("texts") {
+        DatasetKind::SingleTurn
+    } else {
+        return Err(DatasetError::line(
+            &shown,
+            rows[0].0,
+            "cannot tell the dataset type from this row: give --custom-dataset-type",
+        )
+        .into());
+    })
+}
+
+/// ADAPTER between dataset turns and the request builder's [`TurnInput`]: for the rankings
+/// endpoints, texts named `query`/`queries` become the query and texts named `passage(s)` the
+/// passages (elsewhere every text is a text); a
+/// non-user `role` becomes explicit messages on the endpoints that take messages (the
+/// builder always writes `user`).
+fn to_turn_input(endpoint: EndpointType, t: &TurnSpec) -> TurnInput {
+    let mut texts = Vec::new();
+    let mut query = t.query.clone();
+    let mut passages = Vec::new();
+    let rankings = matches!(
+        endpoint,
+        EndpointType::NimRankings | EndpointType::HfTeiRankings | EndpointType::CohereRankings
+    );
+    for nt in &t.texts {
+        match nt.name.as_str() {
+            "query" | "queries" if rankings && query.is_none() => query = Some(nt.text.clone()),
+            "passage" | "passages" if rankings => passages.push(nt.text.clone()),
+            _ => texts.push(nt.text.clone()),
+        }
+    }
+    passages.extend(t.passages.iter().cloned());
+    let mut messages = t.messages.clone();
+    if messages.is_none()
+        && let Some(role) = t.role.as_deref().filter(|r| *r != "user")
+        && matches!(endpoint, EndpointType::Chat | EndpointType::Messages)
+    {
+        let content = if texts.len() == 1 {
+            Value::from(texts[0].clone())
+        } else {
+            Value::Array(
+                texts
+                    .iter()
+                    .map(|x| json!({"type": "text", "text": x}))
+                    .collect(),
+            )
+        };
+        messages = Some(vec![json!({"role": role, "content": content})]);
+    }
+    #[allow(
+        clippy::needless_update,
+        reason = "TurnInput is still growing fields; the rest keep their defaults"
+    )]
+    TurnInput {
+        texts,
+        messages,
+        system: t.system.clone(),
+        user_context: t.user_context.clone(),
+        tools: t.tools.clone(),
+        max_tokens: t.max_tokens,
+        extra: t.extra.clone(),
+        payload: t.payload.clone(),
+        query,
+        passages,
+        ..Default::default()
+    }
+}
+
+/// Renders every turn: body, input tokens, output limit, schedule fields. Returns the
+/// workload and each conversation's payload range.
+fn assemble(
+    plan: &RunPlan,
+    model: &str,
+    tok: &Tokenizer,
+    convs: &[Conv],
+) -> Result<(Workload, Vec<Range<usize>>), WorkloadError> {
+    let endpoint = plan.endpoint_type;
+    let mut payloads = Vec::with_capacity(convs.iter().map(|c| c.turns.len()).sum());
+    let mut ranges = Vec::with_capacity(convs.len());
+    for conv in convs {
+        let start = payloads.len();
+        for (i, t) in conv.turns.iter().enumerate() {
+            if endpoint == EndpointType::Raw && t.payload.is_none() {
+                return Err(origin_err(
+                    t,
+                    "the raw endpoint sends verbatim payloads only: this dataset row has none",
+                ));
+            }
+            let input = to_turn_input(endpoint, t);
+            let body = build_turn_body(plan, model, &input).map_err(|e| match (&t.origin, e) {
+                (Some(_), WorkloadError::Plan { message, .. }) => origin_err(t, &message),
+                (_, e) => e,
+            })?;
+            let input_tokens = count_input_tokens(tok, endpoint, &body);
+            let requested_output_tokens =
+                max_output_tokens(endpoint, &body).or(if t.payload.is_some() {
+                    None
+                } else {
+                    t.max_tokens
+                });
+            payloads.push(Payload {
+                conversation_id: conv.id.clone(),
+                turn_index: u32::try_from(i).unwrap_or(u32::MAX),
+                body: Value::Object(body).to_string(),
+                input_tokens: Some(input_tokens),
+                requested_output_tokens,
+                timestamp_ms: t.timestamp_ms,
+                delay_ms: t.delay_ms,
+                history: conv.history,
+            });
+        }
+        if payloads.len() > start {
+            ranges.push(start..payloads.len());
+        }
+    }
+    Ok((Workload { payloads }, ranges))
+}
+
+fn origin_err(t: &TurnSpec, message: &str) -> WorkloadError {
+    match &t.origin {
+        Some((file, line)) => DatasetError::line(file, *line, message).into(),
+        None => plan_err("dataset", message),
+    }
+}
+
+/// AIPerf's conversation id for the `i`-th generated conversation.
+pub(crate) fn session_id(i: usize) -> String {
+    crate::render::session_id(i)
+}

@@ -1,5 +1,10 @@
-//! Decoders for OpenAI-compatible `chat` and `completions` responses, streamed or not, following
-//! AIPerf 0.13's endpoint parsers:
+//! Response decoders for every endpoint type, streamed or not, following AIPerf 0.13's
+//! endpoint parsers (`docs/endpoints.md` has the per-endpoint rules). Entry points:
+//! [`decode_stream_message`] / [`decode_response_body`] (stateless, no options), and
+//! [`Decoder`] (built once per run from the endpoint plan: `response_field`, `reasoning_tags`)
+//! with its per-request [`StreamDecoder`].
+//!
+//! Chat and completions (this module):
 //!
 //! - chat reads `choices[0].delta` (streamed chunk) or `choices[0].message` (whole body);
 //!   content is `content`; reasoning is `reasoning_content`, or `reasoning` when that is absent
@@ -19,6 +24,21 @@
 //! A chunk is parsed into borrowed typed structs: no `serde_json::Value` is built except for
 //! `usage` and `error`, which appear once per request. Unknown fields are skipped, and a text
 //! field holding `null` or a non-string is read as absent rather than failing the chunk.
+//!
+//! The other APIs live in submodules (`responses`, `messages`, `other`) and read a
+//! `serde_json::Value`. Events that carry nothing to count (pings, `message_stop`, lifecycle
+//! events) decode to an empty [`Decoded`], never to an error.
+
+mod common;
+mod messages;
+mod other;
+mod responses;
+
+pub use other::FieldPath;
+
+use inferbench_core::endpoint_plan::EndpointPlan;
+
+use crate::think::ThinkSplitter;
 
 use std::borrow::Cow;
 use std::fmt;
@@ -58,6 +78,18 @@ pub enum DecodeError {
     NotOpenAi { excerpt: String },
     #[error("no response decoder for endpoint type {endpoint}")]
     Unsupported { endpoint: &'static str },
+    #[error(
+        "the response is not what the {endpoint} endpoint sends (expected {expected}): {excerpt}"
+    )]
+    Unexpected {
+        endpoint: &'static str,
+        expected: &'static str,
+        excerpt: String,
+    },
+    #[error("response field {path:?}: {message}")]
+    BadFieldPath { path: String, message: String },
+    #[error("reasoning tags {tags:?}: only \"think\" is supported")]
+    BadReasoningTags { tags: String },
 }
 
 /// True for the `[DONE]` stream terminator (surrounding whitespace allowed).
@@ -86,19 +118,31 @@ pub fn decode_completions_body(data: &str) -> Result<Decoded, DecodeError> {
 }
 
 /// Decodes one streamed message of `endpoint`'s API; `event` is the SSE `event:` name, if any
-/// (the Responses and Messages APIs name their events).
+/// (the Responses and Messages APIs name their events). Stateless and without options: a
+/// Responses `response.output_text.done` counts nothing here (its text repeats the deltas'),
+/// `raw`/`template` use no response field, and no `<think>` splitting is done; use
+/// [`Decoder`] for those.
 pub fn decode_stream_message(
     endpoint: EndpointType,
     event: Option<&str>,
     data: &str,
 ) -> Result<Decoded, DecodeError> {
-    let _ = event;
     match endpoint {
         EndpointType::Chat => decode_chat_chunk(data),
         EndpointType::Completions => decode_completions_chunk(data),
-        other => Err(DecodeError::Unsupported {
-            endpoint: other.as_str(),
+        EndpointType::Responses => Ok(match responses::decode_event(event, data)? {
+            responses::StreamItem::Decoded(d) => d,
+            responses::StreamItem::TextDelta { decoded, .. } => decoded,
+            responses::StreamItem::TextDone { .. } => Decoded::default(),
         }),
+        EndpointType::Messages => messages::decode_event(event, data),
+        EndpointType::HuggingfaceGenerate => other::decode_tgi_event(data),
+        // These APIs do not stream; a server that sends an event anyway sends the body.
+        EndpointType::Embeddings
+        | EndpointType::NimRankings
+        | EndpointType::HfTeiRankings
+        | EndpointType::CohereRankings => other::decode_vectors(endpoint, data),
+        EndpointType::Template | EndpointType::Raw => other::decode_auto(None, data, false),
     }
 }
 
@@ -107,10 +151,158 @@ pub fn decode_response_body(endpoint: EndpointType, data: &str) -> Result<Decode
     match endpoint {
         EndpointType::Chat => decode_chat_body(data),
         EndpointType::Completions => decode_completions_body(data),
-        other => Err(DecodeError::Unsupported {
-            endpoint: other.as_str(),
-        }),
+        EndpointType::Responses => responses::decode_body(data),
+        EndpointType::Messages => messages::decode_body(data),
+        EndpointType::HuggingfaceGenerate => other::decode_tgi_body(data),
+        EndpointType::Embeddings
+        | EndpointType::NimRankings
+        | EndpointType::HfTeiRankings
+        | EndpointType::CohereRankings => other::decode_vectors(endpoint, data),
+        EndpointType::Template | EndpointType::Raw => other::decode_auto(None, data, true),
     }
+}
+
+/// The decoder of one run: the endpoint type plus the options that change how responses are
+/// read (`response_field` for `raw`/`template`, `--reasoning-tags think`). Build it once; make
+/// a [`StreamDecoder`] per streamed response.
+#[derive(Clone, Debug)]
+pub struct Decoder {
+    endpoint: EndpointType,
+    response_field: Option<FieldPath>,
+    split_think: bool,
+}
+
+impl Decoder {
+    /// Checks the options: an unparsable `response_field`, or reasoning tags other than
+    /// `think`, are errors that name the value.
+    pub fn new(endpoint: EndpointType, plan: &EndpointPlan) -> Result<Decoder, DecodeError> {
+        let response_field = match plan.response_field.as_deref() {
+            Some(p) => Some(FieldPath::parse(p)?),
+            None => None,
+        };
+        let split_think = match plan.reasoning_tags.as_deref() {
+            None => false,
+            Some("think") => true,
+            Some(other) => {
+                return Err(DecodeError::BadReasoningTags {
+                    tags: other.to_owned(),
+                });
+            }
+        };
+        Ok(Decoder {
+            endpoint,
+            response_field,
+            split_think,
+        })
+    }
+
+    /// A decoder with no options (what the free functions do).
+    pub fn plain(endpoint: EndpointType) -> Decoder {
+        Decoder {
+            endpoint,
+            response_field: None,
+            split_think: false,
+        }
+    }
+
+    pub fn endpoint(&self) -> EndpointType {
+        self.endpoint
+    }
+
+    /// State for one streamed response.
+    pub fn stream(&self) -> StreamDecoder<'_> {
+        StreamDecoder {
+            decoder: self,
+            streamed_parts: Vec::new(),
+            think: self.split_think.then(ThinkSplitter::default),
+        }
+    }
+
+    /// Decodes a whole (non-streamed) body, splitting `<think>` out of the content when asked.
+    pub fn body(&self, data: &str) -> Result<Decoded, DecodeError> {
+        let mut d = match self.endpoint {
+            EndpointType::Template | EndpointType::Raw => {
+                other::decode_auto(self.response_field.as_ref(), data, true)?
+            }
+            e => decode_response_body(e, data)?,
+        };
+        if self.split_think
+            && let Some(c) = d.content.take()
+        {
+            let (content, reasoning) = ThinkSplitter::split_all(&c);
+            d.content = Some(content);
+            if !reasoning.is_empty() {
+                append_opt(&mut d.reasoning, &reasoning);
+            }
+        }
+        Ok(d)
+    }
+}
+
+/// Decodes the messages of one streamed response in order. It remembers which Responses text
+/// parts had deltas (so their `response.output_text.done` is not counted twice) and, with
+/// `--reasoning-tags think`, carries the `<think>` splitter across events.
+#[derive(Debug)]
+pub struct StreamDecoder<'a> {
+    decoder: &'a Decoder,
+    /// `(output_index, content_index)` of Responses text parts that had a non-empty delta.
+    streamed_parts: Vec<(Option<u64>, Option<u64>)>,
+    think: Option<ThinkSplitter>,
+}
+
+impl StreamDecoder<'_> {
+    /// Decodes the next message (`event` is the SSE `event:` name, if any).
+    pub fn message(&mut self, event: Option<&str>, data: &str) -> Result<Decoded, DecodeError> {
+        let mut d = match self.decoder.endpoint {
+            EndpointType::Responses => match responses::decode_event(event, data)? {
+                responses::StreamItem::Decoded(d) => d,
+                responses::StreamItem::TextDelta { part, decoded } => {
+                    if !self.streamed_parts.contains(&part) {
+                        self.streamed_parts.push(part);
+                    }
+                    decoded
+                }
+                responses::StreamItem::TextDone { part, text } => Decoded {
+                    // Only a part that no delta carried: its text would be counted twice.
+                    content: text.filter(|_| !self.streamed_parts.contains(&part)),
+                    ..Decoded::default()
+                },
+            },
+            EndpointType::Template | EndpointType::Raw => {
+                other::decode_auto(self.decoder.response_field.as_ref(), data, false)?
+            }
+            e => decode_stream_message(e, event, data)?,
+        };
+        if let Some(splitter) = self.think.as_mut()
+            && let Some(c) = d.content.take()
+        {
+            let (content, reasoning) = splitter.push(&c);
+            d.content = Some(content);
+            if !reasoning.is_empty() {
+                append_opt(&mut d.reasoning, &reasoning);
+            }
+        }
+        Ok(d)
+    }
+
+    /// Ends the stream: with `<think>` splitting, the text still held back (a partial tag
+    /// that never completed) as content or reasoning; `None` when there is none. The caller
+    /// adds it to the last event.
+    pub fn finish(&mut self) -> Option<Decoded> {
+        let (content, reasoning) = self.think.as_mut()?.finish();
+        if content.is_empty() && reasoning.is_empty() {
+            return None;
+        }
+        Some(Decoded {
+            content: Some(content).filter(|c| !c.is_empty()),
+            reasoning: Some(reasoning).filter(|r| !r.is_empty()),
+            ..Decoded::default()
+        })
+    }
+}
+
+fn append_opt(acc: &mut Option<String>, part: &str) {
+    acc.get_or_insert_with(String::new).push_str(part);
 }
 
 #[derive(Clone, Copy)]
@@ -605,5 +797,104 @@ mod tests {
         assert!(is_done(" [DONE]\n"));
         assert!(!is_done("[DONE"));
         assert!(!is_done(S1_FIRST));
+    }
+}
+
+#[cfg(test)]
+mod decoder_tests {
+    use super::*;
+
+    fn s(t: &str) -> Option<String> {
+        Some(t.to_owned())
+    }
+
+    fn think_plan() -> EndpointPlan {
+        EndpointPlan {
+            reasoning_tags: Some("think".into()),
+            ..Default::default()
+        }
+    }
+
+    fn chunk(content: &str) -> String {
+        serde_json::json!({"choices":[{"delta":{"content":content}}]}).to_string()
+    }
+
+    #[test]
+    fn think_tags_split_across_chat_chunks() {
+        let dec = Decoder::new(EndpointType::Chat, &think_plan()).unwrap();
+        let mut st = dec.stream();
+        let mut got = Vec::new();
+        for piece in ["<thi", "nk>a b", "</think", ">c", " <"] {
+            let d = st.message(None, &chunk(piece)).unwrap();
+            got.push((d.content, d.reasoning));
+        }
+        assert_eq!(
+            got,
+            vec![
+                (s(""), None),
+                (s(""), s("a b")),
+                (s(""), None),
+                (s("c"), None),
+                (s(" "), None),
+            ]
+        );
+        let rest = st.finish().unwrap();
+        assert_eq!((rest.content, rest.reasoning), (s("<"), None));
+        assert_eq!(st.finish(), None);
+        // The reasoning field of a chunk is kept and the split text appended to it.
+        let mut st = dec.stream();
+        let d = st
+            .message(
+                None,
+                r#"{"choices":[{"delta":{"reasoning_content":"r1","content":"<think>r2</think>x"}}]}"#,
+            )
+            .unwrap();
+        assert_eq!((d.content, d.reasoning), (s("x"), s("r1r2")));
+    }
+
+    #[test]
+    fn think_tags_in_a_whole_body() {
+        let dec = Decoder::new(EndpointType::Completions, &think_plan()).unwrap();
+        let d = dec
+            .body(r#"{"choices":[{"text":"<think>why</think>because"}]}"#)
+            .unwrap();
+        assert_eq!((d.content, d.reasoning), (s("because"), s("why")));
+        // Without the option nothing is split (AIPerf's behaviour).
+        let d = Decoder::plain(EndpointType::Completions)
+            .body(r#"{"choices":[{"text":"<think>why</think>because"}]}"#)
+            .unwrap();
+        assert_eq!(d.content, s("<think>why</think>because"));
+    }
+
+    #[test]
+    fn bad_options_name_the_value() {
+        let plan = EndpointPlan {
+            reasoning_tags: Some("reason".into()),
+            ..Default::default()
+        };
+        let e = Decoder::new(EndpointType::Chat, &plan).unwrap_err();
+        assert!(e.to_string().contains("\"reason\""), "{e}");
+        let plan = EndpointPlan {
+            response_field: Some("a[".into()),
+            ..Default::default()
+        };
+        assert!(matches!(
+            Decoder::new(EndpointType::Raw, &plan),
+            Err(DecodeError::BadFieldPath { .. })
+        ));
+    }
+
+    #[test]
+    fn every_endpoint_has_a_decoder() {
+        for e in EndpointType::ALL {
+            // An error object decodes to an error everywhere, stream or body.
+            let err = r#"{"error":{"message":"m"}}"#;
+            assert_eq!(decode_response_body(e, err).unwrap().error, s("m"), "{e:?}");
+            assert_eq!(
+                decode_stream_message(e, None, err).unwrap().error,
+                s("m"),
+                "{e:?}"
+            );
+        }
     }
 }
