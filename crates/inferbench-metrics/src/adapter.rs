@@ -204,7 +204,7 @@ pub fn inspect(rec: &Record, count: &dyn Fn(&str) -> u64, reasoning_tags: bool) 
             && p != ci
         {
             notes.push(format!(
-                "prompt tokens: the server counts {p}, the client {ci} (chat templates and special tokens add to the server's count)"
+                "prompt tokens: the server counts {p}, the client {ci} (the server may apply a chat template, special tokens or another tokenizer)"
             ));
         }
     }
