@@ -138,6 +138,9 @@ pub struct EngineConfig {
     /// `--reasoning-tags think`: text between `<think>` and `</think>` in the content is
     /// recorded as reasoning (the tags are dropped; `raw` keeps what was sent).
     pub reasoning_tags: bool,
+    /// `raw`/`template`: where the text is in a response (`--extra-inputs response_field`,
+    /// a dotted path with indexes; checked by the caller with `decode::Decoder::new`).
+    pub response_field: Option<String>,
 }
 
 impl EngineConfig {
@@ -289,6 +292,8 @@ pub struct Engine {
     /// Counts the input tokens of a body built at send time (a turn with history), whose
     /// count the frozen workload cannot hold.
     isl_counter: Option<IslCounter>,
+    /// Reads responses of the endpoint (the `<think>` split is the engine's own, per request).
+    decoder: decode::Decoder,
 }
 
 /// Input-token count of a request body (None when it cannot be read).
@@ -449,7 +454,17 @@ impl Engine {
                 .try_into()
                 .expect("8 bytes"),
         );
+        let decoder = decode::Decoder::new(
+            cfg.endpoint_type,
+            &inferbench_core::endpoint_plan::EndpointPlan {
+                response_field: cfg.response_field.clone(),
+                ..Default::default()
+            },
+        )
+        // The caller checked the field path; an invalid one reads as no path.
+        .unwrap_or_else(|_| decode::Decoder::plain(cfg.endpoint_type));
         Engine {
+            decoder,
             cfg,
             target,
             pool: std::sync::Mutex::new(Vec::new()),
@@ -1263,6 +1278,7 @@ async fn execute(
     let mut body = resp.into_body();
     let mut parser = if is_sse { Some(SseParser::new()) } else { None };
     let mut think = cfg.reasoning_tags.then(ThinkSplitter::default);
+    let mut stream_decoder = engine.decoder.stream();
     // A response not read to its end leaves the connection unusable for the next request.
     let mut body_complete = false;
     let mut whole = Vec::new();
@@ -1302,7 +1318,15 @@ async fn execute(
                         p.push(&data, &mut scratch.msgs);
                         let mut stop_reading = false;
                         for m in scratch.msgs.drain(..) {
-                            if on_message(cfg, &mut rec, m, frame_idx, t, &mut think) {
+                            if on_message(
+                                &mut stream_decoder,
+                                cfg,
+                                &mut rec,
+                                m,
+                                frame_idx,
+                                t,
+                                &mut think,
+                            ) {
                                 stop_reading = true;
                             }
                         }
@@ -1341,7 +1365,7 @@ async fn execute(
         rec.end_ns = clock.now_ns();
     }
     if rec.error.is_none() && parser.is_none() {
-        on_body(cfg, &mut rec, &whole, status, &mut think);
+        on_body(&engine.decoder, cfg, &mut rec, &whole, status, &mut think);
     }
     if let Some(sp) = think.as_mut() {
         // A partial tag held back at the end was text after all.
@@ -1479,6 +1503,7 @@ fn fill_event(ev: &mut Event, d: Decoded, think: &mut Option<ThinkSplitter>) {
 
 /// Handle one SSE message. Returns true when reading should stop (the response is invalid).
 fn on_message(
+    decoder: &mut decode::StreamDecoder<'_>,
     cfg: &EngineConfig,
     rec: &mut Record,
     m: SseMessage,
@@ -1511,7 +1536,7 @@ fn on_message(
         rec.events.push(ev);
         return false;
     }
-    let decoded = decode::decode_stream_message(cfg.endpoint_type, m.event.as_deref(), &m.data);
+    let decoded = decoder.message(m.event.as_deref(), &m.data);
     match decoded {
         Ok(d) => {
             let error = d.error.clone();
@@ -1543,6 +1568,7 @@ fn decode_error(e: DecodeError) -> RecordError {
 
 /// A non-streamed body (or an error body): one `Body` event at the last frame's time.
 fn on_body(
+    decoder: &decode::Decoder,
     cfg: &EngineConfig,
     rec: &mut Record,
     body: &[u8],
@@ -1581,7 +1607,7 @@ fn on_body(
     if cfg.keep_raw {
         ev.raw = Some(text.to_string());
     }
-    let decoded = decode::decode_response_body(cfg.endpoint_type, &text);
+    let decoded = decoder.body(&text);
     match decoded {
         Ok(d) => {
             let error = d.error.clone();

@@ -55,6 +55,7 @@ async fn run(
         keep_raw: false,
         seed: 1,
         reasoning_tags,
+        response_field: None,
     };
     let payload = PreparedPayload {
         conversation_id: "session_000000".into(),

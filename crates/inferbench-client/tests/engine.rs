@@ -100,6 +100,7 @@ async fn request_on(
         keep_raw: true,
         seed: 1,
         reasoning_tags,
+        response_field: None,
     };
     let payload = PreparedPayload {
         conversation_id: "session_000000".into(),
@@ -286,6 +287,7 @@ async fn a_fixed_schedule_plans_each_request_at_its_offset() {
         keep_raw: false,
         seed: 1,
         reasoning_tags: false,
+        response_field: None,
     };
     let payload = PreparedPayload {
         conversation_id: "session_000000".into(),
@@ -348,8 +350,16 @@ async fn reasoning_tags_split_think_text_across_chunks() {
     let addr = scripted_server(parts.clone(), Duration::from_millis(2)).await;
     let r = request_on(addr, Vec::new(), true).await;
     assert!(r.error.is_none(), "{:?}", r.error);
-    let content: String = r.events.iter().filter_map(|e| e.content.as_deref()).collect();
-    let reasoning: String = r.events.iter().filter_map(|e| e.reasoning.as_deref()).collect();
+    let content: String = r
+        .events
+        .iter()
+        .filter_map(|e| e.content.as_deref())
+        .collect();
+    let reasoning: String = r
+        .events
+        .iter()
+        .filter_map(|e| e.reasoning.as_deref())
+        .collect();
     assert_eq!(content, "answer");
     assert_eq!(reasoning, "plan a");
     // The first event held back a possible tag: it carries no text; the reasoning starts in
@@ -360,6 +370,10 @@ async fn reasoning_tags_split_think_text_across_chunks() {
     // Without the flag the tags are content.
     let addr = scripted_server(parts, Duration::from_millis(2)).await;
     let r = request_on(addr, Vec::new(), false).await;
-    let content: String = r.events.iter().filter_map(|e| e.content.as_deref()).collect();
+    let content: String = r
+        .events
+        .iter()
+        .filter_map(|e| e.content.as_deref())
+        .collect();
     assert_eq!(content, "<think>plan a</think>answer");
 }

@@ -100,7 +100,9 @@ fn turn(conv: &str, i: u32, text: &str, delay_ms: Option<u64>, history: bool) ->
 
 fn config(addr: std::net::SocketAddr, mode: LoadMode, count: Option<u64>) -> EngineConfig {
     EngineConfig {
-        uri: format!("http://{addr}/v1/chat/completions").parse().unwrap(),
+        uri: format!("http://{addr}/v1/chat/completions")
+            .parse()
+            .unwrap(),
         endpoint_type: EndpointType::Chat,
         streaming: false,
         headers: Vec::new(),
@@ -118,6 +120,7 @@ fn config(addr: std::net::SocketAddr, mode: LoadMode, count: Option<u64>) -> Eng
         keep_raw: false,
         seed: 7,
         reasoning_tags: false,
+        response_field: None,
     }
 }
 
@@ -177,8 +180,16 @@ async fn a_session_sends_its_turns_in_order_with_delays_and_history() {
         .collect();
     assert_eq!(ids, [("a", 0), ("a", 1), ("a", 2), ("b", 0), ("b", 1)]);
     // A session's turns share a session number and a correlation id; sessions differ.
-    assert!(recs[..3].iter().all(|r| r.session_num == recs[0].session_num));
-    assert!(recs[..3].iter().all(|r| r.correlation_id == recs[0].correlation_id));
+    assert!(
+        recs[..3]
+            .iter()
+            .all(|r| r.session_num == recs[0].session_num)
+    );
+    assert!(
+        recs[..3]
+            .iter()
+            .all(|r| r.correlation_id == recs[0].correlation_id)
+    );
     assert_ne!(recs[0].correlation_id, recs[3].correlation_id);
     assert_ne!(recs[0].session_num, recs[3].session_num);
     // A later turn is planned its delay after the previous turn ended, and not sent earlier.
@@ -194,17 +205,39 @@ async fn a_session_sends_its_turns_in_order_with_delays_and_history() {
             .as_array()
             .unwrap()
             .iter()
-            .map(|m| format!("{}:{}", m["role"].as_str().unwrap(), m["content"].as_str().unwrap()))
+            .map(|m| {
+                format!(
+                    "{}:{}",
+                    m["role"].as_str().unwrap(),
+                    m["content"].as_str().unwrap()
+                )
+            })
             .collect()
     };
     assert_eq!(contents(&bodies[0]), ["user:a0"]);
-    assert_eq!(contents(&bodies[1]), ["user:a0", "assistant:reply-0", "user:a1"]);
+    assert_eq!(
+        contents(&bodies[1]),
+        ["user:a0", "assistant:reply-0", "user:a1"]
+    );
     assert_eq!(
         contents(&bodies[2]),
-        ["user:a0", "assistant:reply-0", "user:a1", "assistant:reply-1", "user:a2"]
+        [
+            "user:a0",
+            "assistant:reply-0",
+            "user:a1",
+            "assistant:reply-1",
+            "user:a2"
+        ]
     );
-    assert_eq!(contents(&bodies[3]), ["user:b0"], "a new session starts afresh");
-    assert_eq!(contents(&bodies[4]), ["user:b0", "assistant:reply-3", "user:b1"]);
+    assert_eq!(
+        contents(&bodies[3]),
+        ["user:b0"],
+        "a new session starts afresh"
+    );
+    assert_eq!(
+        contents(&bodies[4]),
+        ["user:b0", "assistant:reply-3", "user:b1"]
+    );
     // The record's request size is the body actually sent (with the history).
     let sent_len = serde_json::to_string(&bodies[2]).unwrap().len() as u64;
     assert_eq!(recs[2].request_bytes, sent_len);
@@ -217,7 +250,10 @@ async fn a_session_sends_its_turns_in_order_with_delays_and_history() {
 #[tokio::test(flavor = "current_thread")]
 async fn rows_that_share_a_session_without_history_are_sent_alone() {
     let (addr, seen) = recording_server().await;
-    let payloads = vec![turn("s", 0, "x", None, false), turn("s", 1, "y", None, false)];
+    let payloads = vec![
+        turn("s", 0, "x", None, false),
+        turn("s", 1, "y", None, false),
+    ];
     let engine = Engine::new(
         config(
             addr,

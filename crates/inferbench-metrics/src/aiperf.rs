@@ -10,7 +10,7 @@ use std::collections::HashMap;
 use inferbench_core::summary::{
     ErrorGroup, MetricResult, MetricValue, RecordMetric, RecordMetricValue, Summary,
 };
-use inferbench_core::{Evidence, EvidenceHeader, Phase, PhaseWindow, Record};
+use inferbench_core::{EventKind, Evidence, EvidenceHeader, Phase, PhaseWindow, Record};
 use serde_json::Value;
 
 use crate::stats::{adj_stats, scaled, stats, stats_std_in_order};
@@ -326,13 +326,28 @@ struct Ctx {
     server_tokens: bool,
 }
 
+/// Arrival times of the record's content responses: the events with text; for an endpoint
+/// that returns no tokens (embeddings, rankings), every parsed response (its vectors or
+/// scores are the content).
+fn content_times(r: &Record, ctx: Ctx) -> Vec<u64> {
+    if ctx.tokens {
+        r.text_events().map(|e| e.t_ns).collect()
+    } else {
+        r.events
+            .iter()
+            .filter(|e| matches!(e.kind(), EventKind::Data | EventKind::Body))
+            .map(|e| e.t_ns)
+            .collect()
+    }
+}
+
 /// Why a record is not valid, grouped into the error summary as AIPerf would.
 type ErrorKey = (Option<u16>, String, String);
 
 /// A record's error, or the error AIPerf would give an invalid record. AIPerf turns a record
 /// without an error but without a content response (or with bad timestamps) into an error
 /// record, so that valid + errors = completed.
-fn error_of(r: &Record) -> Option<ErrorKey> {
+fn error_of(r: &Record, ctx: Ctx) -> Option<ErrorKey> {
     if let Some(e) = &r.error {
         return Some((e.code, e.error_type.clone(), e.message.clone()));
     }
@@ -343,7 +358,7 @@ fn error_of(r: &Record) -> Option<ErrorKey> {
             "request was cancelled".into(),
         ));
     }
-    if r.text_events().next().is_none() {
+    if content_times(r, ctx).is_empty() {
         return Some((
             None,
             "InvalidInferenceResultError".into(),
@@ -442,7 +457,7 @@ fn values_of(r: &Record, ctx: Ctx) -> Values {
         usage: usage_of(r),
         ..Default::default()
     };
-    let times: Vec<u64> = r.text_events().map(|e| e.t_ns).collect();
+    let times = content_times(r, ctx);
     let (first, last) = (times[0], times[times.len() - 1]);
     let latency = last.saturating_sub(r.start_ns);
     v.latency_ns = Some(latency);
@@ -719,7 +734,7 @@ impl Accumulator {
             .push((wall_f64(anchor, r.end_ns) - planned).max(0.0) / 1e6);
 
         let mut metrics = Vec::new();
-        if let Some(key) = error_of(r) {
+        if let Some(key) = error_of(r, ctx) {
             self.n_errors += 1;
             match self.errors.iter_mut().find(|(k, _)| *k == key) {
                 Some((_, c)) => *c += 1,

@@ -3,9 +3,9 @@
 //! whether the two numbers mean the same thing. A mapping whose evidence fails is marked
 //! not comparable, with the reason. Documented in `docs/crosswalk.md`.
 
+use inferbench_core::Evidence;
 use inferbench_core::record::{Phase, Record};
 use inferbench_core::summary::Summary;
-use inferbench_core::Evidence;
 use serde::Serialize;
 
 /// What the records say about the response shapes (profiling records without errors).
@@ -270,7 +270,10 @@ pub fn facts(evidence: &Evidence, count: &dyn Fn(&str) -> u64) -> EvidenceFacts 
         role_only_first: 0,
         tail_after_content: 0,
     };
-    for r in evidence.records_of(Phase::Profiling).filter(|r| !r.is_error()) {
+    for r in evidence
+        .records_of(Phase::Profiling)
+        .filter(|r| !r.is_error())
+    {
         f.records += 1;
         record_facts(r, count, &mut f);
     }
@@ -341,7 +344,9 @@ fn check(c: Check, f: &EvidenceFacts, skipped: u64) -> Option<String> {
             f.with_usage - f.usage_agrees,
             f.with_usage
         )),
-        Check::SameLatencyEnd if f.tail_after_content > 0 && f.tail_after_content * 10 > f.records => {
+        Check::SameLatencyEnd
+            if f.tail_after_content > 0 && f.tail_after_content * 10 > f.records =>
+        {
             Some(format!(
                 "in {:.0} % of requests a response arrived more than 1 ms after the last content (a usage chunk or [DONE]): latencies that end at the last content and at the last response differ",
                 pct(f.tail_after_content)
@@ -387,7 +392,9 @@ pub fn crosswalk(
         let mut reasons: Vec<String> = r
             .checks
             .iter()
-            .filter(|c| !(reasoning && r.to_with_reasoning.is_some() && **c == Check::NoSeparateReasoning))
+            .filter(|c| {
+                !(reasoning && r.to_with_reasoning.is_some() && **c == Check::NoSeparateReasoning)
+            })
             .filter_map(|c| check(*c, &facts, skipped_requests))
             .collect();
         if a.unit != b.unit {
@@ -441,7 +448,11 @@ pub fn markdown(c: &Crosswalk) -> String {
     let mut o = String::new();
     let _ = writeln!(o, "# Crosswalk: {} → {}\n", c.from, c.to);
     let x = &c.facts;
-    let _ = writeln!(o, "Evidence from {} successful profiling requests:\n", x.records);
+    let _ = writeln!(
+        o,
+        "Evidence from {} successful profiling requests:\n",
+        x.records
+    );
     let _ = writeln!(
         o,
         "- reasoning in a separate field: {}\n- `<think>` in content: {}\n- content events with more than one token: {} of {}\n- server usage present: {}; agrees with the client count: {}\n- output length as requested: {} of {}\n- role-only first event: {}\n- a response more than 1 ms after the last content: {}\n",
@@ -478,7 +489,8 @@ pub fn markdown(c: &Crosswalk) -> String {
             f(m.from_value),
             f(m.to_value),
             f(m.difference),
-            m.difference_pct.map_or("–".to_string(), |p| format!("{p:+.2}")),
+            m.difference_pct
+                .map_or("–".to_string(), |p| format!("{p:+.2}")),
             if m.comparable { "yes" } else { "**no**" },
             why.replace('|', "\\|")
         );
@@ -582,7 +594,10 @@ mod tests {
         assert_eq!(fx.usage_agrees, 2);
         let gp = summary(
             "genai-perf-0.0.13",
-            vec![dist("time_to_first_token", 30.0), dist("inter_token_latency", 5.0)],
+            vec![
+                dist("time_to_first_token", 30.0),
+                dist("inter_token_latency", 5.0),
+            ],
         );
         let ai = summary(
             "aiperf-0.13",
@@ -608,7 +623,11 @@ mod tests {
             .find(|m| m.from_metric == "inter_token_latency")
             .unwrap();
         assert!(!itl.comparable);
-        assert!(itl.reasons[0].contains("separate field"), "{:?}", itl.reasons);
+        assert!(
+            itl.reasons[0].contains("separate field"),
+            "{:?}",
+            itl.reasons
+        );
         let md = markdown(&c);
         assert!(md.contains("| time_to_first_token | time_to_first_output_token | avg | ms |"));
     }

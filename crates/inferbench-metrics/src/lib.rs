@@ -179,9 +179,14 @@ pub fn compute(
 ) -> Result<Computed, MetricsError> {
     match definitions {
         aiperf::NAME => Ok(aiperf::compute(evidence, phase)),
+        vllm_bench::NAME => Ok(vllm_bench::compute(evidence, phase)),
+        mlperf::NAME => Ok(mlperf::compute(evidence, phase)),
+        s if genai_perf::SETS.contains(&s) => Err(MetricsError::Invalid(format!(
+            "{s} counts tokens per response: use compute_set with the run's tokenizer"
+        ))),
         _ => Err(MetricsError::UnknownDefinitions {
             name: definitions.to_string(),
-            known: SETS,
+            known: ALL_SETS,
         }),
     }
 }

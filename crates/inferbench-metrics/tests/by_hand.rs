@@ -576,8 +576,20 @@ fn summary_is_in_the_defined_order() {
 
 #[test]
 fn unknown_definition_set_lists_the_known_ones() {
-    assert_eq!(definition_sets(), ["aiperf-0.13"]);
+    assert_eq!(
+        definition_sets(),
+        [
+            "aiperf-0.13",
+            "genai-perf-0.0.13",
+            "genai-perf-0.0.10",
+            "genai-perf-0.0.4",
+            "genai-perf-0.0.1",
+            "vllm-bench",
+            "mlperf-loadgen"
+        ]
+    );
     let err = compute("genai-perf-9", &with_error(), Phase::Profiling).unwrap_err();
     assert!(matches!(err, MetricsError::UnknownDefinitions { .. }));
     assert!(err.to_string().contains("aiperf-0.13"), "{err}");
+    assert!(err.to_string().contains("vllm-bench"), "{err}");
 }

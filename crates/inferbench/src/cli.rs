@@ -136,6 +136,10 @@ pub struct ProfileArgs {
     /// Extra header, `Name:Value` or a JSON object. Repeatable.
     #[arg(short = 'H', long = "header", action = ArgAction::Append, num_args = 1..)]
     pub header: Vec<String>,
+    /// Split `<think>…</think>` in content into reasoning (`think`): for servers that send a
+    /// reasoning model's thoughts inline. Not an AIPerf flag.
+    #[arg(long = "reasoning-tags", value_parser = ["think"])]
+    pub reasoning_tags: Option<String>,
     /// Extra body fields, `key:value` pairs or a JSON object. Repeatable.
     #[arg(long = "extra-inputs", action = ArgAction::Append, num_args = 1..)]
     pub extra_inputs: Vec<String>,
@@ -873,6 +877,54 @@ pub fn cells(a: &ProfileArgs) -> Result<Vec<Cell>, String> {
 }
 pub const SIM_MODEL: &str = "mock-model";
 
+/// Endpoint options: `--reasoning-tags`, and for `raw`/`template` the `payload_template` and
+/// `response_field` of `--extra-inputs` (taken out, so that they are not sent in bodies).
+fn endpoint_plan(
+    a: &ProfileArgs,
+    endpoint_type: EndpointType,
+    extra_inputs: &mut serde_json::Map<String, serde_json::Value>,
+) -> Result<inferbench_core::endpoint_plan::EndpointPlan, String> {
+    let mut plan = inferbench_core::endpoint_plan::EndpointPlan {
+        reasoning_tags: a.reasoning_tags.clone(),
+        ..Default::default()
+    };
+    if matches!(endpoint_type, EndpointType::Template | EndpointType::Raw) {
+        if let Some(v) = extra_inputs.remove("response_field") {
+            let Some(path) = v.as_str() else {
+                return Err(format!(
+                    "--extra-inputs response_field: expected a string path, got {v}"
+                ));
+            };
+            plan.response_field = Some(path.to_string());
+        }
+        if let Some(v) = extra_inputs.remove("payload_template") {
+            let Some(t) = v.as_str() else {
+                return Err(format!(
+                    "--extra-inputs payload_template: expected a template (a name, a file or the text), got {v}"
+                ));
+            };
+            plan.template = Some(
+                inferbench_workload::render::load_template_source(t)
+                    .map_err(|e| format!("--extra-inputs payload_template: {e}"))?,
+            );
+        }
+    }
+    if endpoint_type == EndpointType::Template && plan.template.is_none() {
+        return Err(
+            "--endpoint-type template needs --extra-inputs payload_template:<name, file or template text>"
+                .into(),
+        );
+    }
+    inferbench_client::decode::Decoder::new(endpoint_type, &plan).map_err(|e| {
+        if plan.reasoning_tags.is_some() && plan.response_field.is_none() {
+            format!("--reasoning-tags: {e}")
+        } else {
+            format!("--extra-inputs response_field / --reasoning-tags: {e}")
+        }
+    })?;
+    Ok(plan)
+}
+
 /// The dataset flags, checked.
 fn dataset_plan(a: &ProfileArgs) -> Result<inferbench_core::dataset_plan::DatasetPlan, String> {
     let mut input_file = a.input_file.clone();
@@ -914,9 +966,9 @@ fn dataset_plan(a: &ProfileArgs) -> Result<inferbench_core::dataset_plan::Datase
             return Err("--system-prompt and --system-prompt-file: give one".into());
         }
         (Some(s), None) => Some(s.clone()),
-        (None, Some(f)) => Some(
-            std::fs::read_to_string(f).map_err(|e| format!("--system-prompt-file {f}: {e}"))?,
-        ),
+        (None, Some(f)) => {
+            Some(std::fs::read_to_string(f).map_err(|e| format!("--system-prompt-file {f}: {e}"))?)
+        }
         (None, None) => None,
     };
     if let Some(s) = &a.seq_dist {
@@ -986,13 +1038,22 @@ pub fn build_plan(a: &ProfileArgs, argv: &[String], cell: &CellValues) -> Result
     let endpoint_type = match a.endpoint_type {
         EndpointArg::Chat => EndpointType::Chat,
         EndpointArg::Completions => EndpointType::Completions,
+        EndpointArg::Responses => EndpointType::Responses,
+        EndpointArg::Messages => EndpointType::Messages,
+        EndpointArg::Embeddings => EndpointType::Embeddings,
+        EndpointArg::NimRankings => EndpointType::NimRankings,
+        EndpointArg::HfTeiRankings => EndpointType::HfTeiRankings,
+        EndpointArg::CohereRankings => EndpointType::CohereRankings,
+        EndpointArg::HuggingfaceGenerate => EndpointType::HuggingfaceGenerate,
+        EndpointArg::Template => EndpointType::Template,
+        EndpointArg::Raw => EndpointType::Raw,
         other => {
             let name = other
                 .to_possible_value()
                 .map(|v| v.get_name().to_string())
                 .unwrap_or_default();
             return Err(format!(
-                "--endpoint-type {name}: not implemented yet in inferbench (chat and completions are); see docs/compatibility.md"
+                "--endpoint-type {name}: not implemented in inferbench (multimodal and media endpoints are out of scope); see docs/endpoints.md"
             ));
         }
     };
@@ -1054,8 +1115,12 @@ pub fn build_plan(a: &ProfileArgs, argv: &[String], cell: &CellValues) -> Result
                 format!("/{p}")
             }
         }
+        // TGI streams on its own path; raw and template have none (the URL is the endpoint).
+        None if a.streaming => endpoint_type.streaming_path().to_string(),
         None => endpoint_type.default_path().to_string(),
     };
+    let mut extra_inputs = parse_extra_inputs(&a.extra_inputs)?;
+    let endpoint = endpoint_plan(a, endpoint_type, &mut extra_inputs)?;
     if !(a.request_timeout_seconds.is_finite() && a.request_timeout_seconds > 0.0) {
         return Err(format!(
             "--request-timeout-seconds {}: must be a number > 0",
@@ -1258,7 +1323,7 @@ pub fn build_plan(a: &ProfileArgs, argv: &[String], cell: &CellValues) -> Result
         streaming: a.streaming && endpoint_type.supports_streaming(),
         api_key: a.api_key.as_ref().map(Secret::new),
         headers: parse_headers(&a.header)?,
-        extra_inputs: parse_extra_inputs(&a.extra_inputs)?,
+        extra_inputs,
         request_timeout_seconds: a.request_timeout_seconds,
         tokenizer,
         use_server_token_count: a.use_server_token_count,
@@ -1336,7 +1401,7 @@ pub fn build_plan(a: &ProfileArgs, argv: &[String], cell: &CellValues) -> Result
         },
         confidence_level: a.confidence_level,
         dataset: dataset_plan(a)?,
-        endpoint: Default::default(),
+        endpoint,
     })
 }
 

@@ -227,7 +227,13 @@ fn render(
         }
     }
     if let Some(e) = &rec.error {
-        let _ = writeln!(o, "-- error: {} {}: {}", e.kind.as_str(), e.error_type, e.message);
+        let _ = writeln!(
+            o,
+            "-- error: {} {}: {}",
+            e.kind.as_str(),
+            e.error_type,
+            e.message
+        );
     }
     for n in &i.notes {
         let _ = writeln!(o, "note: {n}");

@@ -208,9 +208,7 @@ pub fn load(dir: &Path, tokenizer: Option<&str>) -> Result<Loaded, Failure> {
             &std::fs::read_to_string(&manifest_path)
                 .map_err(|e| Failure::input(format!("{}: {e}", manifest_path.display())))?,
         )
-        .map_err(|e| {
-            Failure::input(format!("{}: not a manifest: {e}", manifest_path.display()))
-        })?;
+        .map_err(|e| Failure::input(format!("{}: not a manifest: {e}", manifest_path.display())))?;
         let spec = match tokenizer {
             Some(t) => tok_spec(Some(t)),
             None => manifest.plan.tokenizer.clone(),
@@ -284,12 +282,17 @@ pub fn render_table(summary: &Summary) -> String {
 
 /// Compares a computed summary with a tool's own summary JSON (`{tag: {unit, avg, p50, …}}`,
 /// or a bare number): (values compared, differences).
-pub fn compare_with_original(summary: &Summary, original: &serde_json::Value) -> (usize, Vec<String>) {
+pub fn compare_with_original(
+    summary: &Summary,
+    original: &serde_json::Value,
+) -> (usize, Vec<String>) {
     let mut n = 0;
     let mut diffs = Vec::new();
     let close = |a: f64, b: f64| a == b || (a - b).abs() <= 1e-9 * a.abs().max(b.abs());
     for m in &summary.metrics {
-        let Some(o) = original.get(&m.tag) else { continue };
+        let Some(o) = original.get(&m.tag) else {
+            continue;
+        };
         let pairs: Vec<(String, Option<f64>, Option<f64>)> = match (m.stats(), o) {
             (Some(s), serde_json::Value::Object(obj)) => obj
                 .iter()
@@ -309,8 +312,14 @@ pub fn compare_with_original(summary: &Summary, original: &serde_json::Value) ->
             n += 1;
             match ours {
                 Some(x) if close(x, theirs) => {}
-                Some(x) => diffs.push(format!("{}.{stat}: original {theirs}, recomputed {x}", m.tag)),
-                None => diffs.push(format!("{}.{stat}: original {theirs}, not recomputed", m.tag)),
+                Some(x) => diffs.push(format!(
+                    "{}.{stat}: original {theirs}, recomputed {x}",
+                    m.tag
+                )),
+                None => diffs.push(format!(
+                    "{}.{stat}: original {theirs}, not recomputed",
+                    m.tag
+                )),
             }
         }
     }
@@ -347,10 +356,12 @@ pub fn run(a: &MetricsArgs) -> Result<u8, Failure> {
     {
         return run_native(a, dir, &loaded.evidence, manifest);
     }
-    let goodput = a
-        .goodput
-        .clone()
-        .or_else(|| loaded.manifest.as_ref().and_then(|m| m.plan.goodput.clone()));
+    let goodput = a.goodput.clone().or_else(|| {
+        loaded
+            .manifest
+            .as_ref()
+            .and_then(|m| m.plan.goodput.clone())
+    });
     let confidence = loaded
         .manifest
         .as_ref()
@@ -384,9 +395,7 @@ pub fn run(a: &MetricsArgs) -> Result<u8, Failure> {
     {
         let (n, diffs) = compare_with_original(&summary, orig);
         if diffs.is_empty() {
-            eprintln!(
-                "inferbench: all {n} values of the original summary reproduced under {set}"
-            );
+            eprintln!("inferbench: all {n} values of the original summary reproduced under {set}");
         } else {
             for d in &diffs {
                 eprintln!("inferbench: differs: {d}");
@@ -471,8 +480,7 @@ fn write_format(
             let bytes = serde_json::to_vec_pretty(&serde_json::Value::Object(o))
                 .map_err(|e| Failure::run(e.to_string()))?;
             let p = out.join(name);
-            std::fs::write(&p, bytes)
-                .map_err(|e| Failure::run(format!("{}: {e}", p.display())))?;
+            std::fs::write(&p, bytes).map_err(|e| Failure::run(format!("{}: {e}", p.display())))?;
             eprintln!("inferbench: wrote {}", p.display());
             if format == "aiperf" {
                 let p = inferbench_artifacts::summary_csv::write_summary_csv(

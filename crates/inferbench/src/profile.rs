@@ -357,8 +357,7 @@ async fn run_against(
 
     let rendered = workload_of(plan, &tok)?;
     let seed = rendered.seed_used;
-    let prepared =
-        crate::sessions::prepare(plan, &rendered.workload).map_err(Failure::input)?;
+    let prepared = crate::sessions::prepare(plan, &rendered.workload).map_err(Failure::input)?;
     // The sampler draws conversations (AIPerf's defaults: shuffle for synthetic data,
     // sequential for files); a conversation's turns go in order. The order depends only on
     // the seed, not on timing: session k always gets the k-th draw.
@@ -839,6 +838,7 @@ pub fn engine_config(
         keep_raw,
         seed,
         reasoning_tags: plan.endpoint.reasoning_tags.is_some(),
+        response_field: plan.endpoint.response_field.clone(),
     })
 }
 

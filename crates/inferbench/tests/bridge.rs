@@ -152,9 +152,9 @@ fn bad_inputs_name_what_is_wrong() {
     );
     // A truncated Perf Analyzer export: the error names the file.
     let d = tmpdir("truncated-gp");
-    let full = std::fs::read_to_string(
-        data("genai_perf/S1-chat-stream/mock-model-openai-chat-concurrency4/profile_export.json"),
-    )
+    let full = std::fs::read_to_string(data(
+        "genai_perf/S1-chat-stream/mock-model-openai-chat-concurrency4/profile_export.json",
+    ))
     .unwrap();
     std::fs::write(d.join("profile_export.json"), &full[..full.len() / 2]).unwrap();
     let o = run(&["metrics", d.to_str().unwrap()]);
@@ -247,7 +247,10 @@ fn inspect_shows_the_events_and_warns_about_the_shapes_that_mislead() {
     assert!(out.contains("first output token"), "{out}");
     assert!(out.contains("last content"), "{out}");
     assert!(out.contains("server usage: prompt"), "{out}");
-    assert!(out.contains("reasoning arrived in a separate field"), "{out}");
+    assert!(
+        out.contains("reasoning arrived in a separate field"),
+        "{out}"
+    );
     assert!(out.contains("role-only"), "{out}");
     assert!(out.contains("more than one token"), "{out}");
 }

@@ -192,6 +192,32 @@ pub(crate) struct Conv {
     pub turns: Vec<TurnSpec>,
 }
 
+/// Gives every conversation its own id. A loader names a conversation without one
+/// `session_NNNNNN` after its position, which can be an id the file itself uses: two
+/// conversations would then merge into one session (the engine groups turns by id, and so
+/// does `inputs.json`). The first conversation keeps the id; a later one with the same id
+/// gets the next `session_NNNNNN` that nobody uses.
+fn unique_ids(convs: &mut [Conv]) {
+    let mut used: std::collections::HashSet<String> = std::collections::HashSet::new();
+    let mut taken: std::collections::HashSet<String> = convs.iter().map(|c| c.id.clone()).collect();
+    let mut next = 0usize;
+    for c in convs.iter_mut() {
+        if used.insert(c.id.clone()) {
+            continue;
+        }
+        let id = loop {
+            let candidate = session_id(next);
+            next += 1;
+            if !taken.contains(&candidate) {
+                break candidate;
+            }
+        };
+        taken.insert(id.clone());
+        used.insert(id.clone());
+        c.id = id;
+    }
+}
+
 /// Builds the run's workload from `plan`: a custom dataset from `--input-file`, ShareGPT from
 /// a local file, or synthetic prompts (the default). The same seed, plan, tokenizer and
 /// corpus give byte-identical bodies; without a synthetic extra the bodies equal those of
@@ -285,6 +311,7 @@ pub fn build_workload(
         synth::apply_prompt_options_to_files(plan, &mut convs)?;
     }
 
+    unique_ids(&mut convs);
     let (workload, conversations) = assemble(plan, model, tok, &convs)?;
     if workload.payloads.is_empty() {
         return Err(WorkloadError::EmptyDataset);
