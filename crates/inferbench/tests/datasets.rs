@@ -705,3 +705,105 @@ fn raw_payload_bodies_are_sent_verbatim() {
     }
     assert_eq!(manifest(&dir)["dataset"]["kind"], "raw_payload");
 }
+
+#[test]
+fn sharegpt_from_a_local_file_keeps_the_pairs_vllm_keeps() {
+    // Of the four entries only "keep" passes vLLM's filters (prompt and completion ≥ 4
+    // tokens); its recorded completion length becomes max_completion_tokens.
+    let dir = tmpdir("ds-sharegpt");
+    profile_ok(
+        &dir,
+        &[
+            "--public-dataset",
+            "sharegpt",
+            "--public-dataset-path",
+            &data("sharegpt.json"),
+            "--request-count",
+            "2",
+            "--allow-dataset-wrap",
+        ],
+    );
+    let sessions = inputs(&dir);
+    assert_eq!(sessions.len(), 1, "{sessions:?}");
+    let body = &sessions[0].1[0];
+    assert_eq!(
+        content(body),
+        "Tell me about the sonnets of Shakespeare please"
+    );
+    // "They are fourteen lines long and rhyme" is 7 tokens in o200k_base.
+    assert_eq!(body["max_completion_tokens"], 7);
+    assert_eq!(records(&dir).len(), 2);
+    let m = manifest(&dir);
+    assert_eq!(m["dataset"]["kind"], "sharegpt");
+}
+
+#[test]
+fn a_genai_perf_inputs_file_is_replayed_verbatim() {
+    let dir = tmpdir("ds-gp-inputs");
+    profile_ok(
+        &dir,
+        &[
+            "--endpoint-type",
+            "completions",
+            "--input-file",
+            &data("genai_perf_inputs_S4.json"),
+            "--custom-dataset-type",
+            "genai_perf_inputs",
+        ],
+    );
+    let src: Value =
+        serde_json::from_str(&std::fs::read_to_string(data("genai_perf_inputs_S4.json")).unwrap())
+            .unwrap();
+    let want: Vec<&Value> = src["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|d| d["payload"].as_array().unwrap())
+        .collect();
+    let recs = records(&dir);
+    // No --request-count: every payload of the file once.
+    assert_eq!(recs.len(), want.len());
+    let sent: Vec<Value> = inputs(&dir).into_iter().flat_map(|(_, p)| p).collect();
+    for (w, s) in want.iter().zip(&sent) {
+        assert_eq!(*w, s, "the body is GenAI-Perf's payload, as written");
+    }
+    for r in &recs {
+        let body = &sent[u(&r["payload_index"]) as usize];
+        assert_eq!(u(&r["request_bytes"]), compact(body).len() as u64);
+    }
+}
+
+#[test]
+fn a_random_pool_directory_builds_rankings_requests_from_its_pools() {
+    let dir = tmpdir("ds-pool");
+    profile_ok(
+        &dir,
+        &[
+            "--endpoint-type",
+            "cohere_rankings",
+            "--input-file",
+            &data("pool"),
+            "--custom-dataset-type",
+            "random_pool",
+            "--conversation-num",
+            "3",
+            "--request-count",
+            "3",
+            "--random-seed",
+            "9",
+        ],
+    );
+    let recs = records(&dir);
+    assert_eq!(recs.len(), 3);
+    for (_, payloads) in inputs(&dir) {
+        let b = &payloads[0];
+        // Each request: one query from queries.jsonl, the passages of passages.jsonl.
+        let q = b["query"].as_str().unwrap();
+        assert!(q == "what is a rose" || q == "who wrote sonnets", "{b}");
+        assert_eq!(
+            b["documents"],
+            serde_json::json!(["a rose is a flower", "by any other name"])
+        );
+    }
+    assert!(recs.iter().all(|r| r.get("error").is_none()));
+}
