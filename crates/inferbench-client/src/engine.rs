@@ -858,8 +858,10 @@ async fn run_session(
             }
         }
         let (body, own) = history.body_for(payload);
-        // Bytes clones share the buffer: keeping one for the count costs no copy.
-        let rebuilt = (body != payload.body).then(|| body.clone());
+        // A body with history is a new buffer; an unchanged one shares the payload's (Bytes
+        // clones share it), so comparing the pointers tells them apart without a memcmp.
+        let rebuilt = (body.as_ptr() != payload.body.as_ptr() || body.len() != payload.body.len())
+            .then(|| body.clone());
         let mut rec = execute(
             state,
             Turn {
