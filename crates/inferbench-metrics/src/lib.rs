@@ -13,6 +13,7 @@ pub mod mlperf;
 pub mod schedule;
 pub mod stats;
 pub mod sweepline;
+mod table;
 pub mod vllm_bench;
 
 use inferbench_core::summary::{RecordMetric, Summary};

@@ -151,20 +151,11 @@ pub const METRICS: &[(&str, &str, &str)] = &[
 ];
 
 fn describe(tag: &str) -> (&'static str, &'static str) {
-    METRICS
-        .iter()
-        .find(|(t, _, _)| *t == tag)
-        .map_or(("", ""), |(_, h, u)| (*h, *u))
+    crate::table::describe(METRICS, tag)
 }
 
 fn result(tag: &str, value: MetricValue) -> MetricResult {
-    let (header, unit) = describe(tag);
-    MetricResult {
-        tag: tag.to_string(),
-        header: header.to_string(),
-        unit: unit.to_string(),
-        value,
-    }
+    crate::table::result(METRICS, tag, value)
 }
 
 fn scalar(tag: &str, value: f64) -> MetricResult {
