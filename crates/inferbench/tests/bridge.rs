@@ -127,6 +127,13 @@ fn crosswalk_of_a_reasoning_run_maps_ttft_to_ttfo_and_flags_itl() {
             .contains("separate field"),
         "{itl}"
     );
+    // The file follows its published schema.
+    let schema = read_json(
+        &PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../docs/schemas/crosswalk.schema.json"),
+    );
+    let v = jsonschema::validator_for(&schema).unwrap();
+    let errors: Vec<String> = v.iter_errors(&c).map(|e| e.to_string()).collect();
+    assert!(errors.is_empty(), "{errors:?}");
     let md = std::fs::read_to_string(out.join("crosswalk.md")).unwrap();
     assert!(md.starts_with("# Crosswalk: genai-perf-0.0.13 → aiperf-0.13"));
     assert!(md.contains("| inter_token_latency | inter_token_latency | avg | ms |"));
