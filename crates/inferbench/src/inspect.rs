@@ -144,10 +144,16 @@ fn render(
         .ok()
         .and_then(|v| serde_json::to_string_pretty(&v).ok())
         .unwrap_or_else(|| sent_body.to_string());
+    let with_history = rec.request_bytes != sent_body.len() as u64;
     let _ = writeln!(
         o,
-        "-- request body ({} bytes sent) --\n{}",
+        "-- request body ({} bytes sent{}) --\n{}",
         rec.request_bytes,
+        if with_history {
+            "; shown: the turn's own body, which went out with the conversation so far in front of its messages"
+        } else {
+            ""
+        },
         clip(&pretty, 2000).replace("\\n", "\n")
     );
     let _ = writeln!(
