@@ -156,10 +156,13 @@ pub fn write_raw_jsonl(
     let mut line = Vec::with_capacity(16 * 1024);
     for r in evidence.records_of(phase) {
         line.clear();
-        let body = usize::try_from(r.payload_index)
-            .ok()
-            .and_then(|i| workload.payloads.get(i))
-            .map(|p| p.body.as_str());
+        // The body as sent: the record keeps it when it was not the payload's.
+        let body = r.sent_body.as_deref().or_else(|| {
+            usize::try_from(r.payload_index)
+                .ok()
+                .and_then(|i| workload.payloads.get(i))
+                .map(|p| p.body.as_str())
+        });
         render_raw_line(&mut line, anchor, idx, r, &headers(r), body);
         f.writer()
             .write_all(&line)

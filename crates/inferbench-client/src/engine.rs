@@ -180,7 +180,10 @@ impl EngineConfig {
 /// What the engine emits, in order, to the evidence writer.
 #[derive(Debug)]
 pub enum EngineEvent {
-    Record(Box<Record>),
+    /// A finished request, and the body it was sent with when that is not its payload's
+    /// (a turn with the conversation's history in front): its input tokens are then left
+    /// for the receiver to count (`tokens.input` is None), off the client's thread.
+    Record(Box<Record>, Option<Bytes>),
     Phase(PhaseWindow),
 }
 
@@ -289,15 +292,9 @@ pub struct Engine {
     cancel_seed: u64,
     /// Why the engine cancelled the run itself (`--failed-request-threshold`).
     abort_reason: std::sync::Mutex<Option<String>>,
-    /// Counts the input tokens of a body built at send time (a turn with history), whose
-    /// count the frozen workload cannot hold.
-    isl_counter: Option<IslCounter>,
     /// Reads responses of the endpoint (the `<think>` split is the engine's own, per request).
     decoder: decode::Decoder,
 }
-
-/// Input-token count of a request body (None when it cannot be read).
-pub type IslCounter = Arc<dyn Fn(&[u8]) -> Option<u64> + Send + Sync>;
 
 /// Per-phase state shared by the tasks of the phase.
 struct PhaseState {
@@ -395,7 +392,7 @@ impl PhaseState {
         Some(id)
     }
 
-    fn finish(&self, rec: Record) -> bool {
+    fn finish(&self, rec: Record, sent_body: Option<Bytes>) -> bool {
         let e = &self.engine;
         self.sent_end.fetch_max(rec.start_ns, Ordering::Relaxed);
         self.requests_end.fetch_max(rec.end_ns, Ordering::Relaxed);
@@ -423,7 +420,9 @@ impl PhaseState {
                 }
             }
         }
-        self.sink.send(EngineEvent::Record(Box::new(rec))).is_ok()
+        self.sink
+            .send(EngineEvent::Record(Box::new(rec), sent_body))
+            .is_ok()
     }
 }
 
@@ -482,14 +481,7 @@ impl Engine {
             stop,
             cancel_seed,
             abort_reason: std::sync::Mutex::new(None),
-            isl_counter: None,
         }
-    }
-
-    /// Count the input tokens of bodies built at send time (turns with history) with `f`.
-    pub fn with_isl_counter(mut self, f: IslCounter) -> Self {
-        self.isl_counter = Some(f);
-        self
     }
 
     pub fn progress(&self) -> Arc<Progress> {
@@ -876,14 +868,17 @@ async fn run_session(
             conn,
         )
         .await;
-        if let Some(sent) = rebuilt {
+        if let Some(b) = &rebuilt {
             // The workload's count was of the turn alone; the body sent holds the history.
-            rec.tokens.input = engine.isl_counter.as_ref().and_then(|f| f(&sent));
+            rec.tokens.input = None;
+            if engine.cfg.keep_raw {
+                rec.sent_body = Some(String::from_utf8_lossy(b).into_owned());
+            }
         }
         if payload.history || turn + 1 < len {
             history.push_turn(own, &rec);
         }
-        if !state.finish(rec) {
+        if !state.finish(rec, rebuilt) {
             return false;
         }
     }

@@ -78,7 +78,7 @@ async fn run(
     assert_eq!(outcome.records, N);
     let mut recs = Vec::new();
     while let Ok(ev) = rx.try_recv() {
-        if let EngineEvent::Record(r) = ev {
+        if let EngineEvent::Record(r, _) = ev {
             recs.push(*r);
         }
     }

@@ -123,7 +123,7 @@ async fn request_on(
     assert_eq!(outcome.records, 1);
     let mut recs = Vec::new();
     while let Ok(ev) = rx.try_recv() {
-        if let EngineEvent::Record(r) = ev {
+        if let EngineEvent::Record(r, _) = ev {
             recs.push(*r);
         }
     }
@@ -314,7 +314,7 @@ async fn a_fixed_schedule_plans_each_request_at_its_offset() {
     let start = outcome.windows[0].start_ns;
     let mut recs = Vec::new();
     while let Ok(ev) = rx.try_recv() {
-        if let EngineEvent::Record(r) = ev {
+        if let EngineEvent::Record(r, _) = ev {
             recs.push(*r);
         }
     }

@@ -124,17 +124,26 @@ fn config(addr: std::net::SocketAddr, mode: LoadMode, count: Option<u64>) -> Eng
     }
 }
 
-async fn run(engine: Engine) -> Vec<Record> {
+/// The records, by id, each with the body it was sent with when that was not its payload's.
+async fn run_bodies(engine: Engine) -> Vec<(Record, Option<Bytes>)> {
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
     engine.run(tx).await;
     let mut recs = Vec::new();
     while let Ok(ev) = rx.try_recv() {
-        if let EngineEvent::Record(r) = ev {
-            recs.push(*r);
+        if let EngineEvent::Record(r, body) = ev {
+            recs.push((*r, body));
         }
     }
-    recs.sort_by_key(|r| r.id);
+    recs.sort_by_key(|(r, _)| r.id);
     recs
+}
+
+async fn run(engine: Engine) -> Vec<Record> {
+    run_bodies(engine)
+        .await
+        .into_iter()
+        .map(|(r, _)| r)
+        .collect()
 }
 
 #[tokio::test(flavor = "current_thread")]
@@ -168,11 +177,10 @@ async fn a_session_sends_its_turns_in_order_with_delays_and_history() {
         order,
         None,
         StopSignal::new(),
-    )
-    // A stand-in "tokenizer": one token per byte of the body sent.
-    .with_isl_counter(Arc::new(|b: &[u8]| Some(b.len() as u64)));
+    );
     assert_eq!(engine.conversations(), 2);
-    let recs = run(engine).await;
+    let with_bodies = run_bodies(engine).await;
+    let recs: Vec<Record> = with_bodies.iter().map(|(r, _)| r.clone()).collect();
     assert_eq!(recs.len(), 5, "one record per request");
     let ids: Vec<(&str, u32)> = recs
         .iter()
@@ -241,10 +249,13 @@ async fn a_session_sends_its_turns_in_order_with_delays_and_history() {
     // The record's request size is the body actually sent (with the history).
     let sent_len = serde_json::to_string(&bodies[2]).unwrap().len() as u64;
     assert_eq!(recs[2].request_bytes, sent_len);
-    // The input count of a turn with history is of the body sent; a first turn keeps the
-    // workload's count (none here).
-    assert_eq!(recs[2].tokens.input, Some(sent_len));
-    assert_eq!(recs[0].tokens.input, None);
+    // A turn with history comes with the body it was sent with (its input tokens are left
+    // to the receiver to count); a first turn went out as its payload.
+    let b2 = with_bodies[2].1.as_ref().expect("the body with history");
+    assert_eq!(serde_json::from_slice::<Value>(b2).unwrap(), bodies[2]);
+    assert_eq!(recs[2].tokens.input, None);
+    assert!(with_bodies[0].1.is_none());
+    assert!(with_bodies[3].1.is_none());
 }
 
 #[tokio::test(flavor = "current_thread")]
@@ -334,7 +345,7 @@ async fn a_fixed_schedule_starts_each_session_at_its_trace_time() {
     let start = outcome.windows[0].start_ns;
     let mut recs = Vec::new();
     while let Ok(ev) = rx.try_recv() {
-        if let EngineEvent::Record(r) = ev {
+        if let EngineEvent::Record(r, _) = ev {
             recs.push(*r);
         }
     }

@@ -212,6 +212,11 @@ pub struct Record {
     pub cancelled: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cancel_ns: Option<u64>,
+    /// The body as sent, when it is not the payload's (a turn sent with the conversation's
+    /// history in front), kept at `--export-level raw` only: history bodies grow with every
+    /// turn, and the payload plus the earlier records' replies rebuild them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sent_body: Option<String>,
 }
 
 /// Wrapper so that `Record` can derive `Default` (the phase defaults to profiling).

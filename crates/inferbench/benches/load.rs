@@ -246,5 +246,32 @@ fn main() {
         wall.as_secs_f64()
     );
     drop(server);
+
+    // Scenario 4: multi-turn sessions with history (each later turn's body is rebuilt with
+    // the conversation so far), against a zero-delay server.
+    let n4: u64 = if quick { 8_000 } else { 40_000 };
+    let server = start_server(&["--fast"]);
+    let dir4 = tmp.join("sessions");
+    let mut c = client(&server.addr, &dir4, 64, n4);
+    c.args([
+        "--conversation-num",
+        "2000",
+        "--conversation-turn-mean",
+        "4",
+    ]);
+    let (wall, cpu, status) = run_measured(&mut c);
+    assert_eq!(status, 0, "client failed");
+    let rate = summary_avg(&dir4, "request_throughput");
+    let isl = summary_avg(&dir4, "input_sequence_length");
+    println!(
+        "== sessions: 2000 conversations of 4 turns with history, concurrency 64, {n4} requests, zero-delay server"
+    );
+    println!(
+        "client: {:.1} µs CPU per request ({:.2} s CPU over {:.2} s wall); achieved {rate:.0} requests/s; mean ISL {isl:.0} tokens",
+        cpu.as_secs_f64() * 1e6 / n4 as f64,
+        cpu.as_secs_f64(),
+        wall.as_secs_f64()
+    );
+    drop(server);
     let _ = std::fs::remove_dir_all(PathBuf::from(&tmp));
 }

@@ -73,33 +73,40 @@ pub fn run(a: &InspectArgs, argv: &[String]) -> Result<u8, Failure> {
     }
     let payloads = prepared.payloads;
     let bodies: Vec<bytes::Bytes> = payloads.iter().map(|p| p.body.clone()).collect();
-    let engine = Engine::new(cfg, clock, payloads, order, None, StopSignal::new())
-        .with_isl_counter(crate::profile::isl_counter(plan, tok.clone()));
+    let engine = Engine::new(cfg, clock, payloads, order, None, StopSignal::new());
+    let isl = crate::profile::isl_counter(plan, tok.clone());
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
     rt.block_on(engine.run(tx));
     if let Some((sim_rt, server)) = sim {
         sim_rt.block_on(server.shutdown());
     }
-    let mut records: Vec<Record> = Vec::new();
+    let mut records: Vec<(Record, Option<bytes::Bytes>)> = Vec::new();
     while let Ok(ev) = rx.try_recv() {
-        if let EngineEvent::Record(r) = ev {
-            records.push(*r);
+        if let EngineEvent::Record(mut r, sent) = ev {
+            if let Some(b) = &sent {
+                r.tokens.input = isl(b);
+            }
+            records.push((*r, sent));
         }
     }
-    records.sort_by_key(|r| r.id);
+    records.sort_by_key(|(r, _)| r.id);
     let count = |t: &str| tok.count(t) as u64;
     let tags = plan.endpoint.reasoning_tags.is_some();
     let mut failed = false;
-    for rec in &mut records {
+    for (rec, sent) in &mut records {
         inferbench_client::engine::count_tokens(
             &crate::profile::Counter(tok.clone()),
             rec,
             &mut String::new(),
         );
-        let body = bodies
-            .get(rec.payload_index as usize)
-            .map(|b| String::from_utf8_lossy(b).to_string())
-            .unwrap_or_default();
+        // The body as sent: with the conversation's history when it had one.
+        let body = match sent {
+            Some(b) => String::from_utf8_lossy(b).to_string(),
+            None => bodies
+                .get(rec.payload_index as usize)
+                .map(|b| String::from_utf8_lossy(b).to_string())
+                .unwrap_or_default(),
+        };
         let i = inferbench_metrics::adapter::inspect(rec, &count, tags);
         failed |= rec.error.is_some();
         print!(
@@ -144,17 +151,16 @@ fn render(
         .ok()
         .and_then(|v| serde_json::to_string_pretty(&v).ok())
         .unwrap_or_else(|| sent_body.to_string());
-    let with_history = rec.request_bytes != sent_body.len() as u64;
     let _ = writeln!(
         o,
         "-- request body ({} bytes sent{}) --\n{}",
         rec.request_bytes,
-        if with_history {
-            "; shown: the turn's own body, which went out with the conversation so far in front of its messages"
+        if rec.turn_index > 0 {
+            "; a later turn: the conversation so far is in front of its own messages when it has history"
         } else {
             ""
         },
-        clip(&pretty, 2000).replace("\\n", "\n")
+        clip(&pretty, 4000).replace("\\n", "\n")
     );
     let _ = writeln!(
         o,

@@ -462,8 +462,8 @@ async fn run_against(
         Some(Counter(tok.clone()))
     };
     let stop = StopSignal::new();
-    let engine = Engine::new(cfg, clock, payloads, order, None, stop.clone())
-        .with_isl_counter(isl_counter(plan, tok.clone()));
+    let engine = Engine::new(cfg, clock, payloads, order, None, stop.clone());
+    let isl = isl_counter(plan, tok.clone());
     let progress = engine.progress();
 
     // Records go to disk on their own thread, as they complete: the evidence line, the
@@ -514,11 +514,14 @@ async fn run_against(
                         Err(tokio::sync::mpsc::error::TryRecvError::Disconnected) => break,
                     };
                     match ev {
-                        EngineEvent::Record(mut r) => {
+                        EngineEvent::Record(mut r, sent_body) => {
                             // Counting here keeps tokenization off the client's thread, where
                             // it would delay the stamping of other streams' frames.
                             if let Some(c) = &counter {
                                 inferbench_client::engine::count_tokens(c, &mut r, &mut text);
+                                if let Some(b) = &sent_body {
+                                    r.tokens.input = isl(b);
+                                }
                             }
                             writer.write_record(&r).map_err(|e| e.to_string())?;
                             if r.phase() == Phase::Warmup {
@@ -529,10 +532,13 @@ async fn run_against(
                             let metrics = profiling_acc.push(&r);
                             schedule_acc.push(&r);
                             let (headers, body) = if exports.wants_raw() {
-                                let body = usize::try_from(r.payload_index)
-                                    .ok()
-                                    .and_then(|i| workload.payloads.get(i))
-                                    .map(|p| p.body.as_str());
+                                // The body as sent: with its history when it had one.
+                                let body = r.sent_body.as_deref().or_else(|| {
+                                    usize::try_from(r.payload_index)
+                                        .ok()
+                                        .and_then(|i| workload.payloads.get(i))
+                                        .map(|p| p.body.as_str())
+                                });
                                 (headers_of(&r), body)
                             } else {
                                 (Vec::new(), None)
@@ -854,16 +860,19 @@ pub fn workload_of(
 
 /// ISL of a body built at send time (a turn with its history), counted as the workload
 /// counts: the input texts joined by a space.
-pub fn isl_counter(plan: &RunPlan, tok: Arc<Tokenizer>) -> inferbench_client::engine::IslCounter {
+pub fn isl_counter(
+    plan: &RunPlan,
+    tok: Arc<Tokenizer>,
+) -> impl Fn(&[u8]) -> Option<u64> + Send + 'static {
     let endpoint = plan.endpoint_type;
-    Arc::new(move |body: &[u8]| {
+    move |body: &[u8]| {
         let v: serde_json::Value = serde_json::from_slice(body).ok()?;
         Some(inferbench_workload::render::count_input_tokens(
             &tok,
             endpoint,
             v.as_object()?,
         ))
-    })
+    }
 }
 
 /// A sequential dataset without `--allow-dataset-wrap` cannot be asked for more requests

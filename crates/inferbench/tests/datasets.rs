@@ -807,3 +807,37 @@ fn a_random_pool_directory_builds_rankings_requests_from_its_pools() {
     }
     assert!(recs.iter().all(|r| r.get("error").is_none()));
 }
+
+#[test]
+fn the_raw_export_holds_the_body_a_turn_was_sent_with() {
+    // With --export-level raw, a later turn's payload is the body as sent: the
+    // conversation so far (the earlier user turn and its reply) in front of its own message.
+    let dir = tmpdir("multi-turn-raw");
+    profile_ok(
+        &dir,
+        &[
+            "--input-file",
+            &data("multi_turn.jsonl"),
+            "--export-level",
+            "raw",
+        ],
+    );
+    let raw = jsonl(&dir.join("profile_export_raw.jsonl"));
+    let recs = records(&dir);
+    assert_eq!(raw.len(), recs.len());
+    for line in &raw {
+        let turn = line["metadata"]["turn_index"].as_u64().unwrap();
+        let msgs = line["payload"]["messages"].as_array().unwrap();
+        // Each turn of multi_turn.jsonl is one user message: turn k carries 2k + 1 messages.
+        assert_eq!(msgs.len() as u64, 2 * turn + 1, "{line}");
+        if turn > 0 {
+            assert_eq!(msgs[1]["role"], "assistant");
+        }
+    }
+    // Rebuilt offline from the evidence, the raw export is the same, byte for byte.
+    let live = std::fs::read(dir.join("profile_export_raw.jsonl")).unwrap();
+    let o = run(&["metrics", dir.to_str().unwrap(), "--write"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let rebuilt = std::fs::read(dir.join("profile_export_raw.jsonl")).unwrap();
+    assert!(live == rebuilt, "the rebuilt raw export differs");
+}
