@@ -50,7 +50,7 @@ pub struct DatasetPlan {
     /// `--random-corpus-style`: `vllm` (default) or `sglang`; the range-ratio window.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub random_corpus_style: Option<String>,
-    /// `--prompt-corpus`: only `sonnet` (the default) is available.
+    /// `--prompt-corpus`: `sonnet` (the default), `coding` or `random`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prompt_corpus: Option<String>,
     /// `--num-prefix-prompts` (aliases `--prompt-prefix-pool-size`,

@@ -18,6 +18,8 @@ pub const PURPOSE_PROMPTS: &str = "dataset";
 pub const PURPOSE_ISL: &str = "dataset.isl";
 pub const PURPOSE_OSL: &str = "dataset.osl";
 pub const PURPOSE_SAMPLING: &str = "dataset.sampling";
+/// The token ids of a `--prompt-corpus random` corpus (`Corpus::random`).
+pub const PURPOSE_RANDOM_CORPUS: &str = "corpus.random";
 
 /// Decode/re-encode rounds tried at one offset before moving on.
 const FIX_ROUNDS: usize = 16;

@@ -3,7 +3,7 @@
 //! `add_special_tokens=False`.
 
 use std::path::Path;
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 use inferbench_core::plan::TokenizerSpec;
 use inferbench_core::seed::sha256_hex;
@@ -15,7 +15,6 @@ use crate::error::WorkloadError;
 pub const BUILTIN_NAME: &str = "builtin:o200k_base";
 
 /// Number of ordinary (non-special) ranks in `o200k_base.tiktoken` (ranks 0..=199_997).
-#[cfg(test)]
 const O200K_RANKS: u32 = 199_998;
 
 enum Inner {
@@ -28,6 +27,8 @@ pub struct Tokenizer {
     name: String,
     sha256: String,
     inner: Inner,
+    /// `round_trip_ids()`, computed on first use.
+    round_trip: OnceLock<Arc<[u32]>>,
 }
 
 impl std::fmt::Debug for Tokenizer {
@@ -68,6 +69,7 @@ impl Tokenizer {
             name: BUILTIN_NAME.to_string(),
             sha256,
             inner: Inner::Builtin(bpe),
+            round_trip: OnceLock::new(),
         })
     }
 
@@ -110,6 +112,7 @@ impl Tokenizer {
             name: path.to_string(),
             sha256: sha256_hex(&bytes),
             inner: Inner::HuggingFace(Box::new(tok)),
+            round_trip: OnceLock::new(),
         })
     }
 
@@ -160,6 +163,87 @@ impl Tokenizer {
                 .unwrap_or_default(),
             Inner::HuggingFace(t) => t.decode(ids, false).unwrap_or_default(),
         }
+    }
+
+    /// One past the largest token id: `range(vocab)`. Built-in: the 199,998 ordinary ranks
+    /// and the special tokens up to `<|endofprompt|>` (200,018), so 200,019, gaps included.
+    /// Hugging Face: the largest id of the model's vocabulary and the added tokens, plus one.
+    pub fn vocab_size(&self) -> u32 {
+        match &self.inner {
+            Inner::Builtin(_) => self
+                .special_ids()
+                .into_iter()
+                .map(|id| id.saturating_add(1))
+                .fold(O200K_RANKS, u32::max),
+            Inner::HuggingFace(t) => t
+                .get_vocab(true)
+                .into_values()
+                .map(|id| id.saturating_add(1))
+                .fold(0, u32::max),
+        }
+    }
+
+    /// The special tokens' ids, ascending. Built-in: `<|endoftext|>` (199,999) and
+    /// `<|endofprompt|>` (200,018), read from the loaded encoding. Hugging Face: the added
+    /// tokens marked `"special": true` (what `all_special_ids` lists for the usual
+    /// tokenizers; added tokens not marked special, such as `<think>`, are ordinary here).
+    pub fn special_ids(&self) -> Vec<u32> {
+        let mut ids: Vec<u32> = match &self.inner {
+            Inner::Builtin(bpe) => bpe
+                .special_tokens()
+                .into_iter()
+                .filter_map(
+                    |name| match bpe.encode_with_special_tokens(name).as_slice() {
+                        [id] => Some(*id),
+                        _ => None,
+                    },
+                )
+                .collect(),
+            Inner::HuggingFace(t) => t
+                .get_added_tokens_decoder()
+                .into_iter()
+                .filter(|(_, tok)| tok.special)
+                .map(|(id, _)| id)
+                .collect(),
+        };
+        ids.sort_unstable();
+        ids.dedup();
+        ids
+    }
+
+    /// The ids in `0..vocab_size()` that survive a round trip alone: they decode to valid
+    /// UTF-8 (the built-in decoder gives bytes; a Hugging Face decoder's U+FFFD marks bytes
+    /// that are not) and that text encodes back to exactly that one id. Ascending; computed
+    /// on first use and kept.
+    ///
+    /// With a byte-level vocabulary (`o200k_base`, the usual BPEs) any sequence of such ids
+    /// decodes to the concatenation of their texts, so a window never splits a character and
+    /// decoding is lossless; this is what keeps the exact-length correction of a `random`
+    /// corpus working as it does on text. Ids dropped: unused ranks, byte fragments of multi-byte characters, and
+    /// tokens the encoder never produces alone (for the built-in tokenizer its special tokens
+    /// too, since it encodes special-token text as ordinary text).
+    pub fn round_trip_ids(&self) -> Arc<[u32]> {
+        self.round_trip
+            .get_or_init(|| {
+                (0..self.vocab_size())
+                    .filter(|&id| self.round_trips(id))
+                    .collect()
+            })
+            .clone()
+    }
+
+    fn round_trips(&self, id: u32) -> bool {
+        let text = match &self.inner {
+            Inner::Builtin(bpe) => match bpe.decode_bytes(&[id]).map(String::from_utf8) {
+                Ok(Ok(s)) => s,
+                _ => return false,
+            },
+            Inner::HuggingFace(t) => match t.decode(&[id], false) {
+                Ok(s) if !s.contains('\u{FFFD}') => s,
+                _ => return false,
+            },
+        };
+        !text.is_empty() && self.encode(&text) == [id]
     }
 }
 

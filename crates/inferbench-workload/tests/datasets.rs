@@ -694,8 +694,12 @@ fn synthetic_embeddings_batches_and_rankings() {
 #[test]
 fn refused_options_say_why() {
     let mut p = plan(EndpointType::Chat);
-    p.dataset.prompt_corpus = Some("coding".into());
-    assert!(err(&p).contains("coding corpus is not built"));
+    p.dataset.prompt_corpus = Some("poetry".into());
+    let e = err(&p);
+    assert!(
+        e.contains("--prompt-corpus") && e.contains("sonnet, coding, random"),
+        "{e}"
+    );
     let mut p = plan(EndpointType::Chat);
     p.dataset.public_dataset = Some("aimo".into());
     p.dataset.public_dataset_path = Some("x".into());

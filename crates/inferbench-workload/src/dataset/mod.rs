@@ -23,7 +23,7 @@ use inferbench_core::plan::{EndpointType, RunPlan};
 use inferbench_core::workload::{Payload, Workload};
 use serde_json::{Map, Value, json};
 
-use crate::corpus::Corpus;
+use crate::corpus::{Corpus, PromptCorpus};
 use crate::error::WorkloadError;
 use crate::render::{TurnInput, build_turn_body, count_input_tokens, max_output_tokens};
 use crate::sampler::SamplingStrategy;
@@ -222,10 +222,16 @@ fn unique_ids(convs: &mut [Conv]) {
 /// a local file, or synthetic prompts (the default). The same seed, plan, tokenizer and
 /// corpus give byte-identical bodies; without a synthetic extra the bodies equal those of
 /// `render::render_workload`.
+///
+/// `sonnet` is the corpus of `--prompt-corpus sonnet` (the default; the binary passes
+/// `Corpus::shakespeare()`). `--prompt-corpus coding` uses `Corpus::coding()` and `random`
+/// a `Corpus::random` drawn for `tok` and the run seed; the corpus used is the one whose
+/// hash `corpus_sha256` records, and it feeds synthetic prompts and `mooncake_trace`
+/// prompts alike.
 pub fn build_workload(
     plan: &RunPlan,
     tok: &Tokenizer,
-    corpus: &Corpus,
+    sonnet: &Corpus,
 ) -> Result<BuiltWorkload, WorkloadError> {
     let model = plan.models.first().ok_or(WorkloadError::Plan {
         field: "models",
@@ -242,6 +248,8 @@ pub fn build_workload(
         ),
     };
     let seed = resolve_seed(plan.random_seed);
+    let corpus = PromptCorpus::from_plan(ds)?.resolve(tok, sonnet, seed)?;
+    let corpus: &Corpus = &corpus;
 
     let (kind, mut convs) = if let Some(public) = &ds.public_dataset {
         if ds.input_file.is_some() {

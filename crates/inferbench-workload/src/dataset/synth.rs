@@ -7,7 +7,7 @@ use rand_chacha::ChaCha8Rng;
 
 use super::seq_dist::{RangeRatio, SeqDist};
 use super::{Conv, NamedText, TurnSpec, plan_err, purpose, session_id};
-use crate::corpus::Corpus;
+use crate::corpus::{Corpus, RandomCorpusStyle};
 use crate::error::WorkloadError;
 use crate::synthetic::{
     PURPOSE_ISL, PURPOSE_OSL, PromptGenerator, rng_for, sample_positive_normal_integer,
@@ -63,16 +63,7 @@ impl LengthDraws {
                         "--random-range-ratio needs --osl (and --isl) to center its windows",
                     ));
                 }
-                let sglang = match ds.random_corpus_style.as_deref() {
-                    None | Some("vllm") => false,
-                    Some("sglang") => true,
-                    Some(other) => {
-                        return Err(plan_err(
-                            "dataset.random_corpus_style",
-                            format!("{other:?} is not vllm or sglang"),
-                        ));
-                    }
-                };
+                let sglang = RandomCorpusStyle::from_plan(ds)? == RandomCorpusStyle::Sglang;
                 Lengths::Range {
                     ratio: RangeRatio::parse(r)?,
                     sglang,
@@ -152,25 +143,12 @@ impl OslDraws {
     }
 }
 
-fn check_corpus(plan: &RunPlan) -> Result<(), WorkloadError> {
-    match plan.dataset.prompt_corpus.as_deref() {
-        None | Some("sonnet") => Ok(()),
-        Some(c @ ("coding" | "random")) => Err(plan_err(
-            "dataset.prompt_corpus",
-            format!("the {c} corpus is not built: only sonnet (the bundled Shakespeare) is"),
-        )),
-        Some(other) => Err(plan_err(
-            "dataset.prompt_corpus",
-            format!("unknown corpus {other:?} (sonnet, coding, random)"),
-        )),
-    }
-}
-
 /// The synthetic dataset. Per conversation: the turn count (`dataset.turns`), the user
 /// context (`dataset.user_context`); per turn: the lengths (`dataset.isl`, `dataset.osl`, or
 /// `dataset.seq_dist`), then the prompt (`dataset`), then its prefix pick (`dataset.prefix`),
 /// and for later turns the delay (`dataset.turn_delay`). Each purpose has its own generator,
-/// so with no extra the bodies equal `render::render_workload`'s.
+/// so with no extra the bodies equal `render::render_workload`'s. `corpus` is the one
+/// `--prompt-corpus` chose (`build_workload` resolves it); every text comes from it.
 pub(crate) fn generate(
     plan: &RunPlan,
     tok: &Tokenizer,
@@ -178,7 +156,6 @@ pub(crate) fn generate(
     seed: u64,
 ) -> Result<Vec<Conv>, WorkloadError> {
     let ds = &plan.dataset;
-    check_corpus(plan)?;
     let n_conv = ds.num_conversations.unwrap_or(plan.num_dataset_entries);
     if n_conv == 0 {
         return Err(plan_err(
