@@ -274,18 +274,7 @@ pub fn compute_with(evidence: &Evidence, phase: Phase, settings: &Settings) -> C
                 None if r.cancelled => (None, "Cancelled".into(), "request was cancelled".into()),
                 None => (None, "NoTokens".into(), "no token was received".into()),
             };
-            match errors
-                .iter_mut()
-                .find(|g| g.code == code && g.error_type == ty && g.message == msg)
-            {
-                Some(g) => g.count += 1,
-                None => errors.push(ErrorGroup {
-                    code,
-                    error_type: ty,
-                    message: msg,
-                    count: 1,
-                }),
-            }
+            crate::table::count_error(&mut errors, code, ty, msg);
             per_record.push(PerRecord {
                 id: r.id,
                 metrics: Vec::new(),

@@ -1,6 +1,6 @@
 //! A definition set's metric table: `(tag, header, unit)` rows, and results built from it.
 
-use inferbench_core::summary::{MetricResult, MetricValue};
+use inferbench_core::summary::{ErrorGroup, MetricResult, MetricValue};
 
 /// One table row: machine tag, human header, display unit.
 pub type Row = (&'static str, &'static str, &'static str);
@@ -21,5 +21,27 @@ pub(crate) fn result(table: &[Row], tag: &str, value: MetricValue) -> MetricResu
         header: header.to_string(),
         unit: unit.to_string(),
         value,
+    }
+}
+
+/// Counts one failed request into `groups`, grouped by (code, type, message) in order of
+/// first appearance.
+pub(crate) fn count_error(
+    groups: &mut Vec<ErrorGroup>,
+    code: Option<u16>,
+    ty: String,
+    msg: String,
+) {
+    match groups
+        .iter_mut()
+        .find(|g| g.code == code && g.error_type == ty && g.message == msg)
+    {
+        Some(g) => g.count += 1,
+        None => groups.push(ErrorGroup {
+            code,
+            error_type: ty,
+            message: msg,
+            count: 1,
+        }),
     }
 }

@@ -304,18 +304,7 @@ pub fn compute_with_goodput(evidence: &Evidence, phase: Phase, goodput: &Goodput
                 Some(e) => (e.code, e.error_type.clone(), e.message.clone()),
                 None => (None, "Cancelled".into(), "request was cancelled".into()),
             };
-            match errors
-                .iter_mut()
-                .find(|g| g.code == code && g.error_type == ty && g.message == msg)
-            {
-                Some(g) => g.count += 1,
-                None => errors.push(ErrorGroup {
-                    code,
-                    error_type: ty,
-                    message: msg,
-                    count: 1,
-                }),
-            }
+            crate::table::count_error(&mut errors, code, ty, msg);
             per_record.push(PerRecord {
                 id: r.id,
                 metrics: Vec::new(),

@@ -2,14 +2,13 @@
 //! the vocabulary pool of the random corpus, determinism by seed, and coding prompts cut from
 //! the bundled asset.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use inferbench_core::dataset_plan::DatasetPlan;
-use inferbench_core::plan::{
-    ArtifactPlan, EndpointType, ExportLevel, LengthDist, LoadPlan, RunPlan, Target, TokenizerSpec,
-    UiKind,
-};
+use inferbench_core::plan::{EndpointType, RunPlan};
 use inferbench_core::workload::Payload;
 use inferbench_workload::corpus::{CODING, PromptCorpus, RANDOM_CORPUS_TOKENS, RandomCorpusStyle};
 use inferbench_workload::dataset::{BuiltWorkload, build_workload};
@@ -20,8 +19,7 @@ use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 fn builtin() -> &'static Tokenizer {
-    static T: OnceLock<Tokenizer> = OnceLock::new();
-    T.get_or_init(|| Tokenizer::builtin().unwrap())
+    common::builtin()
 }
 
 /// The GenAI-Perf fixture's tokenizer (a byte-level BPE of 8,192 ids plus `<think>` and
@@ -46,50 +44,15 @@ fn tokenizers() -> [&'static Tokenizer; 2] {
 }
 
 fn plan(corpus: &str, isl: f64) -> RunPlan {
-    RunPlan {
-        models: vec!["m".into()],
-        target: Target::Url {
-            url: "http://127.0.0.1:1".into(),
-        },
-        url: "http://127.0.0.1:1".into(),
-        endpoint_type: EndpointType::Chat,
-        endpoint_path: EndpointType::Chat.default_path().into(),
-        streaming: false,
-        api_key: None,
-        headers: vec![],
-        extra_inputs: Default::default(),
-        request_timeout_seconds: 600.0,
-        tokenizer: TokenizerSpec::Builtin,
-        use_server_token_count: false,
-        use_legacy_max_tokens: false,
-        isl: LengthDist {
-            mean: isl,
-            stddev: 0.0,
-        },
-        osl: None,
-        num_dataset_entries: 6,
-        random_seed: Some(11),
-        load: LoadPlan {
-            concurrency: 1,
-            request_count: 10,
-            ..Default::default()
-        },
-        artifacts: ArtifactPlan {
-            dir: "a".into(),
-            run_dir: "a/b".into(),
-            prefix: "profile_export".into(),
-            export_level: ExportLevel::Records,
-        },
-        ui: UiKind::None,
-        cli_command: "inferbench profile".into(),
-        goodput: None,
-        confidence_level: 0.95,
-        dataset: DatasetPlan {
-            prompt_corpus: Some(corpus.into()),
-            ..DatasetPlan::default()
-        },
-        endpoint: Default::default(),
-    }
+    let mut p = common::base_plan(EndpointType::Chat);
+    p.isl.mean = isl;
+    p.num_dataset_entries = 6;
+    p.random_seed = Some(11);
+    p.dataset = DatasetPlan {
+        prompt_corpus: Some(corpus.into()),
+        ..DatasetPlan::default()
+    };
+    p
 }
 
 fn build(p: &RunPlan, tok: &Tokenizer) -> BuiltWorkload {

@@ -1,22 +1,18 @@
 //! Datasets end to end: each custom type from a small file in `tests/data/datasets`, with the
 //! expected payloads written out by hand; synthetic extras; bad input.
 
-use std::path::PathBuf;
-use std::sync::OnceLock;
+mod common;
 
-use inferbench_core::dataset_plan::DatasetPlan;
-use inferbench_core::plan::{
-    ArtifactPlan, EndpointType, ExportLevel, LengthDist, LoadPlan, RunPlan, Target, TokenizerSpec,
-    UiKind,
-};
+use std::path::PathBuf;
+
+use inferbench_core::plan::{EndpointType, LengthDist, RunPlan};
 use inferbench_core::workload::Payload;
 use inferbench_workload::dataset::{BuiltWorkload, DatasetKind, build_workload};
 use inferbench_workload::{Corpus, SamplingStrategy, Tokenizer, render_workload};
 use serde_json::{Value, json};
 
 fn tok() -> &'static Tokenizer {
-    static T: OnceLock<Tokenizer> = OnceLock::new();
-    T.get_or_init(|| Tokenizer::builtin().unwrap())
+    common::builtin()
 }
 
 fn data(name: &str) -> String {
@@ -33,47 +29,7 @@ fn data(name: &str) -> String {
 }
 
 fn plan(endpoint: EndpointType) -> RunPlan {
-    RunPlan {
-        models: vec!["m".into()],
-        target: Target::Url {
-            url: "http://127.0.0.1:1".into(),
-        },
-        url: "http://127.0.0.1:1".into(),
-        endpoint_type: endpoint,
-        endpoint_path: endpoint.default_path().into(),
-        streaming: false,
-        api_key: None,
-        headers: vec![],
-        extra_inputs: Default::default(),
-        request_timeout_seconds: 600.0,
-        tokenizer: TokenizerSpec::Builtin,
-        use_server_token_count: false,
-        use_legacy_max_tokens: false,
-        isl: LengthDist {
-            mean: 16.0,
-            stddev: 0.0,
-        },
-        osl: None,
-        num_dataset_entries: 4,
-        random_seed: Some(7),
-        load: LoadPlan {
-            concurrency: 1,
-            request_count: 10,
-            ..Default::default()
-        },
-        artifacts: ArtifactPlan {
-            dir: "a".into(),
-            run_dir: "a/b".into(),
-            prefix: "profile_export".into(),
-            export_level: ExportLevel::Records,
-        },
-        ui: UiKind::None,
-        cli_command: "inferbench profile".into(),
-        goodput: None,
-        confidence_level: 0.95,
-        dataset: DatasetPlan::default(),
-        endpoint: Default::default(),
-    }
+    common::base_plan(endpoint)
 }
 
 fn file_plan(endpoint: EndpointType, file: &str, kind: Option<&str>) -> RunPlan {

@@ -1,73 +1,32 @@
 //! Bad dataset input: every error names the file, the line and the field; arbitrary lines
 //! never panic.
 
+mod common;
+
 use std::path::PathBuf;
-use std::sync::OnceLock;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use inferbench_core::dataset_plan::DatasetPlan;
-use inferbench_core::plan::{
-    ArtifactPlan, EndpointType, ExportLevel, LengthDist, LoadPlan, RunPlan, Target, TokenizerSpec,
-    UiKind,
-};
+use inferbench_core::plan::{EndpointType, RunPlan};
 use inferbench_workload::dataset::build_workload;
 use inferbench_workload::{Corpus, Tokenizer, WorkloadError};
 use proptest::prelude::*;
 use serde_json::{Map, Value};
 
 fn tok() -> &'static Tokenizer {
-    static T: OnceLock<Tokenizer> = OnceLock::new();
-    T.get_or_init(|| Tokenizer::builtin().unwrap())
+    common::builtin()
 }
 
 fn plan(file: &str, kind: &str) -> RunPlan {
-    RunPlan {
-        models: vec!["m".into()],
-        target: Target::Url {
-            url: "http://127.0.0.1:1".into(),
-        },
-        url: "http://127.0.0.1:1".into(),
-        endpoint_type: EndpointType::Chat,
-        endpoint_path: "/v1/chat/completions".into(),
-        streaming: false,
-        api_key: None,
-        headers: vec![],
-        extra_inputs: Default::default(),
-        request_timeout_seconds: 600.0,
-        tokenizer: TokenizerSpec::Builtin,
-        use_server_token_count: false,
-        use_legacy_max_tokens: false,
-        isl: LengthDist {
-            mean: 16.0,
-            stddev: 0.0,
-        },
-        osl: None,
-        num_dataset_entries: 4,
-        random_seed: Some(7),
-        load: LoadPlan {
-            concurrency: 1,
-            request_count: 10,
-            ..Default::default()
-        },
-        artifacts: ArtifactPlan {
-            dir: "a".into(),
-            run_dir: "a/b".into(),
-            prefix: "profile_export".into(),
-            export_level: ExportLevel::Records,
-        },
-        ui: UiKind::None,
-        cli_command: "inferbench profile".into(),
-        goodput: None,
-        confidence_level: 0.95,
-        dataset: DatasetPlan {
-            input_file: Some(file.into()),
-            custom_dataset_type: Some(kind.into()),
-            isl_block_size: Some(4),
-            num_conversations: Some(3),
-            ..Default::default()
-        },
-        endpoint: Default::default(),
-    }
+    let mut p = common::base_plan(EndpointType::Chat);
+    p.dataset = DatasetPlan {
+        input_file: Some(file.into()),
+        custom_dataset_type: Some(kind.into()),
+        isl_block_size: Some(4),
+        num_conversations: Some(3),
+        ..Default::default()
+    };
+    p
 }
 
 /// A fresh file holding `text`, removed on drop.

@@ -1,0 +1,61 @@
+//! What the dataset tests share: the built-in tokenizer and a minimal run plan.
+#![allow(dead_code)] // each test file uses a different subset
+
+use std::sync::OnceLock;
+
+use inferbench_core::plan::{
+    ArtifactPlan, EndpointType, ExportLevel, LengthDist, LoadPlan, RunPlan, Target, TokenizerSpec,
+    UiKind,
+};
+use inferbench_workload::Tokenizer;
+
+pub fn builtin() -> &'static Tokenizer {
+    static T: OnceLock<Tokenizer> = OnceLock::new();
+    T.get_or_init(|| Tokenizer::builtin().unwrap())
+}
+
+/// A plan for `endpoint`: synthetic ISL 16, no OSL, 4 entries, seed 7; tests change what
+/// they need.
+pub fn base_plan(endpoint: EndpointType) -> RunPlan {
+    RunPlan {
+        models: vec!["m".into()],
+        target: Target::Url {
+            url: "http://127.0.0.1:1".into(),
+        },
+        url: "http://127.0.0.1:1".into(),
+        endpoint_type: endpoint,
+        endpoint_path: endpoint.default_path().into(),
+        streaming: false,
+        api_key: None,
+        headers: vec![],
+        extra_inputs: Default::default(),
+        request_timeout_seconds: 600.0,
+        tokenizer: TokenizerSpec::Builtin,
+        use_server_token_count: false,
+        use_legacy_max_tokens: false,
+        isl: LengthDist {
+            mean: 16.0,
+            stddev: 0.0,
+        },
+        osl: None,
+        num_dataset_entries: 4,
+        random_seed: Some(7),
+        load: LoadPlan {
+            concurrency: 1,
+            request_count: 10,
+            ..Default::default()
+        },
+        artifacts: ArtifactPlan {
+            dir: "a".into(),
+            run_dir: "a/b".into(),
+            prefix: "profile_export".into(),
+            export_level: ExportLevel::Records,
+        },
+        ui: UiKind::None,
+        cli_command: "inferbench profile".into(),
+        goodput: None,
+        confidence_level: 0.95,
+        dataset: Default::default(),
+        endpoint: Default::default(),
+    }
+}
