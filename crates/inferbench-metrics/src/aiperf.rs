@@ -326,18 +326,13 @@ struct Ctx {
     server_tokens: bool,
 }
 
-/// Arrival times of the record's content responses: the events with text; for an endpoint
-/// that returns no tokens (embeddings, rankings), every parsed response (its vectors or
-/// scores are the content).
-fn content_times(r: &Record, ctx: Ctx) -> Vec<u64> {
+/// A content response: an event with text; for an endpoint that returns no tokens
+/// (embeddings, rankings), every parsed response (its vectors or scores are the content).
+fn is_content(e: &inferbench_core::Event, ctx: Ctx) -> bool {
     if ctx.tokens {
-        r.text_events().map(|e| e.t_ns).collect()
+        e.has_text()
     } else {
-        r.events
-            .iter()
-            .filter(|e| matches!(e.kind(), EventKind::Data | EventKind::Body))
-            .map(|e| e.t_ns)
-            .collect()
+        matches!(e.kind(), EventKind::Data | EventKind::Body)
     }
 }
 
@@ -358,7 +353,7 @@ fn error_of(r: &Record, ctx: Ctx) -> Option<ErrorKey> {
             "request was cancelled".into(),
         ));
     }
-    if content_times(r, ctx).is_empty() {
+    if !r.events.iter().any(|e| is_content(e, ctx)) {
         return Some((
             None,
             "InvalidInferenceResultError".into(),
@@ -457,7 +452,12 @@ fn values_of(r: &Record, ctx: Ctx) -> Values {
         usage: usage_of(r),
         ..Default::default()
     };
-    let times = content_times(r, ctx);
+    let times: Vec<u64> = r
+        .events
+        .iter()
+        .filter(|e| is_content(e, ctx))
+        .map(|e| e.t_ns)
+        .collect();
     let (first, last) = (times[0], times[times.len() - 1]);
     let latency = last.saturating_sub(r.start_ns);
     v.latency_ns = Some(latency);

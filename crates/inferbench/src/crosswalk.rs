@@ -21,17 +21,18 @@ pub fn run(a: &CrosswalkArgs) -> Result<u8, Failure> {
     let loaded = load(&a.dir, a.tokenizer.as_deref())?;
     let tok = loaded.tokenizer.clone();
     let count = move |t: &str| tok.count(t) as u64;
-    let (goodput, level) = loaded
+    // No goodput: the crosswalk compares definitions, not SLOs (whose syntax differs by set).
+    let level = loaded
         .manifest
         .as_ref()
-        .map_or((None, 0.95), |m| (None::<String>, m.plan.confidence_level));
+        .map_or(0.95, |m| m.plan.confidence_level);
     let score = |set: &str| {
         inferbench_metrics::compute_set(
             set,
             &loaded.evidence,
             Phase::Profiling,
             &count,
-            goodput.as_deref(),
+            None,
             level,
         )
         .map(|c| c.summary)
@@ -57,8 +58,7 @@ pub fn run(a: &CrosswalkArgs) -> Result<u8, Failure> {
         ("crosswalk.json", json),
         ("crosswalk.md", markdown(&c).into_bytes()),
     ] {
-        let p = out.join(name);
-        std::fs::write(&p, bytes).map_err(|e| Failure::run(format!("{}: {e}", p.display())))?;
+        let p = crate::metrics_cmd::write_file(&out, name, &bytes)?;
         eprintln!("inferbench: wrote {}", p.display());
     }
     let not = c.mappings.iter().filter(|m| !m.comparable).count();

@@ -350,11 +350,14 @@ pub fn run(a: &MetricsArgs) -> Result<u8, Failure> {
         eprintln!("inferbench: this run is partial (it did not finish normally)");
     }
 
-    // Our own runs under AIPerf's set: the full path (schedule evidence, --write).
-    if let (Some(manifest), inferbench_metrics::aiperf::NAME, None) =
-        (&loaded.manifest, set.as_str(), &a.goodput)
-    {
-        return run_native(a, dir, &loaded.evidence, manifest);
+    // Our own runs under AIPerf's set: the full path (schedule evidence, --write), with
+    // --goodput replacing the run's own SLOs.
+    if let (Some(manifest), inferbench_metrics::aiperf::NAME) = (&loaded.manifest, set.as_str()) {
+        let mut m = manifest.clone();
+        if a.goodput.is_some() {
+            m.plan.goodput = a.goodput.clone();
+        }
+        return run_native(a, dir, &loaded.evidence, &m);
     }
     let goodput = a.goodput.clone().or_else(|| {
         loaded
@@ -412,6 +415,15 @@ pub fn run(a: &MetricsArgs) -> Result<u8, Failure> {
         write_format(format, &out, &summary, &set, &loaded)?;
     }
     Ok(code)
+}
+
+/// Writes `dir/name` atomically (a reader never sees half a file).
+pub fn write_file(dir: &Path, name: &str, bytes: &[u8]) -> Result<std::path::PathBuf, Failure> {
+    let mut f = inferbench_artifacts::AtomicFile::create(dir, name)
+        .map_err(|e| Failure::run(e.to_string()))?;
+    f.write_all(bytes)
+        .map_err(|e| Failure::run(e.to_string()))?;
+    f.commit().map_err(|e| Failure::run(e.to_string()))
 }
 
 /// `--format`: the summary in a tool's own file shape.
@@ -479,8 +491,7 @@ fn write_format(
             );
             let bytes = serde_json::to_vec_pretty(&serde_json::Value::Object(o))
                 .map_err(|e| Failure::run(e.to_string()))?;
-            let p = out.join(name);
-            std::fs::write(&p, bytes).map_err(|e| Failure::run(format!("{}: {e}", p.display())))?;
+            let p = write_file(out, name, &bytes)?;
             eprintln!("inferbench: wrote {}", p.display());
             if format == "aiperf" {
                 let p = inferbench_artifacts::summary_csv::write_summary_csv(
@@ -547,6 +558,12 @@ fn run_native(
         return Ok(0);
     }
     if !summary_path.exists() {
+        return Ok(0);
+    }
+    if a.goodput.is_some() {
+        eprintln!(
+            "inferbench: scored with this --goodput, so not compared with the stored summary (use --write to rewrite it)"
+        );
         return Ok(0);
     }
     // Compare with the summary the live run wrote.

@@ -210,6 +210,29 @@ fn a_live_run_scores_under_genai_perf_and_crosswalks_name_to_name() {
     let gp = read_json(&d.join("profile_export_genai_perf.json"));
     assert_eq!(gp["request_count"]["avg"], 12.0);
     assert_eq!(gp["output_sequence_length"]["avg"], 8.0);
+    // --goodput on metrics replaces the run's SLOs: with a 100 s latency bound on a
+    // millisecond run, every one of the 12 requests is good.
+    let o = run(&[
+        "metrics",
+        d.to_str().unwrap(),
+        "--goodput",
+        "request_latency:100000",
+        "--format",
+        "json",
+        "--output-dir",
+        d.join("slo").to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let slo = read_json(&d.join("slo/inferbench_summary.json"));
+    assert_eq!(slo["good_request_count"]["avg"], 12.0, "{slo}");
+    let o = run(&[
+        "metrics",
+        d.to_str().unwrap(),
+        "--goodput",
+        "request_latency:100000",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains("not compared with the stored summary"));
     let o = run(&["crosswalk", d.to_str().unwrap()]);
     assert!(o.status.success(), "{}", stderr(&o));
     let c = read_json(&d.join("crosswalk.json"));
