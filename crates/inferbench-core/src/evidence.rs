@@ -134,80 +134,161 @@ pub enum EvidenceError {
 /// One line. Records are by far the most numerous: when the tag comes first (as the writer
 /// puts it), a record is deserialized directly, skipping serde's buffering of internally
 /// tagged enums, which costs several times the parse itself.
-fn parse_line(line: &str) -> Result<EvidenceLine, serde_json::Error> {
+pub fn parse_line(line: &str) -> Result<EvidenceLine, serde_json::Error> {
     if line.starts_with(r#"{"line":"record","#) {
         return serde_json::from_str::<Record>(line).map(|r| EvidenceLine::Record(Box::new(r)));
     }
     serde_json::from_str(line)
 }
 
-/// Parse an evidence file's text. `path` is only used in error messages. A last line that is
-/// cut (a crash while writing it) is ignored; any other bad line is an error naming the line.
-pub fn parse_evidence(path: &str, text: &str) -> Result<Evidence, EvidenceError> {
-    let mut header = None;
-    let mut records = Vec::new();
-    let mut phases = Vec::new();
-    let mut end = None;
-    let lines: Vec<&str> = text.lines().collect();
-    let ends_with_newline = text.ends_with('\n');
-    for (i, line) in lines.iter().enumerate() {
-        if line.trim().is_empty() {
-            continue;
-        }
-        let parsed: EvidenceLine = match parse_line(line) {
-            Ok(l) => l,
-            Err(e) => {
-                // Only the very last line may be cut short by a crash mid-write.
-                if i + 1 == lines.len() && !ends_with_newline {
-                    break;
-                }
-                return Err(EvidenceError::Line {
-                    path: path.to_string(),
-                    line: i + 1,
-                    message: format!("not an evidence line: {e}"),
-                });
-            }
+/// Reads an evidence file line by line, so that a reader never holds more than one record:
+/// the header first (checked), then every other line in order. A last line that is cut (a
+/// crash while writing it) is ignored; any other bad line is an error naming the line.
+pub struct EvidenceReader<R> {
+    input: R,
+    path: String,
+    header: EvidenceHeader,
+    /// Number of the line in `next` (1-based).
+    line_no: usize,
+    /// The next non-empty line, read ahead: only then is it known whether a bad line is
+    /// the last one.
+    next: Option<(String, bool)>,
+}
+
+impl<R: std::io::BufRead> EvidenceReader<R> {
+    /// Reads the header line. `path` is only used in error messages.
+    pub fn new(input: R, path: &str) -> Result<Self, EvidenceError> {
+        let mut r = EvidenceReader {
+            input,
+            path: path.to_string(),
+            header: EvidenceHeader {
+                schema_version: 0,
+                tool: String::new(),
+                tool_version: String::new(),
+                anchor_unix_ns: 0,
+                benchmark_id: String::new(),
+                endpoint_type: String::new(),
+                streaming: false,
+                tokenizer: String::new(),
+                use_server_token_count: false,
+            },
+            line_no: 0,
+            next: None,
         };
-        match parsed {
+        r.advance()?;
+        let first = r.take_line()?;
+        let Some((line_no, first)) = first else {
+            return Err(EvidenceError::File {
+                path: path.into(),
+                message: "empty: no header line".into(),
+            });
+        };
+        match first {
             EvidenceLine::Header(h) => {
-                if header.is_some() {
-                    return Err(EvidenceError::Line {
-                        path: path.into(),
-                        line: i + 1,
-                        message: "a second header line".into(),
-                    });
-                }
                 if h.schema_version > crate::record::EVIDENCE_SCHEMA_VERSION {
-                    return Err(EvidenceError::Line {
-                        path: path.into(),
-                        line: i + 1,
-                        message: format!(
+                    return Err(r.err(
+                        line_no,
+                        format!(
                             "evidence schema_version {} is newer than this inferbench reads ({})",
                             h.schema_version,
                             crate::record::EVIDENCE_SCHEMA_VERSION
                         ),
-                    });
+                    ));
                 }
-                header = Some(h)
+                r.header = h;
+                Ok(r)
             }
+            _ => Err(r.err(line_no, "the first line must be the header".into())),
+        }
+    }
+
+    pub fn header(&self) -> &EvidenceHeader {
+        &self.header
+    }
+
+    fn err(&self, line: usize, message: String) -> EvidenceError {
+        EvidenceError::Line {
+            path: self.path.clone(),
+            line,
+            message,
+        }
+    }
+
+    /// Reads the next non-empty line into `self.next` (with whether it ended in a newline).
+    fn advance(&mut self) -> Result<(), EvidenceError> {
+        let mut buf = String::new();
+        loop {
+            buf.clear();
+            let n = self
+                .input
+                .read_line(&mut buf)
+                .map_err(|e| EvidenceError::File {
+                    path: self.path.clone(),
+                    message: format!("cannot read: {e}"),
+                })?;
+            if n == 0 {
+                self.next = None;
+                return Ok(());
+            }
+            self.line_no += 1;
+            if buf.trim().is_empty() {
+                continue;
+            }
+            let newline = buf.ends_with('\n');
+            let text = buf.trim_end_matches(['\n', '\r']).to_string();
+            self.next = Some((text, newline));
+            return Ok(());
+        }
+    }
+
+    /// The next parsed line with its number; None at the end (or at a cut last line).
+    fn take_line(&mut self) -> Result<Option<(usize, EvidenceLine)>, EvidenceError> {
+        let Some((text, newline)) = self.next.take() else {
+            return Ok(None);
+        };
+        let line_no = self.line_no;
+        self.advance()?;
+        match parse_line(&text) {
+            Ok(l) => Ok(Some((line_no, l))),
+            // Only the very last line may be cut short by a crash mid-write.
+            Err(_) if self.next.is_none() && !newline => Ok(None),
+            Err(e) => Err(self.err(line_no, format!("not an evidence line: {e}"))),
+        }
+    }
+}
+
+impl<R: std::io::BufRead> Iterator for EvidenceReader<R> {
+    type Item = Result<EvidenceLine, EvidenceError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        match self.take_line() {
+            Ok(Some((n, EvidenceLine::Header(_)))) => {
+                Some(Err(self.err(n, "a second header line".into())))
+            }
+            Ok(Some((_, l))) => Some(Ok(l)),
+            Ok(None) => None,
+            Err(e) => Some(Err(e)),
+        }
+    }
+}
+
+/// Parse an evidence file's text whole (`path` is only used in error messages), by the rules
+/// of [`EvidenceReader`].
+pub fn parse_evidence(path: &str, text: &str) -> Result<Evidence, EvidenceError> {
+    let mut reader = EvidenceReader::new(text.as_bytes(), path)?;
+    let mut records = Vec::new();
+    let mut phases = Vec::new();
+    let mut end = None;
+    for line in &mut reader {
+        match line? {
             EvidenceLine::Record(r) => records.push(*r),
             EvidenceLine::Phase(p) => phases.push(p),
             EvidenceLine::End(e) => end = Some(e),
-        }
-        if header.is_none() {
-            return Err(EvidenceError::Line {
-                path: path.into(),
-                line: i + 1,
-                message: "the first line must be the header".into(),
-            });
+            EvidenceLine::Header(_) => unreachable!("the reader refuses a second header"),
         }
     }
-    let header = header.ok_or_else(|| EvidenceError::File {
-        path: path.into(),
-        message: "empty: no header line".into(),
-    })?;
     Ok(Evidence {
-        header,
+        header: reader.header,
         records,
         phases,
         end,
@@ -249,5 +330,33 @@ mod tests {
         let text = format!("{h}\nnot json\n{h}\n");
         let err = parse_evidence("ev.jsonl", &text).unwrap_err().to_string();
         assert!(err.starts_with("ev.jsonl:2:"), "{err}");
+    }
+
+    #[test]
+    fn the_header_must_come_first_and_only_once() {
+        let h = serde_json::to_string(&EvidenceLine::Header(header())).unwrap();
+        let r = serde_json::to_string(&EvidenceLine::Record(Box::default())).unwrap();
+        let err = parse_evidence("e", &format!("{r}\n{h}\n"))
+            .unwrap_err()
+            .to_string();
+        assert_eq!(err, "e:1: the first line must be the header");
+        let err = parse_evidence("e", &format!("{h}\n\n{r}\n{h}\n"))
+            .unwrap_err()
+            .to_string();
+        assert_eq!(err, "e:4: a second header line");
+        let err = parse_evidence("e", "\n\n").unwrap_err().to_string();
+        assert_eq!(err, "e: empty: no header line");
+    }
+
+    #[test]
+    fn streaming_gives_the_lines_in_order_without_the_header() {
+        let h = serde_json::to_string(&EvidenceLine::Header(header())).unwrap();
+        let r = serde_json::to_string(&EvidenceLine::Record(Box::default())).unwrap();
+        let text = format!("{h}\n{r}\n{r}\n");
+        let reader = EvidenceReader::new(text.as_bytes(), "x").unwrap();
+        assert_eq!(reader.header().benchmark_id, "b");
+        let lines: Vec<_> = reader.collect::<Result<_, _>>().unwrap();
+        assert_eq!(lines.len(), 2);
+        assert!(lines.iter().all(|l| matches!(l, EvidenceLine::Record(_))));
     }
 }

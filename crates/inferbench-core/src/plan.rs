@@ -406,11 +406,15 @@ fn default_confidence_level() -> f64 {
 }
 
 /// A header value that is redacted in serialization when its name is sensitive.
+///
+/// Read back (a manifest's plan), every value is `Plain`: a secret was written as
+/// `<redacted>`, and that is all that can come back; a plain value must stay itself, so that
+/// rewriting the manifest offline gives the same bytes.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
 #[serde(untagged)]
 pub enum HeaderValue {
-    Secret(Secret),
     Plain(String),
+    Secret(Secret),
 }
 
 impl HeaderValue {

@@ -5,9 +5,10 @@
 use inferbench_core::Phase;
 use inferbench_metrics::crosswalk::{Crosswalk, crosswalk, facts, markdown};
 
-use crate::Failure;
+use inferbench_run::Failure;
+use inferbench_run::offline::load;
+
 use crate::cli::CrosswalkArgs;
-use crate::metrics_cmd::load;
 
 pub fn run(a: &CrosswalkArgs) -> Result<u8, Failure> {
     for s in [&a.from, &a.to] {
@@ -19,6 +20,9 @@ pub fn run(a: &CrosswalkArgs) -> Result<u8, Failure> {
         }
     }
     let loaded = load(&a.dir, a.tokenizer.as_deref())?;
+    for n in &loaded.notes {
+        eprintln!("inferbench: {n}");
+    }
     let tok = loaded.tokenizer.clone();
     let count = move |t: &str| tok.count(t) as u64;
     // No goodput: the crosswalk compares definitions, not SLOs (whose syntax differs by set).

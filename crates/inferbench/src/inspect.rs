@@ -10,7 +10,11 @@ use inferbench_client::{Clock, Engine, EngineEvent, StopSignal};
 use inferbench_core::record::{Phase, Record};
 use inferbench_workload::Tokenizer;
 
-use crate::Failure;
+use inferbench_core::plan::Target;
+use inferbench_run::Failure;
+use inferbench_run::prepare::{Counter, isl_counter};
+use inferbench_run::sim::Simulated;
+
 use crate::cli::InspectArgs;
 
 pub fn run(a: &InspectArgs, argv: &[String]) -> Result<u8, Failure> {
@@ -26,16 +30,31 @@ pub fn run(a: &InspectArgs, argv: &[String]) -> Result<u8, Failure> {
             "inspect takes one value per flag: a comma list (a sweep) is for profile",
         ));
     }
-    let mut plans =
-        vec![crate::cli::build_plan(&a.profile, argv, &cells[0].values).map_err(Failure::input)?];
+    let plan =
+        crate::cli::build_plan(&a.profile, argv, &cells[0].values).map_err(Failure::input)?;
     let tok = Arc::new(
-        Tokenizer::load(&plans[0].tokenizer)
+        Tokenizer::load(&plan.tokenizer)
             .map_err(|e| Failure::input(format!("--tokenizer: {e}")))?,
     );
-    let sim = crate::profile::start_sim(&mut plans, &tok)?;
-    let plan = &plans[0];
-    let rendered = crate::profile::workload_of(plan, &tok)?;
-    let prepared = crate::sessions::prepare(plan, &rendered.workload).map_err(Failure::input)?;
+    let mut prepared = inferbench_run::prepare(&plan, tok.clone())?;
+    let sim = match plan.target {
+        Target::Simulated { ttft_ms, itl_ms } => {
+            let s = Simulated::start(ttft_ms, itl_ms, &plan.models[0], &tok)?;
+            prepared.retarget(&s.url)?;
+            Some(s)
+        }
+        _ => None,
+    };
+    let result = inspect(a, &prepared);
+    if let Some(s) = sim {
+        s.shutdown();
+    }
+    result
+}
+
+fn inspect(a: &InspectArgs, prepared: &inferbench_run::Prepared) -> Result<u8, Failure> {
+    let plan = &prepared.plan;
+    let tok = prepared.tokenizer.clone();
     // The first conversations in dataset order: inspect shows what the workload holds, in
     // the order a user wrote it.
     let conversations = prepared.conversations;
@@ -45,7 +64,8 @@ pub fn run(a: &InspectArgs, argv: &[String]) -> Result<u8, Failure> {
         next += 1;
         c
     });
-    let phases = vec![PhaseSpec {
+    let mut cfg = prepared.engine.clone();
+    cfg.phases = vec![PhaseSpec {
         phase: Phase::Profiling,
         mode: LoadMode::Burst {
             concurrency: 1,
@@ -57,7 +77,7 @@ pub fn run(a: &InspectArgs, argv: &[String]) -> Result<u8, Failure> {
         prefill_concurrency: None,
         failed_request_threshold: None,
     }];
-    let cfg = crate::profile::engine_config(plan, phases, true, rendered.seed_used)?;
+    cfg.keep_raw = true;
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -71,15 +91,12 @@ pub fn run(a: &InspectArgs, argv: &[String]) -> Result<u8, Failure> {
     if let Err(e) = models {
         return Err(Failure::run(format!("--url: {e}")));
     }
-    let payloads = prepared.payloads;
+    let payloads = prepared.payloads.clone();
     let bodies: Vec<bytes::Bytes> = payloads.iter().map(|p| p.body.clone()).collect();
     let engine = Engine::new(cfg, clock, payloads, order, None, StopSignal::new());
-    let isl = crate::profile::isl_counter(plan, tok.clone());
+    let isl = isl_counter(plan, tok.clone());
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
     rt.block_on(engine.run(tx));
-    if let Some((sim_rt, server)) = sim {
-        sim_rt.block_on(server.shutdown());
-    }
     let mut records: Vec<(Record, Option<bytes::Bytes>)> = Vec::new();
     while let Ok(ev) = rx.try_recv() {
         if let EngineEvent::Record(mut r, sent) = ev {
@@ -94,11 +111,7 @@ pub fn run(a: &InspectArgs, argv: &[String]) -> Result<u8, Failure> {
     let tags = plan.endpoint.reasoning_tags.is_some();
     let mut failed = false;
     for (rec, sent) in &mut records {
-        inferbench_client::engine::count_tokens(
-            &crate::profile::Counter(tok.clone()),
-            rec,
-            &mut String::new(),
-        );
+        inferbench_client::engine::count_tokens(&Counter(tok.clone()), rec, &mut String::new());
         // The body as sent: with the conversation's history when it had one.
         let body = match sent {
             Some(b) => String::from_utf8_lossy(b).to_string(),

@@ -3,41 +3,17 @@
 
 mod cli;
 mod crosswalk;
-mod host;
 mod inspect;
 mod metrics_cmd;
 mod mock;
 mod profile;
 mod progress;
-mod sessions;
 
 use std::process::ExitCode;
 
 use clap::FromArgMatches;
 
-/// A failure to report: one line, and the exit code.
-#[derive(Debug)]
-pub struct Failure {
-    pub code: u8,
-    pub message: String,
-}
-
-impl Failure {
-    /// Bad input (flags, files): exit 2.
-    pub fn input(message: impl Into<String>) -> Self {
-        Failure {
-            code: 2,
-            message: message.into(),
-        }
-    }
-    /// The run could not be done (server unreachable, I/O): exit 1.
-    pub fn run(message: impl Into<String>) -> Self {
-        Failure {
-            code: 1,
-            message: message.into(),
-        }
-    }
-}
+pub use inferbench_run::Failure;
 
 fn main() -> ExitCode {
     let argv: Vec<String> = std::env::args().collect();

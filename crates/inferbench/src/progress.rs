@@ -1,26 +1,25 @@
-//! Progress on stderr: a bar when stderr is a terminal (`--ui dashboard`), one line a second
-//! with `--ui simple`, nothing with `--ui none`.
+//! Progress on stderr, on its own thread while the engine runs: a bar when stderr is a
+//! terminal (`--ui dashboard`), one line a second with `--ui simple`, nothing with
+//! `--ui none`.
 
 use std::io::IsTerminal;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
+use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::time::Duration;
 
 use inferbench_client::Progress;
 use inferbench_core::plan::UiKind;
 
-/// Runs until `done` resolves.
-pub async fn show(ui: UiKind, progress: Arc<Progress>, done: tokio::sync::oneshot::Receiver<()>) {
+/// Shows progress until `done` is dropped or sent to.
+pub fn show(ui: UiKind, progress: Arc<Progress>, done: Receiver<()>) {
     let tty = std::io::stderr().is_terminal();
     match ui {
-        UiKind::None => {
-            let _ = done.await;
+        UiKind::Dashboard if tty => bar(progress, done),
+        UiKind::Simple => lines(progress, done),
+        UiKind::None | UiKind::Dashboard => {
+            let _ = done.recv();
         }
-        UiKind::Dashboard if tty => bar(progress, done).await,
-        UiKind::Dashboard => {
-            let _ = done.await;
-        }
-        UiKind::Simple => lines(progress, done).await,
     }
 }
 
@@ -33,7 +32,12 @@ fn snapshot(p: &Progress) -> (&'static str, u64, u64, u64) {
     )
 }
 
-async fn bar(p: Arc<Progress>, mut done: tokio::sync::oneshot::Receiver<()>) {
+/// Waits one tick; false once the run is over.
+fn tick(done: &Receiver<()>, every: Duration) -> bool {
+    matches!(done.recv_timeout(every), Err(RecvTimeoutError::Timeout))
+}
+
+fn bar(p: Arc<Progress>, done: Receiver<()>) {
     let pb = indicatif::ProgressBar::new(0);
     pb.set_draw_target(indicatif::ProgressDrawTarget::stderr_with_hz(4));
     if let Ok(style) = indicatif::ProgressStyle::with_template(
@@ -41,32 +45,23 @@ async fn bar(p: Arc<Progress>, mut done: tokio::sync::oneshot::Receiver<()>) {
     ) {
         pb.set_style(style);
     }
-    let mut tick = tokio::time::interval(Duration::from_millis(250));
-    loop {
-        tokio::select! {
-            _ = &mut done => break,
-            _ = tick.tick() => {
-                let (phase, completed, total, errors) = snapshot(&p);
-                pb.set_prefix(phase);
-                pb.set_length(total);
-                pb.set_position(completed);
-                pb.set_message(if errors > 0 { format!("{errors} errors") } else { String::new() });
-            }
-        }
+    while tick(&done, Duration::from_millis(250)) {
+        let (phase, completed, total, errors) = snapshot(&p);
+        pb.set_prefix(phase);
+        pb.set_length(total);
+        pb.set_position(completed);
+        pb.set_message(if errors > 0 {
+            format!("{errors} errors")
+        } else {
+            String::new()
+        });
     }
     pb.finish_and_clear();
 }
 
-async fn lines(p: Arc<Progress>, mut done: tokio::sync::oneshot::Receiver<()>) {
-    let mut tick = tokio::time::interval(Duration::from_secs(1));
-    tick.tick().await;
-    loop {
-        tokio::select! {
-            _ = &mut done => break,
-            _ = tick.tick() => {
-                let (phase, completed, total, errors) = snapshot(&p);
-                eprintln!("inferbench: {phase}: {completed}/{total} requests done, {errors} errors");
-            }
-        }
+fn lines(p: Arc<Progress>, done: Receiver<()>) {
+    while tick(&done, Duration::from_secs(1)) {
+        let (phase, completed, total, errors) = snapshot(&p);
+        eprintln!("inferbench: {phase}: {completed}/{total} requests done, {errors} errors");
     }
 }

@@ -156,7 +156,7 @@ mod tests {
     }
 
     fn plan_with(f: impl FnOnce(&mut inferbench_core::plan::FixedSchedulePlan)) -> RunPlan {
-        let mut plan = crate::cli::tests::parse(&["profile"]).expect("the default plan");
+        let mut plan = crate::test_plan::plan();
         f(&mut plan.load.fixed_schedule);
         plan
     }

@@ -1,0 +1,100 @@
+//! The manifest's plain-language lines: how requests arrive, the warmup, the stop rule.
+
+use inferbench_core::RunPlan;
+use inferbench_core::plan::ArrivalKind;
+
+use crate::sessions::FixedSchedule;
+
+/// How requests arrive, e.g. `concurrency 4 (burst: …)` or `request rate 50 /s, poisson`.
+pub fn arrival(plan: &RunPlan, fixed: Option<&FixedSchedule>) -> String {
+    if let Some(f) = fixed {
+        let fs = plan.load.fixed_schedule;
+        return format!(
+            "fixed schedule: {} sessions at their trace times (trace time {} ms is offset 0{}{}){}",
+            f.offsets_ns.len(),
+            f.zero_ms,
+            fs.start_offset_ms
+                .map_or(String::new(), |s| format!(", from {s} ms")),
+            fs.end_offset_ms
+                .map_or(String::new(), |e| format!(", to {e} ms")),
+            fs.ceiling
+                .map_or(String::new(), |c| format!(", at most {c} sessions at once")),
+        );
+    }
+    if let Some(u) = plan.load.user_centric {
+        return format!(
+            "user-centric: {} users, {} requests/s together (each user {:.3} s apart, waiting for its previous request)",
+            u.users,
+            u.rate,
+            u.users as f64 / u.rate
+        );
+    }
+    let cancellation = plan.load.cancellation.map_or(String::new(), |c| {
+        format!(", {}% cancelled {} s after sending", c.rate_pct, c.delay_s)
+    });
+    match &plan.load.request_rate {
+        Some(r) => format!(
+            "request rate {} /s, {}{}{}{cancellation}",
+            r.rate,
+            match r.pattern {
+                ArrivalKind::Constant => "constant".to_string(),
+                ArrivalKind::Poisson => "poisson".to_string(),
+                ArrivalKind::Gamma => format!("gamma (smoothness {})", r.smoothness.unwrap_or(1.0)),
+            },
+            r.ramp_s.map_or(String::new(), |d| format!(", ramp {d} s")),
+            r.ceiling
+                .map_or(String::new(), |c| format!(", at most {c} in flight")),
+        ),
+        None => format!(
+            "concurrency {} (burst: a new request as soon as a slot frees){cancellation}",
+            plan.load.concurrency,
+        ),
+    }
+}
+
+/// The warmup: none, a count, a duration, or both (whichever comes first).
+pub fn warmup(plan: &RunPlan) -> String {
+    let l = &plan.load;
+    match (l.warmup_request_count, l.warmup_duration_s) {
+        (0, None) => "none".into(),
+        (n, None) => format!("{n} requests"),
+        (0, Some(d)) => format!("{d} s"),
+        (n, Some(d)) => format!("{n} requests or {d} s, whichever first"),
+    }
+}
+
+/// What ends the profiling phase.
+pub fn stop_rule(plan: &RunPlan) -> String {
+    match plan.load.benchmark_duration_s {
+        Some(d) => format!(
+            "duration {d} s, then a grace period of {}",
+            plan.load
+                .benchmark_grace_period_s
+                .map_or("inf".to_string(), |g| format!("{g} s"))
+        ),
+        None => format!("request count {}", plan.load.request_count),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn burst_warmup_and_count_read_as_written() {
+        let mut p = crate::test_plan::plan();
+        p.load.concurrency = 4;
+        p.load.request_count = 100;
+        assert_eq!(
+            arrival(&p, None),
+            "concurrency 4 (burst: a new request as soon as a slot frees)"
+        );
+        assert_eq!(warmup(&p), "none");
+        p.load.warmup_request_count = 8;
+        p.load.warmup_duration_s = Some(2.5);
+        assert_eq!(warmup(&p), "8 requests or 2.5 s, whichever first");
+        assert_eq!(stop_rule(&p), "request count 100");
+        p.load.benchmark_duration_s = Some(60.0);
+        assert_eq!(stop_rule(&p), "duration 60 s, then a grace period of inf");
+    }
+}

@@ -1,0 +1,356 @@
+//! One live run: probe the server, write the frozen workload and a manifest that says
+//! "unfinished", run the engine with the record sink on its own thread, then finish every
+//! file. What is printed about it is the observer's business.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use inferbench_client::resources::{ResourceSample, ResourceSummary};
+use inferbench_client::{Clock, Engine, EngineEvent, StopSignal};
+use inferbench_core::evidence::{EvidenceEnd, EvidenceHeader, StopReason};
+use inferbench_core::manifest::{Manifest, ServerIdentity, TokenizerIdentity};
+use inferbench_core::plan::{RunPlan, Target};
+use inferbench_core::record::EVIDENCE_SCHEMA_VERSION;
+
+use crate::fold::Scores;
+use crate::observer::{Event, Observer};
+use crate::prepare::{Counter, Prepared, isl_counter};
+use crate::side_files::{CLIENT_RESOURCES, SIDE_FILES};
+use crate::sink::{RecordSink, SinkSpec};
+use crate::{Failure, exit};
+
+/// How one run ended, and what it wrote.
+#[derive(Clone, Debug)]
+pub struct RunReport {
+    pub dir: PathBuf,
+    pub console: String,
+    /// The tokenizer that counted, and whether the server's usage was used instead.
+    pub tokenizer: String,
+    pub use_server_token_count: bool,
+    pub resources: ResourceSummary,
+    pub scores: Scores,
+    pub stop_reason: StopReason,
+    /// The exit code of this run alone (0, 1, 3 or 130).
+    pub code: u8,
+    /// What to report when the run did not hold: every request failed, the failed-request
+    /// threshold, a missed schedule with `--fail-on-missed-schedule`.
+    pub failure: Option<Failure>,
+}
+
+impl RunReport {
+    pub fn interrupted(&self) -> bool {
+        self.code == exit::INTERRUPTED
+    }
+}
+
+/// `{summary, samples}` of the client's resources (the side file's content).
+#[derive(serde::Serialize, serde::Deserialize, Clone, Debug, Default, PartialEq)]
+pub struct ClientResources {
+    pub summary: ResourceSummary,
+    pub samples: Vec<ResourceSample>,
+}
+
+/// Runs one prepared plan (its `plan.url` is where requests go).
+pub async fn run_one(p: &Prepared, observer: &Arc<dyn Observer>) -> Result<RunReport, Failure> {
+    let plan = &p.plan;
+    let clock = Clock::start();
+    let started_at = inferbench_core::time::iso_utc_seconds(clock.anchor_unix_ns());
+    // Reach the server before writing anything, so that a wrong --url fails in one line.
+    let models_response =
+        inferbench_client::transport::fetch_models(clock, &plan.url, Duration::from_secs(10))
+            .await
+            .map_err(|e| Failure::run(format!("--url: {e}")))?;
+
+    let run_dir = PathBuf::from(&plan.artifacts.run_dir);
+    let names = inferbench_artifacts::file_names(&plan.artifacts.prefix);
+    clear_run_dir(&run_dir, &names)?;
+    inferbench_artifacts::write_inputs_json(&run_dir, &p.inputs)?;
+
+    let header = EvidenceHeader {
+        schema_version: EVIDENCE_SCHEMA_VERSION,
+        tool: inferbench_core::TOOL_NAME.into(),
+        tool_version: inferbench_core::TOOL_VERSION.into(),
+        anchor_unix_ns: clock.anchor_unix_ns(),
+        benchmark_id: new_benchmark_id(clock.anchor_unix_ns()),
+        endpoint_type: plan.endpoint_type.as_str().into(),
+        streaming: plan.streaming,
+        tokenizer: p.tokenizer.name().to_string(),
+        use_server_token_count: plan.use_server_token_count,
+    };
+    let mut evidence = inferbench_artifacts::EvidenceWriter::create(&run_dir, &header)?;
+    // Written now and replaced at the end: a run that is killed leaves a manifest that says
+    // it did not finish (and `inferbench metrics DIR --write` can still score its evidence).
+    let mut manifest = first_manifest(p, &header, started_at, models_response);
+    inferbench_artifacts::write_manifest(&run_dir, &manifest)?;
+
+    let stop = StopSignal::new();
+    let engine = Engine::new(
+        p.engine.clone(),
+        clock,
+        p.payloads.clone(),
+        p.order()?,
+        None,
+        stop.clone(),
+    );
+    let progress = engine.progress();
+
+    // Records go to disk on their own thread, as they complete: the evidence line, then the
+    // sink (the fold and the per-record exports). Then the record is dropped, so memory does
+    // not grow with the run.
+    let mut sink = RecordSink::open(SinkSpec {
+        dir: &run_dir,
+        plan,
+        header: &header,
+        workload: p.workload.clone(),
+        slos: &p.slos,
+        has_warmup: p.has_warmup(),
+    })?;
+    // Tokens are counted on the writer thread, not on the client's, where it would delay
+    // the stamping of other streams' frames.
+    let counter = (!plan.use_server_token_count).then(|| Counter(p.tokenizer.clone()));
+    let isl = isl_counter(plan, p.tokenizer.clone());
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<EngineEvent>();
+    let writer_thread = std::thread::Builder::new()
+        .name("evidence-writer".into())
+        .spawn(move || -> Result<_, Failure> {
+            let mut text = String::new();
+            // Poll instead of blocking: a parked receiver would be woken (a futex call on the
+            // client's thread) for every record; polling every 2 ms costs nothing there.
+            loop {
+                let ev = match rx.try_recv() {
+                    Ok(ev) => ev,
+                    Err(tokio::sync::mpsc::error::TryRecvError::Empty) => {
+                        std::thread::sleep(Duration::from_millis(2));
+                        continue;
+                    }
+                    Err(tokio::sync::mpsc::error::TryRecvError::Disconnected) => break,
+                };
+                match ev {
+                    EngineEvent::Record(mut r, sent_body) => {
+                        if let Some(c) = &counter {
+                            inferbench_client::engine::count_tokens(c, &mut r, &mut text);
+                            if let Some(b) = &sent_body {
+                                r.tokens.input = isl(b);
+                            }
+                        }
+                        evidence.write_record(&r)?;
+                        sink.record(&r)?;
+                    }
+                    EngineEvent::Phase(w) => {
+                        evidence.write_phase(&w)?;
+                        sink.phase(w);
+                    }
+                }
+            }
+            Ok((evidence, sink))
+        })
+        .map_err(|e| Failure::run(format!("cannot start the evidence writer: {e}")))?;
+
+    let signals = watch_signals(stop, observer.clone());
+    observer.event(Event::EngineStarted {
+        ui: plan.ui,
+        progress,
+    });
+    // The client's own CPU, memory, threads and the machine's pressure, about once a second.
+    let (sampler_stop, sampler_rx) = tokio::sync::watch::channel(false);
+    let sampler = tokio::spawn(inferbench_client::resources::run_sampler(
+        clock,
+        Duration::from_secs(1),
+        sampler_rx,
+    ));
+    let outcome = engine.run(tx).await;
+    observer.event(Event::EngineStopped);
+    for s in signals {
+        s.abort();
+    }
+    let _ = sampler_stop.send(true);
+    let samples = sampler.await.unwrap_or_default();
+    let resources = ClientResources {
+        summary: inferbench_client::resources::summarize(&samples),
+        samples,
+    };
+
+    let (evidence, mut sink) = writer_thread
+        .join()
+        .map_err(|_| Failure::run("the evidence writer panicked"))?
+        .map_err(|e| Failure::run(format!("writing the evidence: {e}")))?;
+    let resources_json =
+        serde_json::to_vec_pretty(&resources).map_err(|e| Failure::run(e.to_string()))?;
+    sink.side_file(CLIENT_RESOURCES, &resources_json)?;
+    let end = EvidenceEnd {
+        stop_reason: outcome.stop_reason,
+        end_ns: outcome.end_ns,
+        records: outcome.records,
+    };
+    evidence.finish(end.clone())?;
+
+    let partial = outcome.stop_reason != StopReason::Completed;
+    manifest.stop_reason = outcome.stop_reason;
+    manifest.partial = partial;
+    manifest.ended_at = Some(inferbench_core::time::iso_utc_seconds(
+        clock.anchor_unix_ns() + outcome.end_ns,
+    ));
+    let finished = sink.finish(Some(&end), &manifest, &p.inputs)?;
+
+    let schedule_missed = finished.scores.schedule.as_ref().is_some_and(|v| !v.kept);
+    let failure = if let Some(reason) = &outcome.abort_reason {
+        Some(Failure::run(format!(
+            "{reason} (artifacts are marked partial)"
+        )))
+    } else if partial {
+        None
+    } else {
+        judge(
+            &finished.scores,
+            schedule_missed && plan.load.schedule_rule.fail_on_miss,
+        )
+    };
+    let code = match (&failure, partial) {
+        (Some(f), _) => f.code,
+        (None, true) => exit::INTERRUPTED,
+        (None, false) => exit::OK,
+    };
+    Ok(RunReport {
+        dir: run_dir,
+        console: finished.console,
+        tokenizer: p.tokenizer.name().to_string(),
+        use_server_token_count: plan.use_server_token_count,
+        resources: resources.summary,
+        scores: finished.scores,
+        stop_reason: outcome.stop_reason,
+        code,
+        failure,
+    })
+}
+
+/// A finished run that did not hold: every request failed, or the schedule was missed
+/// under `--fail-on-missed-schedule`.
+fn judge(scores: &Scores, missed_and_fatal: bool) -> Option<Failure> {
+    let count = |tag: &str| {
+        scores
+            .profiling
+            .get(tag)
+            .and_then(|m| m.avg())
+            .unwrap_or(0.0)
+    };
+    if count("request_count") == 0.0 && count("error_request_count") > 0.0 {
+        let first = scores
+            .profiling
+            .error_summary
+            .first()
+            .map(|e| e.message.clone())
+            .unwrap_or_default();
+        return Some(Failure::run(format!(
+            "every request failed ({} of {}); the most common error: {first}",
+            count("error_request_count"),
+            count("completed_request_count")
+        )));
+    }
+    missed_and_fatal.then(|| Failure {
+        code: exit::MISSED_SCHEDULE,
+        message: "the schedule was not kept (--fail-on-missed-schedule)".into(),
+    })
+}
+
+/// Ctrl-C escalates (stop issuing, then cancel); SIGTERM (a supervisor stopping us)
+/// cancels at once. Either way the artifacts are still written.
+fn watch_signals(
+    stop: StopSignal,
+    observer: Arc<dyn Observer>,
+) -> Vec<tokio::task::JoinHandle<()>> {
+    let ctrl_c = {
+        let stop = stop.clone();
+        let observer = observer.clone();
+        tokio::spawn(async move {
+            while tokio::signal::ctrl_c().await.is_ok() {
+                let escalation = stop.escalate();
+                observer.event(Event::Interrupt { escalation });
+            }
+        })
+    };
+    let sigterm = tokio::spawn(async move {
+        use tokio::signal::unix::{SignalKind, signal};
+        if let Ok(mut term) = signal(SignalKind::terminate())
+            && term.recv().await.is_some()
+        {
+            observer.event(Event::Terminate);
+            stop.escalate();
+            stop.escalate();
+        }
+    });
+    vec![ctrl_c, sigterm]
+}
+
+fn first_manifest(
+    p: &Prepared,
+    header: &EvidenceHeader,
+    started_at: String,
+    models_response: Option<serde_json::Value>,
+) -> Manifest {
+    let plan: &RunPlan = &p.plan;
+    Manifest {
+        schema_version: inferbench_core::manifest::MANIFEST_SCHEMA_VERSION,
+        benchmark_id: header.benchmark_id.clone(),
+        tool: crate::identity::tool_identity(),
+        host: crate::identity::host_identity(),
+        plan: plan.clone(),
+        tokenizer: TokenizerIdentity {
+            name: p.tokenizer.name().to_string(),
+            sha256: p.tokenizer.sha256().to_string(),
+        },
+        dataset: p.dataset.clone(),
+        random_seed: Some(p.seed),
+        arrival: crate::describe::arrival(plan, p.fixed.as_ref()),
+        warmup: crate::describe::warmup(plan),
+        stop_rule: crate::describe::stop_rule(plan),
+        stop_reason: StopReason::Unfinished,
+        partial: true,
+        started_at,
+        ended_at: None,
+        anchor_unix_ns: header.anchor_unix_ns,
+        server: ServerIdentity {
+            models_response,
+            kind: match plan.target {
+                Target::Simulated { .. } => "simulated".into(),
+                _ => "remote".into(),
+            },
+        },
+        files: Vec::new(),
+    }
+}
+
+/// Creates the run directory and removes the files an earlier run left there, so that no
+/// stale file can pass for part of this run. The results-ready marker goes first, so that a
+/// crash in between never leaves a directory that claims to be complete.
+fn clear_run_dir(dir: &Path, names: &inferbench_artifacts::FileNames) -> Result<(), Failure> {
+    std::fs::create_dir_all(dir)
+        .map_err(|e| Failure::run(format!("{}: cannot create: {e}", dir.display())))?;
+    let ours = [
+        &names.results_ready,
+        &names.records_jsonl,
+        &names.raw_jsonl,
+        &names.summary_json,
+        &names.summary_csv,
+        &names.console_txt,
+        &names.inputs_json,
+        &names.manifest,
+        &names.evidence,
+    ];
+    let side = SIDE_FILES.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    for f in ours.into_iter().chain(side.iter()) {
+        let p = dir.join(f);
+        if p.exists() {
+            std::fs::remove_file(&p)
+                .map_err(|e| Failure::run(format!("{}: cannot remove: {e}", p.display())))?;
+        }
+    }
+    Ok(())
+}
+
+fn new_benchmark_id(anchor_unix_ns: u64) -> String {
+    let h = inferbench_core::seed::sha256_hex(
+        format!("{anchor_unix_ns}:{}", std::process::id()).as_bytes(),
+    );
+    h[..12].to_string()
+}

@@ -1,0 +1,61 @@
+//! What a run tells whoever drives it. The library never prints: the binary's observer
+//! turns these events into lines on stderr, a progress bar, or nothing.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use inferbench_client::Progress;
+use inferbench_core::plan::UiKind;
+
+use crate::live::RunReport;
+
+#[derive(Debug)]
+pub enum Event<'a> {
+    /// The built-in simulated server listens at `url` (no `--url` was given).
+    SimulatedServer {
+        url: &'a str,
+        ttft_ms: f64,
+        itl_ms: f64,
+        streaming: bool,
+    },
+    /// A sweep cell starts (1-based `index` of `of`).
+    Cell {
+        index: usize,
+        of: usize,
+        name: &'a str,
+    },
+    /// One of `--num-profile-runs` starts (1-based).
+    Repeat {
+        index: usize,
+        of: usize,
+    },
+    /// The engine runs; `progress` counts its requests until [`Event::EngineStopped`].
+    EngineStarted {
+        ui: UiKind,
+        progress: Arc<Progress>,
+    },
+    EngineStopped,
+    /// Ctrl-C: the first (`escalation` 1) stops issuing, the second cancels what is in flight.
+    Interrupt {
+        escalation: u8,
+    },
+    /// SIGTERM: the requests in flight are cancelled; the artifacts are still written.
+    Terminate,
+    /// One run is written (its failure, if any, is in the report).
+    RunDone(&'a RunReport),
+    /// The sweep's aggregate files are written.
+    SweepWritten {
+        dir: &'a Path,
+    },
+}
+
+pub trait Observer: Send + Sync {
+    fn event(&self, event: Event<'_>);
+}
+
+/// An observer that ignores everything (tests, library use).
+pub struct Quiet;
+
+impl Observer for Quiet {
+    fn event(&self, _: Event<'_>) {}
+}

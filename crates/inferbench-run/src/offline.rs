@@ -1,0 +1,238 @@
+//! A run re-read from disk: replayed through the record sink (`metrics DIR --write`, which
+//! then writes the same files the live run wrote), re-scored without writing, or loaded
+//! whole (our own run, or another tool's directory through an importer) for the
+//! definition sets that score a run as a whole.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use inferbench_core::manifest::Manifest;
+use inferbench_core::{Evidence, EvidenceLine, Phase};
+use inferbench_workload::Tokenizer;
+
+use crate::Failure;
+use crate::fold::{Fold, Scores};
+use crate::rundir::{Layout, RunDir, StoredSummary};
+use crate::sink::{Finished, RecordSink, SinkSpec};
+
+fn slos(manifest: &Manifest) -> Result<Vec<inferbench_metrics::aiperf::Slo>, Failure> {
+    match &manifest.plan.goodput {
+        Some(g) => inferbench_metrics::aiperf::parse_slos(g).map_err(Failure::input),
+        None => Ok(Vec::new()),
+    }
+}
+
+/// Replays a run's evidence through the record sink: every export, summary, the console,
+/// the manifest and the results-ready marker are written again, exactly as the live run
+/// wrote them (side files are kept as they are). `manifest` is the run's, possibly with
+/// another `--goodput`.
+pub fn rewrite(run: &RunDir, manifest: &Manifest) -> Result<Finished, Failure> {
+    let mut lines = run.evidence()?;
+    let header = lines.header().clone();
+    let plan = &manifest.plan;
+    let slos = slos(manifest)?;
+    let mut sink = RecordSink::open(SinkSpec {
+        dir: &run.path,
+        plan,
+        header: &header,
+        workload: Arc::new(run.workload()?),
+        slos: &slos,
+        has_warmup: crate::prepare::has_warmup(plan),
+    })?;
+    sink.keep_side_files();
+    let mut end = None;
+    for line in &mut lines {
+        match line.map_err(|e| Failure::input(e.to_string()))? {
+            EvidenceLine::Record(r) => sink.record(&r)?,
+            EvidenceLine::Phase(w) => sink.phase(w),
+            EvidenceLine::End(e) => end = Some(e),
+            EvidenceLine::Header(_) => {}
+        }
+    }
+    sink.finish(end.as_ref(), manifest, &run.inputs()?)
+}
+
+/// Re-scores a run of ours under `aiperf-0.13` from its evidence, a record at a time,
+/// writing nothing. Also returns whether the evidence is partial.
+pub fn rescore(run: &RunDir, manifest: &Manifest) -> Result<(Scores, bool), Failure> {
+    let mut lines = run.evidence()?;
+    let mut fold = Fold::new(
+        lines.header(),
+        &slos(manifest)?,
+        manifest.plan.confidence_level,
+    )?;
+    let mut complete = false;
+    for line in &mut lines {
+        match line.map_err(|e| Failure::input(e.to_string()))? {
+            EvidenceLine::Record(r) => {
+                fold.push(&r);
+            }
+            EvidenceLine::Phase(w) => fold.phase(w),
+            EvidenceLine::End(e) => {
+                complete = e.stop_reason == inferbench_core::StopReason::Completed
+            }
+            EvidenceLine::Header(_) => {}
+        }
+    }
+    Ok((fold.finish(&manifest.plan), !complete))
+}
+
+/// Compares recomputed scores with a stored summary of ours, metric by metric, as the
+/// summary file writes them: the differences (empty when identical).
+pub fn differences(scores: &Scores, stored: &StoredSummary) -> Vec<String> {
+    let mut diffs = Vec::new();
+    for m in &scores.profiling.metrics {
+        let ours = inferbench_artifacts::summary_json::metric_json(m);
+        match stored.document.get(&m.tag) {
+            Some(s) if *s == ours => {}
+            Some(s) => diffs.push(format!("{}: stored {s}, recomputed {ours}", m.tag)),
+            None => diffs.push(format!("{}: not in the stored summary", m.tag)),
+        }
+    }
+    diffs
+}
+
+/// A run to score under any set: ours, or another tool's, imported on the fly.
+pub struct Loaded {
+    pub run: RunDir,
+    pub evidence: Evidence,
+    /// Our run's manifest (None for an imported run).
+    pub manifest: Option<Manifest>,
+    pub imported: Option<inferbench_import::ImportedRun>,
+    pub tokenizer: Arc<Tokenizer>,
+    /// Things the user should be told about how the run was read.
+    pub notes: Vec<String>,
+}
+
+impl Loaded {
+    /// The set that reproduces the run's own summary.
+    pub fn native_set(&self) -> &str {
+        match &self.imported {
+            Some(i) => &i.native_definitions,
+            None => inferbench_metrics::aiperf::NAME,
+        }
+    }
+
+    /// The run's confidence level (0.95 for an import, as the tools' default).
+    pub fn confidence_level(&self) -> f64 {
+        self.manifest
+            .as_ref()
+            .map_or(0.95, |m| m.plan.confidence_level)
+    }
+}
+
+fn tokenizer_spec(flag: Option<&str>) -> inferbench_core::plan::TokenizerSpec {
+    match flag {
+        None | Some("builtin") => inferbench_core::plan::TokenizerSpec::Builtin,
+        Some(p) => inferbench_core::plan::TokenizerSpec::HuggingFace { path: p.into() },
+    }
+}
+
+/// Loads one run whole: our evidence if it is ours, else an import. `tokenizer` overrides
+/// the run's own (an import has none: the built-in one is used unless given).
+pub fn load(dir: &Path, tokenizer: Option<&str>) -> Result<Loaded, Failure> {
+    let run = RunDir::single(dir)?;
+    if run.layout == Layout::Run {
+        let manifest = run.manifest()?;
+        let spec = match tokenizer {
+            Some(t) => tokenizer_spec(Some(t)),
+            None => manifest.plan.tokenizer.clone(),
+        };
+        let tok =
+            Tokenizer::load(&spec).map_err(|e| Failure::input(format!("--tokenizer: {e}")))?;
+        return Ok(Loaded {
+            evidence: run.load_evidence()?,
+            run,
+            manifest: Some(manifest),
+            imported: None,
+            tokenizer: Arc::new(tok),
+            notes: Vec::new(),
+        });
+    }
+    let tok = Tokenizer::load(&tokenizer_spec(tokenizer))
+        .map_err(|e| Failure::input(format!("--tokenizer: {e}")))?;
+    let count = |t: &str| tok.count(t) as u64;
+    let imported =
+        inferbench_import::import(dir, &count).map_err(|e| Failure::input(e.to_string()))?;
+    let mut notes = Vec::new();
+    if tokenizer.is_none() {
+        notes.push(format!(
+            "{} was written by {}: texts are tokenized with the built-in o200k_base tokenizer; pass --tokenizer (the run's tokenizer.json) to count as the original run did",
+            dir.display(),
+            imported.tool.as_str()
+        ));
+    }
+    Ok(Loaded {
+        run,
+        evidence: imported.evidence.clone(),
+        manifest: None,
+        imported: Some(imported),
+        tokenizer: Arc::new(tok),
+        notes,
+    })
+}
+
+/// Scores a loaded run under any set, over its profiling records.
+pub fn score_set(
+    loaded: &Loaded,
+    set: &str,
+    goodput: Option<&str>,
+) -> Result<inferbench_metrics::Computed, Failure> {
+    let tok = loaded.tokenizer.clone();
+    let count = move |t: &str| tok.count(t) as u64;
+    inferbench_metrics::compute_set(
+        set,
+        &loaded.evidence,
+        Phase::Profiling,
+        &count,
+        goodput,
+        loaded.confidence_level(),
+    )
+    .map_err(|e| Failure::input(format!("--definitions: {e}")))
+}
+
+/// Compares a computed summary with a tool's own summary JSON (`{tag: {unit, avg, p50, …}}`,
+/// or a bare number): (values compared, differences).
+pub fn compare_with_original(
+    summary: &inferbench_core::Summary,
+    original: &serde_json::Value,
+) -> (usize, Vec<String>) {
+    let mut n = 0;
+    let mut diffs = Vec::new();
+    let close = |a: f64, b: f64| a == b || (a - b).abs() <= 1e-9 * a.abs().max(b.abs());
+    for m in &summary.metrics {
+        let Some(o) = original.get(&m.tag) else {
+            continue;
+        };
+        let pairs: Vec<(String, Option<f64>, Option<f64>)> = match (m.stats(), o) {
+            (Some(s), serde_json::Value::Object(obj)) => obj
+                .iter()
+                .filter(|(k, v)| *k != "unit" && v.is_number())
+                .map(|(k, v)| (k.clone(), s.get(k), v.as_f64()))
+                .collect(),
+            (None, serde_json::Value::Object(obj)) => vec![(
+                "avg".into(),
+                m.avg(),
+                obj.get("avg").and_then(serde_json::Value::as_f64),
+            )],
+            (_, v) if v.is_number() => vec![("value".into(), m.avg(), v.as_f64())],
+            _ => continue,
+        };
+        for (stat, ours, theirs) in pairs {
+            let Some(theirs) = theirs else { continue };
+            n += 1;
+            match ours {
+                Some(x) if close(x, theirs) => {}
+                Some(x) => diffs.push(format!(
+                    "{}.{stat}: original {theirs}, recomputed {x}",
+                    m.tag
+                )),
+                None => diffs.push(format!(
+                    "{}.{stat}: original {theirs}, not recomputed",
+                    m.tag
+                )),
+            }
+        }
+    }
+    (n, diffs)
+}

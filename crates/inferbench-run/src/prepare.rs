@@ -1,0 +1,407 @@
+//! *Prepare*: a validated plan becomes everything the engine needs — the frozen workload,
+//! payloads with their session timing, the phases, the sampler's order, the engine
+//! configuration and the goodput SLOs — before any network traffic, so that a bad dataset,
+//! tokenizer or value is reported before the server is touched.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use inferbench_client::EngineConfig;
+use inferbench_client::engine::{Cancellation, LoadMode, PhaseSpec, PreparedPayload};
+use inferbench_core::RunPlan;
+use inferbench_core::manifest::DatasetIdentity;
+use inferbench_core::plan::{ArrivalKind, ExportLevel};
+use inferbench_core::record::Phase;
+use inferbench_core::schedule::ArrivalPattern;
+use inferbench_core::workload::Workload;
+use inferbench_metrics::aiperf::Slo;
+use inferbench_workload::{Corpus, SamplingStrategy, Tokenizer};
+
+use crate::Failure;
+use crate::sessions::{self, FixedSchedule};
+
+/// One run's plan, prepared. Cloning is cheap enough for repeated runs (bodies are shared).
+#[derive(Clone)]
+pub struct Prepared {
+    pub plan: RunPlan,
+    pub tokenizer: Arc<Tokenizer>,
+    /// Every request body, rendered and frozen (what `inputs.json` holds).
+    pub workload: Arc<Workload>,
+    /// `inputs.json` as written.
+    pub inputs: Arc<serde_json::Value>,
+    pub dataset: DatasetIdentity,
+    /// The seed actually used (the plan's, or one drawn from OS entropy).
+    pub seed: u64,
+    pub payloads: Vec<PreparedPayload>,
+    /// Conversations the sampler draws from; every turn of every conversation.
+    pub conversations: usize,
+    pub requests: u64,
+    pub fixed: Option<FixedSchedule>,
+    sampling: SamplingStrategy,
+    /// `--goodput`, parsed once.
+    pub slos: Vec<Slo>,
+    pub engine: EngineConfig,
+}
+
+impl Prepared {
+    /// A fresh draw order for one run: the sampler picks conversations, and the order
+    /// depends only on the seed (session k always gets the k-th draw), not on timing.
+    pub fn order(&self) -> Result<Box<dyn FnMut() -> usize + Send>, Failure> {
+        let mut sampler =
+            inferbench_workload::Sampler::new(self.sampling, self.conversations, self.seed)
+                .map_err(|e| Failure::input(e.to_string()))?;
+        Ok(Box::new(move || sampler.next()))
+    }
+
+    /// Points the run at `url` (the simulated server, once it listens).
+    pub fn retarget(&mut self, url: &str) -> Result<(), Failure> {
+        self.plan.url = url.to_string();
+        self.engine.uri = uri_of(&self.plan)?;
+        Ok(())
+    }
+
+    /// The same prepared run writing into `run_dir`, optionally without its warmup (the
+    /// repeated runs after the first, `--profile-run-disable-warmup-after-first`).
+    pub fn for_run(&self, run_dir: &std::path::Path, without_warmup: bool) -> Prepared {
+        let mut p = self.clone();
+        p.plan.artifacts.run_dir = run_dir.to_string_lossy().into_owned();
+        if without_warmup {
+            p.plan.load.warmup_request_count = 0;
+            p.plan.load.warmup_duration_s = None;
+            p.engine.phases = phases_of(&p.plan, p.fixed.as_ref(), p.default_requests());
+        }
+        p
+    }
+
+    /// Without `--request-count`, a trace (or any dataset read from a file) is sent once,
+    /// every row, as AIPerf does.
+    fn default_requests(&self) -> Option<u64> {
+        default_requests(&self.plan, self.fixed.as_ref(), self.requests)
+    }
+
+    pub fn has_warmup(&self) -> bool {
+        has_warmup(&self.plan)
+    }
+}
+
+fn default_requests(plan: &RunPlan, fixed: Option<&FixedSchedule>, requests: u64) -> Option<u64> {
+    match (fixed, plan.load.request_count_given) {
+        (_, true) => None,
+        (Some(f), false) => Some(f.requests),
+        (None, false) if plan.dataset.input_file.is_some() => Some(requests),
+        _ => None,
+    }
+}
+
+/// Prepares `plan` with the run's tokenizer. Nothing is sent; `plan.url` may still be a
+/// placeholder for the simulated server (see [`Prepared::retarget`]).
+pub fn prepare(plan: &RunPlan, tokenizer: Arc<Tokenizer>) -> Result<Prepared, Failure> {
+    let slos = match &plan.goodput {
+        Some(g) => inferbench_metrics::aiperf::parse_slos(g).map_err(Failure::input)?,
+        None => Vec::new(),
+    };
+    let built =
+        inferbench_workload::dataset::build_workload(plan, &tokenizer, Corpus::shakespeare())
+            .map_err(|e| Failure::input(e.to_string()))?;
+    let seed = built.seed_used;
+    let sessions = sessions::prepare(plan, &built.workload).map_err(Failure::input)?;
+    check_wrap(plan, built.sampling, sessions.requests)?;
+    // Fails here, not at the first request, when the dataset has no conversation.
+    inferbench_workload::Sampler::new(built.sampling, sessions.conversations, seed)
+        .map_err(|e| Failure::input(e.to_string()))?;
+    let phases = phases_of(
+        plan,
+        sessions.fixed.as_ref(),
+        default_requests(plan, sessions.fixed.as_ref(), sessions.requests),
+    );
+    let engine = engine_config(
+        plan,
+        phases,
+        plan.artifacts.export_level == ExportLevel::Raw,
+        seed,
+    )?;
+    let dataset = DatasetIdentity {
+        kind: built.kind.as_str().into(),
+        entries: built.workload.payloads.len(),
+        workload_sha256: built.workload.sha256(),
+        corpus_sha256: Some(built.corpus_sha256.clone()),
+    };
+    let inputs = inferbench_workload::inputs_json(&built.workload);
+    Ok(Prepared {
+        plan: plan.clone(),
+        tokenizer,
+        workload: Arc::new(built.workload),
+        inputs: Arc::new(inputs),
+        dataset,
+        seed,
+        payloads: sessions.payloads,
+        conversations: sessions.conversations,
+        requests: sessions.requests,
+        fixed: sessions.fixed,
+        sampling: built.sampling,
+        slos,
+        engine,
+    })
+}
+
+fn uri_of(plan: &RunPlan) -> Result<http::Uri, Failure> {
+    format!("{}{}", plan.url, plan.endpoint_path)
+        .parse()
+        .map_err(|e| Failure::input(format!("--url/--custom-endpoint: invalid URL: {e}")))
+}
+
+/// A duration flag as a `Duration` (the CLI has checked its range; this never panics).
+fn secs(flag: &str, s: f64) -> Result<Duration, Failure> {
+    Duration::try_from_secs_f64(s)
+        .map_err(|_| Failure::input(format!("{flag} {s}: not a duration")))
+}
+
+/// The engine's configuration for a plan: the full URI (the streaming path where the API has
+/// its own), the headers (API key included), timeouts, cancellation and response decoding.
+pub fn engine_config(
+    plan: &RunPlan,
+    phases: Vec<PhaseSpec>,
+    keep_raw: bool,
+    seed: u64,
+) -> Result<EngineConfig, Failure> {
+    let uri = uri_of(plan)?;
+    let mut headers = Vec::new();
+    if let Some(k) = &plan.api_key {
+        headers.push((
+            http::header::AUTHORIZATION,
+            http::HeaderValue::from_str(&format!("Bearer {}", k.expose()))
+                .map_err(|_| Failure::input("--api-key: not a valid header value"))?,
+        ));
+    }
+    for (name, value) in &plan.headers {
+        let n = http::HeaderName::from_bytes(name.as_bytes())
+            .map_err(|_| Failure::input(format!("--header: invalid name {name:?}")))?;
+        let v = http::HeaderValue::from_str(value.expose())
+            .map_err(|_| Failure::input(format!("--header {name}: invalid value")))?;
+        headers.push((n, v));
+    }
+    let e = &plan.endpoint;
+    inferbench_client::decode::Decoder::new(plan.endpoint_type, e).map_err(|err| {
+        Failure::input(
+            if e.reasoning_tags.is_some() && e.response_field.is_none() {
+                format!("--reasoning-tags: {err}")
+            } else {
+                format!("--extra-inputs response_field / --reasoning-tags: {err}")
+            },
+        )
+    })?;
+    Ok(EngineConfig {
+        uri,
+        endpoint_type: plan.endpoint_type,
+        streaming: plan.streaming,
+        headers,
+        timeout: secs("--request-timeout-seconds", plan.request_timeout_seconds)?,
+        phases,
+        cancellation: match plan.load.cancellation {
+            Some(c) => Some(Cancellation {
+                rate_pct: c.rate_pct,
+                delay: secs("--request-cancellation-delay", c.delay_s)?,
+            }),
+            None => None,
+        },
+        keep_raw,
+        seed,
+        reasoning_tags: plan.endpoint.reasoning_tags.is_some(),
+        response_field: plan.endpoint.response_field.clone(),
+    })
+}
+
+/// A sequential dataset without `--allow-dataset-wrap` cannot be asked for more requests
+/// than it holds.
+fn check_wrap(plan: &RunPlan, sampling: SamplingStrategy, requests: u64) -> Result<(), Failure> {
+    let wanted = plan.load.request_count + plan.load.warmup_request_count;
+    if sampling == SamplingStrategy::Sequential
+        && !plan.dataset.allow_dataset_wrap
+        && plan.load.request_count_given
+        && plan.load.benchmark_duration_s.is_none()
+        && wanted > requests
+    {
+        return Err(Failure::input(format!(
+            "--request-count {} (with {} warmup): the dataset holds {requests} requests; add --allow-dataset-wrap to start over from its beginning",
+            plan.load.request_count, plan.load.warmup_request_count
+        )));
+    }
+    Ok(())
+}
+
+pub fn has_warmup(plan: &RunPlan) -> bool {
+    plan.load.warmup_request_count > 0 || plan.load.warmup_duration_s.is_some()
+}
+
+/// Seconds from the plan as a `Duration`; the CLI bounds every duration flag, so an
+/// out-of-range value here saturates instead of panicking.
+fn dur(s: Option<f64>) -> Option<Duration> {
+    s.map(|s| Duration::try_from_secs_f64(s).unwrap_or(Duration::MAX))
+}
+
+/// The engine's phases from the plan. Warmup settings fall back to the profiling ones, as in
+/// AIPerf.
+pub fn phases_of(
+    plan: &RunPlan,
+    fixed: Option<&FixedSchedule>,
+    default_requests: Option<u64>,
+) -> Vec<PhaseSpec> {
+    let l = &plan.load;
+    let mode = |rate: Option<f64>,
+                concurrency: usize,
+                ceiling: Option<usize>,
+                conc_ramp: Option<Duration>,
+                rate_ramp: Option<Duration>| match (rate, &l.request_rate) {
+        (Some(rate), r) => LoadMode::Rate {
+            pattern: match r.as_ref().map(|r| r.pattern) {
+                Some(ArrivalKind::Constant) => ArrivalPattern::Constant,
+                Some(ArrivalKind::Gamma) => ArrivalPattern::Gamma {
+                    smoothness: r.as_ref().and_then(|r| r.smoothness).unwrap_or(1.0),
+                },
+                _ => ArrivalPattern::Poisson,
+            },
+            rate,
+            ramp: rate_ramp,
+            ceiling,
+            ceiling_ramp: conc_ramp,
+        },
+        (None, _) => LoadMode::Burst {
+            concurrency,
+            ramp: conc_ramp,
+        },
+    };
+    let mut phases = Vec::new();
+    if has_warmup(plan) {
+        let rate = l
+            .warmup_request_rate
+            .or(l.request_rate.as_ref().map(|r| r.rate));
+        let concurrency = l.warmup_concurrency.unwrap_or(l.concurrency);
+        let ceiling = l
+            .warmup_concurrency
+            .or(l.request_rate.as_ref().and_then(|r| r.ceiling));
+        phases.push(PhaseSpec {
+            phase: Phase::Warmup,
+            // Warmup settings fall back to the profiling ones, ramps included.
+            mode: mode(
+                rate,
+                concurrency,
+                ceiling,
+                dur(l.warmup_concurrency_ramp_s.or(l.concurrency_ramp_s)),
+                dur(l
+                    .warmup_request_rate_ramp_s
+                    .or(l.request_rate.as_ref().and_then(|r| r.ramp_s))),
+            ),
+            request_count: (l.warmup_request_count > 0).then_some(l.warmup_request_count),
+            duration: dur(l.warmup_duration_s),
+            grace: None,
+            prefill_concurrency: l.warmup_prefill_concurrency.or(l.prefill_concurrency),
+            // Only profiling requests count toward the threshold, as in AIPerf.
+            failed_request_threshold: None,
+        });
+    }
+    phases.push(PhaseSpec {
+        phase: Phase::Profiling,
+        mode: match (fixed, l.user_centric) {
+            (Some(f), _) => LoadMode::Fixed {
+                offsets_ns: Arc::new(f.offsets_ns.clone()),
+                conversations: Arc::new(f.conversations.clone()),
+                ceiling: l.fixed_schedule.ceiling,
+            },
+            (None, Some(u)) => LoadMode::UserCentric {
+                users: u.users,
+                rate: u.rate,
+            },
+            (None, None) => mode(
+                l.request_rate.as_ref().map(|r| r.rate),
+                l.concurrency,
+                l.request_rate.as_ref().and_then(|r| r.ceiling),
+                dur(l.concurrency_ramp_s),
+                dur(l.request_rate.as_ref().and_then(|r| r.ramp_s)),
+            ),
+        },
+        // With a duration, the request count is not the stop rule (as in AIPerf). A fixed
+        // schedule ends with the trace unless a count was given.
+        request_count: match (l.benchmark_duration_s, fixed, l.request_count_given) {
+            (Some(_), _, _) => None,
+            (None, Some(_), false) => None,
+            (None, _, _) => Some(default_requests.unwrap_or(l.request_count)),
+        },
+        duration: dur(l.benchmark_duration_s),
+        grace: l.benchmark_duration_s.and(dur(l.benchmark_grace_period_s)),
+        prefill_concurrency: l.prefill_concurrency,
+        failed_request_threshold: l
+            .failed_request_threshold
+            .map(|t| (t, (l.concurrency as u64).max(10))),
+    });
+    phases
+}
+
+/// The tokenizer as the engine's token counter (counting happens on the writer thread).
+pub struct Counter(pub Arc<Tokenizer>);
+
+impl inferbench_client::TokenCounter for Counter {
+    fn count(&self, text: &str) -> u64 {
+        self.0.count(text) as u64
+    }
+}
+
+/// ISL of a body built at send time (a turn with its history), counted as the workload
+/// counts: the input texts joined by a space.
+pub fn isl_counter(
+    plan: &RunPlan,
+    tok: Arc<Tokenizer>,
+) -> impl Fn(&[u8]) -> Option<u64> + Send + 'static {
+    let endpoint = plan.endpoint_type;
+    move |body: &[u8]| {
+        let v: serde_json::Value = serde_json::from_slice(body).ok()?;
+        Some(inferbench_workload::render::count_input_tokens(
+            &tok,
+            endpoint,
+            v.as_object()?,
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tok() -> Arc<Tokenizer> {
+        Arc::new(Tokenizer::builtin().unwrap())
+    }
+
+    #[test]
+    fn a_plain_plan_prepares_its_count_and_one_phase() {
+        let p = prepare(&crate::test_plan::plan(), tok()).unwrap();
+        assert_eq!(p.payloads.len(), 4);
+        assert_eq!(p.engine.phases.len(), 1);
+        assert_eq!(p.engine.phases[0].request_count, Some(10));
+        assert_eq!(p.dataset.entries, 4);
+        assert_eq!(p.seed, 7);
+    }
+
+    #[test]
+    fn a_bad_goodput_fails_before_anything_runs() {
+        let mut plan = crate::test_plan::plan();
+        plan.goodput = Some("time_to_first_token".into());
+        let e = prepare(&plan, tok()).err().unwrap();
+        assert_eq!(e.code, 2);
+        assert!(e.message.contains("--goodput"), "{}", e.message);
+    }
+
+    #[test]
+    fn warmup_falls_back_to_profiling_settings_and_can_be_dropped_for_later_runs() {
+        let mut plan = crate::test_plan::plan();
+        plan.load.warmup_request_count = 3;
+        let p = prepare(&plan, tok()).unwrap();
+        assert_eq!(p.engine.phases.len(), 2);
+        assert_eq!(p.engine.phases[0].phase, Phase::Warmup);
+        assert!(matches!(
+            p.engine.phases[0].mode,
+            LoadMode::Burst { concurrency: 2, .. }
+        ));
+        let later = p.for_run(std::path::Path::new("x/run_0002"), true);
+        assert_eq!(later.engine.phases.len(), 1);
+        assert_eq!(later.plan.artifacts.run_dir, "x/run_0002");
+    }
+}

@@ -1,0 +1,58 @@
+//! Side files: what a run writes besides the evidence and the AIPerf exports (the client's
+//! resources now; server-metric scrapes, GPU telemetry and correctness scores later). Each
+//! is registered here once, so that a live run and an offline rewrite list the same files in
+//! the same order, and a stale one from an earlier run is removed before a new run starts.
+
+/// `{summary, samples}` of the client's own CPU, memory, threads and the machine's pressure.
+pub const CLIENT_RESOURCES: &str = "inferbench_client_resources.json";
+
+/// Every side file, in the order the manifest lists them.
+pub const SIDE_FILES: &[&str] = &[CLIENT_RESOURCES];
+
+/// The side files of one run directory: which were written (or found, offline).
+#[derive(Clone, Debug, Default)]
+pub struct SideFiles {
+    present: Vec<&'static str>,
+}
+
+impl SideFiles {
+    pub fn mark(&mut self, name: &'static str) {
+        debug_assert!(SIDE_FILES.contains(&name), "{name} is not registered");
+        if !self.present.contains(&name) {
+            self.present.push(name);
+        }
+    }
+
+    /// The side files already in `dir` (an offline rewrite keeps them as they are).
+    pub fn found_in(dir: &std::path::Path) -> SideFiles {
+        SideFiles {
+            present: SIDE_FILES
+                .iter()
+                .copied()
+                .filter(|n| dir.join(n).is_file())
+                .collect(),
+        }
+    }
+
+    /// The names present, in registry order.
+    pub fn names(&self) -> Vec<String> {
+        SIDE_FILES
+            .iter()
+            .filter(|n| self.present.contains(n))
+            .map(|n| n.to_string())
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_come_in_registry_order_once() {
+        let mut s = SideFiles::default();
+        s.mark(CLIENT_RESOURCES);
+        s.mark(CLIENT_RESOURCES);
+        assert_eq!(s.names(), vec![CLIENT_RESOURCES.to_string()]);
+    }
+}
