@@ -815,21 +815,10 @@ pub fn engine_config(
     let uri: http::Uri = format!("{}{}", plan.url, plan.endpoint_path)
         .parse()
         .map_err(|e| Failure::input(format!("--url/--custom-endpoint: invalid URL: {e}")))?;
-    let mut headers = Vec::new();
-    if let Some(k) = &plan.api_key {
-        headers.push((
-            http::header::AUTHORIZATION,
-            http::HeaderValue::from_str(&format!("Bearer {}", k.expose()))
-                .map_err(|_| Failure::input("--api-key: not a valid header value"))?,
-        ));
-    }
-    for (name, value) in &plan.headers {
-        let n = http::HeaderName::from_bytes(name.as_bytes())
-            .map_err(|_| Failure::input(format!("--header: invalid name {name:?}")))?;
-        let v = http::HeaderValue::from_str(value.expose())
-            .map_err(|_| Failure::input(format!("--header {name}: invalid value")))?;
-        headers.push((n, v));
-    }
+    let headers = inferbench_client::configured_headers(plan.api_key.as_ref(), &plan.headers)
+        .map_err(Failure::input)?;
+    let decoder = inferbench_client::decode::Decoder::new(plan.endpoint_type, &plan.endpoint)
+        .map_err(|e| Failure::input(e.to_string()))?;
     Ok(EngineConfig {
         uri,
         endpoint_type: plan.endpoint_type,
@@ -843,8 +832,7 @@ pub fn engine_config(
         }),
         keep_raw,
         seed,
-        reasoning_tags: plan.endpoint.reasoning_tags.is_some(),
-        response_field: plan.endpoint.response_field.clone(),
+        decoder,
     })
 }
 
