@@ -61,7 +61,11 @@ impl ConfiguredHeader {
 impl std::fmt::Debug for ConfiguredHeader {
     // The engine's config is printed in debugging; a key must not be.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let value = if self.sensitive { REDACTED } else { &self.value };
+        let value = if self.sensitive {
+            REDACTED
+        } else {
+            &self.value
+        };
         f.debug_struct("ConfiguredHeader")
             .field("name", &self.name)
             .field("value", &value)
@@ -125,7 +129,11 @@ pub(crate) fn wire_headers<'a>(
         wire_value: None,
     };
     let mut out = Vec::with_capacity(5 + configured.len());
-    out.push(own("Content-Type", header::CONTENT_TYPE, "application/json"));
+    out.push(own(
+        "Content-Type",
+        header::CONTENT_TYPE,
+        "application/json",
+    ));
     out.push(own("User-Agent", header::USER_AGENT, USER_AGENT));
     out.push(own(
         "X-Request-ID",
@@ -195,7 +203,10 @@ mod tests {
         let cfg = configured_headers(
             Some(&Secret::new("sk-1")),
             &[
-                ("X-Team".into(), plan::HeaderValue::for_header("X-Team", "a")),
+                (
+                    "X-Team".into(),
+                    plan::HeaderValue::for_header("X-Team", "a"),
+                ),
                 (
                     "X-Api-Key".into(),
                     plan::HeaderValue::for_header("X-Api-Key", "k2"),

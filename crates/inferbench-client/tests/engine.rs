@@ -77,10 +77,7 @@ async fn one_request(addr: std::net::SocketAddr) -> Record {
     one_request_with(addr, Vec::new()).await
 }
 
-async fn one_request_with(
-    addr: std::net::SocketAddr,
-    headers: Vec<ConfiguredHeader>,
-) -> Record {
+async fn one_request_with(addr: std::net::SocketAddr, headers: Vec<ConfiguredHeader>) -> Record {
     request_on(addr, headers, false).await
 }
 
@@ -266,10 +263,11 @@ async fn the_request_carries_our_headers_and_the_users_replace_ours() {
             "authorization"
         ]
     );
-    let listed: Vec<String> = request_headers(&expected, &r.request_id, &r.correlation_id, true, false)
-        .into_iter()
-        .map(|(n, v)| format!("{n}: {v}").to_ascii_lowercase())
-        .collect();
+    let listed: Vec<String> =
+        request_headers(&expected, &r.request_id, &r.correlation_id, true, false)
+            .into_iter()
+            .map(|(n, v)| format!("{n}: {v}").to_ascii_lowercase())
+            .collect();
     assert_eq!(lines[1..], listed[..]);
     assert!(head.ends_with("{\"messages\":[],\"model\":\"m\",\"stream\":true}"));
     // A stream with no text is not an error of the transport; the metrics decide validity.

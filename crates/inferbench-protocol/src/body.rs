@@ -177,7 +177,6 @@ fn push_strs<'a>(v: &'a Value, keys: &[&str], out: &mut Vec<Cow<'a, str>>) {
     }
 }
 
-
 /// The output limit the body asks for: chat `max_completion_tokens` else `max_tokens`;
 /// completions and messages `max_tokens`; responses `max_output_tokens`; TGI
 /// `parameters.max_new_tokens`; `template` and `raw` the first of those present; nothing for

@@ -137,12 +137,7 @@ pub(super) async fn execute(
             let now = clock.now_ns();
             rec.start_ns = now;
             rec.end_ns = now;
-            rec.error = Some(err(
-                ErrorKind::Protocol,
-                None,
-                "RequestBuildError",
-                e,
-            ));
+            rec.error = Some(err(ErrorKind::Protocol, None, "RequestBuildError", e));
             return rec;
         }
     };
@@ -390,7 +385,10 @@ pub(super) async fn execute(
 
 /// Resolves when the stop level reaches 2 (abort in-flight requests) or the phase's grace
 /// period ran out; never otherwise.
-pub(super) async fn wait_for_abort(mut stop: watch::Receiver<u8>, mut phase: watch::Receiver<bool>) {
+pub(super) async fn wait_for_abort(
+    mut stop: watch::Receiver<u8>,
+    mut phase: watch::Receiver<bool>,
+) {
     let mut stop_open = true;
     let mut phase_open = true;
     loop {

@@ -118,8 +118,7 @@ fn other_error_shapes() {
             .error,
         text("overloaded")
     );
-    let vllm =
-        r#"{"object":"error","message":"bad request","type":"BadRequestError","code":400}"#;
+    let vllm = r#"{"object":"error","message":"bad request","type":"BadRequestError","code":400}"#;
     assert_eq!(decode_chat_body(vllm).unwrap().error, text("bad request"));
     assert_eq!(
         decode_chat_chunk(r#"{"error":{"code":1}}"#).unwrap().error,
@@ -135,15 +134,13 @@ fn reasoning_falls_back_to_reasoning_field() {
     let d = decode_chat_chunk(r#"{"choices":[{"delta":{"reasoning":"r"}}]}"#).unwrap();
     assert_eq!(d.reasoning, text("r"));
     // An empty reasoning_content falls through, like Python's `or`.
-    let d = decode_chat_chunk(
-        r#"{"choices":[{"delta":{"reasoning_content":"","reasoning":"r"}}]}"#,
-    )
-    .unwrap();
+    let d =
+        decode_chat_chunk(r#"{"choices":[{"delta":{"reasoning_content":"","reasoning":"r"}}]}"#)
+            .unwrap();
     assert_eq!(d.reasoning, text("r"));
-    let d = decode_chat_chunk(
-        r#"{"choices":[{"delta":{"reasoning_content":"a","reasoning":"b"}}]}"#,
-    )
-    .unwrap();
+    let d =
+        decode_chat_chunk(r#"{"choices":[{"delta":{"reasoning_content":"a","reasoning":"b"}}]}"#)
+            .unwrap();
     assert_eq!(d.reasoning, text("a"));
 }
 
@@ -172,12 +169,10 @@ fn escapes_unknown_fields_and_nulls_are_tolerated() {
         }
     );
     // Non-string content (e.g. a list of parts) is read as absent rather than failing.
-    let d =
-        decode_chat_chunk(r#"{"choices":[{"delta":{"content":[{"type":"text"}]}}]}"#).unwrap();
+    let d = decode_chat_chunk(r#"{"choices":[{"delta":{"content":[{"type":"text"}]}}]}"#).unwrap();
     assert_eq!(d.content, None);
-    let d =
-        decode_chat_chunk(r#"{"choices":[{"delta":{"content":"c","tool_calls":{"x":1}}}]}"#)
-            .unwrap();
+    let d = decode_chat_chunk(r#"{"choices":[{"delta":{"content":"c","tool_calls":{"x":1}}}]}"#)
+        .unwrap();
     assert_eq!((d.content, d.tool), (text("c"), None));
 }
 
@@ -189,8 +184,7 @@ fn only_the_first_choice_counts() {
 
 #[test]
 fn chat_message_and_delta_fall_back_to_each_other() {
-    let body_in_stream =
-        r#"{"object":"chat.completion","choices":[{"message":{"content":"x"}}]}"#;
+    let body_in_stream = r#"{"object":"chat.completion","choices":[{"message":{"content":"x"}}]}"#;
     assert_eq!(
         decode_chat_chunk(body_in_stream).unwrap().content,
         text("x")

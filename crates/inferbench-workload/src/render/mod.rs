@@ -1,8 +1,6 @@
 //! Rendering the frozen workload: every request body, built before the run, and AIPerf's
 //! `inputs.json` view of it.
 
-use std::borrow::Cow;
-
 use inferbench_core::plan::{EndpointType, LengthDist, RunPlan};
 use inferbench_core::workload::{Payload, Workload};
 use serde_json::{Map, Value, json};

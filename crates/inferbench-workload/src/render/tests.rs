@@ -1,9 +1,7 @@
 //! Tests of the request bodies and of what is read back from them.
 
 use super::*;
-use inferbench_core::plan::{
-    ArtifactPlan, ExportLevel, LoadPlan, Target, TokenizerSpec, UiKind,
-};
+use inferbench_core::plan::{ArtifactPlan, ExportLevel, LoadPlan, Target, TokenizerSpec, UiKind};
 
 fn plan(endpoint: EndpointType) -> RunPlan {
     let mut extra = Map::new();
