@@ -1,7 +1,7 @@
 //! The response decoders never panic, whatever the payload.
 #![no_main]
 
-use inferbench_client::decode;
+use inferbench_protocol::decode;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|input: &[u8]| {

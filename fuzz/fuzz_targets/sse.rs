@@ -2,8 +2,8 @@
 //! and the same leftover as feeding it whole.
 #![no_main]
 
-use inferbench_client::decode;
-use inferbench_client::sse::{Leftover, SseMessage, SseParser};
+use inferbench_protocol::decode;
+use inferbench_protocol::sse::{Leftover, SseMessage, SseParser};
 use libfuzzer_sys::fuzz_target;
 
 fn parse(chunks: &[&[u8]]) -> (Vec<SseMessage>, Option<Leftover>) {

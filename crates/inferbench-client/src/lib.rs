@@ -1,16 +1,18 @@
-//! The client side of inferbench: HTTP transport, the incremental SSE parser, endpoint
-//! response decoders, and the engine that runs a plan and turns every scheduled request into
-//! exactly one [`inferbench_core::Record`].
+//! The client side of inferbench: HTTP transport and the engine that runs a plan and turns
+//! every scheduled request into exactly one [`inferbench_core::Record`]. The protocol code
+//! (SSE parser, endpoint decoders, `<think>` splitter) lives in `inferbench-protocol`; it is
+//! re-exported here under its old paths.
 
 pub mod clock;
-pub mod decode;
 pub mod engine;
+pub mod headers;
 pub mod resources;
-pub mod sse;
-pub mod think;
 pub mod transport;
+
+pub use inferbench_protocol::{decode, sse, think};
 
 pub use clock::Clock;
 pub use engine::{
     Engine, EngineConfig, EngineEvent, Progress, RunOutcome, StopSignal, TokenCounter,
 };
+pub use headers::{ConfiguredHeader, configured_headers, request_headers};

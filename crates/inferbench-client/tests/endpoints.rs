@@ -54,8 +54,14 @@ async fn run(
         cancellation: None,
         keep_raw: false,
         seed: 1,
-        reasoning_tags,
-        response_field: None,
+        decoder: inferbench_client::decode::Decoder::new(
+            endpoint,
+            &inferbench_core::endpoint_plan::EndpointPlan {
+                reasoning_tags: reasoning_tags.then(|| "think".to_string()),
+                ..Default::default()
+            },
+        )
+        .unwrap(),
     };
     let payload = PreparedPayload {
         conversation_id: "session_000000".into(),

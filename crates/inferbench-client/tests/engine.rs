@@ -6,7 +6,9 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use inferbench_client::engine::PreparedPayload;
-use inferbench_client::{Clock, Engine, EngineConfig, EngineEvent, StopSignal};
+use inferbench_client::{
+    Clock, ConfiguredHeader, Engine, EngineConfig, EngineEvent, StopSignal, request_headers,
+};
 use inferbench_core::plan::EndpointType;
 use inferbench_core::record::{EventKind, Record};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -75,16 +77,13 @@ async fn one_request(addr: std::net::SocketAddr) -> Record {
     one_request_with(addr, Vec::new()).await
 }
 
-async fn one_request_with(
-    addr: std::net::SocketAddr,
-    headers: Vec<(http::HeaderName, http::HeaderValue)>,
-) -> Record {
+async fn one_request_with(addr: std::net::SocketAddr, headers: Vec<ConfiguredHeader>) -> Record {
     request_on(addr, headers, false).await
 }
 
 async fn request_on(
     addr: std::net::SocketAddr,
-    headers: Vec<(http::HeaderName, http::HeaderValue)>,
+    headers: Vec<ConfiguredHeader>,
     reasoning_tags: bool,
 ) -> Record {
     let cfg = EngineConfig {
@@ -99,8 +98,14 @@ async fn request_on(
         cancellation: None,
         keep_raw: true,
         seed: 1,
-        reasoning_tags,
-        response_field: None,
+        decoder: inferbench_client::decode::Decoder::new(
+            EndpointType::Chat,
+            &inferbench_core::endpoint_plan::EndpointPlan {
+                reasoning_tags: reasoning_tags.then(|| "think".to_string()),
+                ..Default::default()
+            },
+        )
+        .unwrap(),
     };
     let payload = PreparedPayload {
         conversation_id: "session_000000".into(),
@@ -217,15 +222,10 @@ async fn the_request_carries_our_headers_and_the_users_replace_ours() {
     let (addr, seen) =
         scripted_server_seeing(vec!["data: [DONE]\n\n".into()], Duration::from_millis(5)).await;
     let headers = vec![
-        (
-            http::header::AUTHORIZATION,
-            http::HeaderValue::from_static("Bearer sk-test"),
-        ),
-        (
-            http::header::USER_AGENT,
-            http::HeaderValue::from_static("custom-agent"),
-        ),
+        ConfiguredHeader::new("Authorization", "Bearer sk-test", true).unwrap(),
+        ConfiguredHeader::new("User-Agent", "custom-agent", false).unwrap(),
     ];
+    let expected = headers.clone();
     let r = one_request_with(addr, headers).await;
     let head = seen.await.unwrap().to_ascii_lowercase();
     assert!(
@@ -240,6 +240,35 @@ async fn the_request_carries_our_headers_and_the_users_replace_ours() {
     // Replaced, not duplicated.
     assert_eq!(head.matches("user-agent:").count(), 1);
     assert!(head.contains("user-agent: custom-agent\r\n"));
+    // The order on the wire: Host, ours (the user's User-Agent in our place), then theirs;
+    // and it is what `request_headers` lists for the raw export.
+    let lines: Vec<&str> = head
+        .split("\r\n\r\n")
+        .next()
+        .unwrap()
+        .lines()
+        .skip(1)
+        .filter(|l| !l.starts_with("content-length:"))
+        .collect();
+    let names: Vec<&str> = lines.iter().map(|l| l.split(':').next().unwrap()).collect();
+    assert_eq!(
+        names,
+        [
+            "host",
+            "content-type",
+            "user-agent",
+            "x-request-id",
+            "x-correlation-id",
+            "accept",
+            "authorization"
+        ]
+    );
+    let listed: Vec<String> =
+        request_headers(&expected, &r.request_id, &r.correlation_id, true, false)
+            .into_iter()
+            .map(|(n, v)| format!("{n}: {v}").to_ascii_lowercase())
+            .collect();
+    assert_eq!(lines[1..], listed[..]);
     assert!(head.ends_with("{\"messages\":[],\"model\":\"m\",\"stream\":true}"));
     // A stream with no text is not an error of the transport; the metrics decide validity.
     assert!(r.error.is_none());
@@ -286,8 +315,7 @@ async fn a_fixed_schedule_plans_each_request_at_its_offset() {
         cancellation: None,
         keep_raw: false,
         seed: 1,
-        reasoning_tags: false,
-        response_field: None,
+        decoder: inferbench_client::decode::Decoder::plain(EndpointType::Chat),
     };
     let payload = PreparedPayload {
         conversation_id: "session_000000".into(),

@@ -119,8 +119,7 @@ fn config(addr: std::net::SocketAddr, mode: LoadMode, count: Option<u64>) -> Eng
         cancellation: None,
         keep_raw: false,
         seed: 7,
-        reasoning_tags: false,
-        response_field: None,
+        decoder: inferbench_client::decode::Decoder::plain(EndpointType::Chat),
     }
 }
 

@@ -165,31 +165,22 @@ pub fn engine_config(
     seed: u64,
 ) -> Result<EngineConfig, Failure> {
     let uri = uri_of(plan)?;
-    let mut headers = Vec::new();
-    if let Some(k) = &plan.api_key {
-        headers.push((
-            http::header::AUTHORIZATION,
-            http::HeaderValue::from_str(&format!("Bearer {}", k.expose()))
-                .map_err(|_| Failure::input("--api-key: not a valid header value"))?,
-        ));
-    }
-    for (name, value) in &plan.headers {
-        let n = http::HeaderName::from_bytes(name.as_bytes())
-            .map_err(|_| Failure::input(format!("--header: invalid name {name:?}")))?;
-        let v = http::HeaderValue::from_str(value.expose())
-            .map_err(|_| Failure::input(format!("--header {name}: invalid value")))?;
-        headers.push((n, v));
-    }
+    let headers =
+        inferbench_client::headers::configured_headers(plan.api_key.as_ref(), &plan.headers)
+            .map_err(Failure::input)?;
     let e = &plan.endpoint;
-    inferbench_client::decode::Decoder::new(plan.endpoint_type, e).map_err(|err| {
-        Failure::input(
-            if e.reasoning_tags.is_some() && e.response_field.is_none() {
-                format!("--reasoning-tags: {err}")
-            } else {
-                format!("--extra-inputs response_field / --reasoning-tags: {err}")
-            },
-        )
-    })?;
+    // The one place the decoder is built: an invalid response path is a flag error here,
+    // before anything is sent.
+    let decoder =
+        inferbench_client::decode::Decoder::new(plan.endpoint_type, e).map_err(|err| {
+            Failure::input(
+                if e.reasoning_tags.is_some() && e.response_field.is_none() {
+                    format!("--reasoning-tags: {err}")
+                } else {
+                    format!("--extra-inputs response_field / --reasoning-tags: {err}")
+                },
+            )
+        })?;
     Ok(EngineConfig {
         uri,
         endpoint_type: plan.endpoint_type,
@@ -206,8 +197,7 @@ pub fn engine_config(
         },
         keep_raw,
         seed,
-        reasoning_tags: plan.endpoint.reasoning_tags.is_some(),
-        response_field: plan.endpoint.response_field.clone(),
+        decoder,
     })
 }
 

@@ -9,7 +9,6 @@ use std::sync::Arc;
 
 use inferbench_artifacts::{ExportStatus, FileNames, RecordExportStream};
 use inferbench_core::manifest::Manifest;
-use inferbench_core::plan::{REDACTED, is_sensitive_header};
 use inferbench_core::workload::Workload;
 use inferbench_core::{EvidenceEnd, EvidenceHeader, PhaseWindow, Record, RunPlan, StopReason};
 use inferbench_metrics::aiperf::Slo;
@@ -39,6 +38,8 @@ pub struct RecordSink {
     fold: Fold,
     exports: RecordExportStream,
     workload: Arc<Workload>,
+    /// The configured headers, for the raw export (shown redacted).
+    headers: Vec<inferbench_client::headers::ConfiguredHeader>,
     side: SideFiles,
 }
 
@@ -63,7 +64,13 @@ impl RecordSink {
             spec.header.anchor_unix_ns,
             spec.has_warmup,
         )?;
+        let headers = inferbench_client::headers::configured_headers(
+            spec.plan.api_key.as_ref(),
+            &spec.plan.headers,
+        )
+        .map_err(Failure::input)?;
         Ok(RecordSink {
+            headers,
             dir: spec.dir.to_path_buf(),
             names,
             plan: spec.plan.clone(),
@@ -89,7 +96,15 @@ impl RecordSink {
                     .and_then(|i| self.workload.payloads.get(i))
                     .map(|p| p.body.as_str())
             });
-            (sent_headers(&self.plan, r), body)
+            // The same function built the request head on the wire.
+            let headers = inferbench_client::headers::request_headers(
+                &self.headers,
+                &r.request_id,
+                &r.correlation_id,
+                r.streaming,
+                true,
+            );
+            (headers, body)
         } else {
             (Vec::new(), None)
         };
@@ -157,32 +172,4 @@ impl RecordSink {
             manifest,
         })
     }
-}
-
-/// The headers a record was sent with, as the raw export shows them (secrets redacted).
-pub fn sent_headers(plan: &RunPlan, r: &Record) -> Vec<(String, String)> {
-    let mut h = vec![
-        (
-            "User-Agent".to_string(),
-            format!("inferbench/{}", inferbench_core::TOOL_VERSION),
-        ),
-        ("X-Request-ID".to_string(), r.request_id.clone()),
-        ("X-Correlation-ID".to_string(), r.correlation_id.clone()),
-        ("Content-Type".to_string(), "application/json".to_string()),
-    ];
-    if r.streaming {
-        h.push(("Accept".to_string(), "text/event-stream".to_string()));
-    }
-    if plan.api_key.is_some() {
-        h.push(("Authorization".to_string(), REDACTED.to_string()));
-    }
-    for (name, value) in &plan.headers {
-        let v = if is_sensitive_header(name) {
-            REDACTED.to_string()
-        } else {
-            value.expose().to_string()
-        };
-        h.push((name.clone(), v));
-    }
-    h
 }

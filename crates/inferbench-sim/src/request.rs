@@ -7,6 +7,8 @@ use std::fmt;
 use serde::Deserialize;
 use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 
+use inferbench_core::plan::EndpointType;
+
 use crate::config::MAX_OUTPUT_TOKENS;
 
 /// Which route a request came in on.
@@ -65,15 +67,25 @@ impl Endpoint {
         .unwrap_or("unknown")
     }
 
-    /// Whether the answer is generated text (the others answer with vectors or scores).
+    /// The endpoint type this route serves (both TGI routes are `huggingface_generate`).
+    pub(crate) fn endpoint_type(self) -> EndpointType {
+        match self {
+            Endpoint::Chat => EndpointType::Chat,
+            Endpoint::Completions => EndpointType::Completions,
+            Endpoint::Responses => EndpointType::Responses,
+            Endpoint::Messages => EndpointType::Messages,
+            Endpoint::Embeddings => EndpointType::Embeddings,
+            Endpoint::NimRankings => EndpointType::NimRankings,
+            Endpoint::TeiRankings => EndpointType::HfTeiRankings,
+            Endpoint::CohereRankings => EndpointType::CohereRankings,
+            Endpoint::Generate { .. } => EndpointType::HuggingfaceGenerate,
+        }
+    }
+
+    /// Whether the answer is generated text (the others answer with vectors or scores): the
+    /// endpoint type's own rule, so the simulator and the metrics never disagree.
     pub(crate) fn produces_tokens(self) -> bool {
-        !matches!(
-            self,
-            Endpoint::Embeddings
-                | Endpoint::NimRankings
-                | Endpoint::TeiRankings
-                | Endpoint::CohereRankings
-        )
+        self.endpoint_type().produces_tokens()
     }
 }
 
@@ -465,6 +477,40 @@ pub(crate) fn body_hash(bytes: &[u8]) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    const ALL: [Endpoint; 10] = [
+        Endpoint::Chat,
+        Endpoint::Completions,
+        Endpoint::Responses,
+        Endpoint::Messages,
+        Endpoint::Embeddings,
+        Endpoint::NimRankings,
+        Endpoint::TeiRankings,
+        Endpoint::CohereRankings,
+        Endpoint::Generate { stream: false },
+        Endpoint::Generate { stream: true },
+    ];
+
+    #[test]
+    fn each_route_maps_to_the_endpoint_type_its_counter_is_named_after() {
+        for e in ALL {
+            assert_eq!(Endpoint::name_of(e.index()), e.endpoint_type().as_str());
+        }
+    }
+
+    #[test]
+    fn only_the_vector_and_score_routes_produce_no_tokens() {
+        let silent: Vec<Endpoint> = ALL.into_iter().filter(|e| !e.produces_tokens()).collect();
+        assert_eq!(
+            silent,
+            vec![
+                Endpoint::Embeddings,
+                Endpoint::NimRankings,
+                Endpoint::TeiRankings,
+                Endpoint::CohereRankings
+            ]
+        );
+    }
 
     fn parse(s: &str) -> InferRequest<'_> {
         serde_json::from_str(s).unwrap()

@@ -38,6 +38,7 @@ pub use other::FieldPath;
 
 use inferbench_core::endpoint_plan::EndpointPlan;
 
+use crate::text::excerpt;
 use crate::think::ThinkSplitter;
 
 use std::borrow::Cow;
@@ -207,6 +208,20 @@ impl Decoder {
 
     pub fn endpoint(&self) -> EndpointType {
         self.endpoint
+    }
+
+    /// Whether `--reasoning-tags think` asked for `<think>` to be split out of the content.
+    pub fn splits_think(&self) -> bool {
+        self.split_think
+    }
+
+    /// The same decoder, leaving `<think>` in the content: for a caller that splits it
+    /// itself (the engine does, per event).
+    pub fn without_think(&self) -> Decoder {
+        Decoder {
+            split_think: false,
+            ..self.clone()
+        }
     }
 
     /// State for one streamed response.
@@ -399,16 +414,6 @@ fn error_message(w: &Wire<'_>) -> Option<String> {
     None
 }
 
-const EXCERPT_CHARS: usize = 120;
-
-/// The first [`EXCERPT_CHARS`] characters, for error messages.
-fn excerpt(s: &str) -> String {
-    match s.char_indices().nth(EXCERPT_CHARS) {
-        Some((i, _)) => format!("{}…", &s[..i]),
-        None => s.to_owned(),
-    }
-}
-
 fn owned(t: Text<'_>) -> Option<String> {
     t.0.map(Cow::into_owned)
 }
@@ -549,352 +554,7 @@ impl<'de: 'a, 'a> Deserialize<'de> for FirstChoice<'a> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    // Literal `value` strings from /work/shared/fixtures/*/aiperf/profile_export_raw.jsonl.
-    const S1_FIRST: &str = r#"{"id":"chatcmpl-mock","object":"chat.completion.chunk","created":0,"model":"mock-model","choices":[{"index":0,"delta":{"role":"assistant","content":" the"},"finish_reason":null}]}"#;
-    const S1_LAST: &str = r#"{"id":"chatcmpl-mock","object":"chat.completion.chunk","created":0,"model":"mock-model","choices":[{"index":0,"delta":{"content":" that"},"finish_reason":"length"}]}"#;
-    const S1_USAGE: &str = r#"{"id":"chatcmpl-mock","object":"chat.completion.chunk","created":0,"model":"mock-model","choices":[],"usage":{"prompt_tokens":23,"completion_tokens":16,"total_tokens":39}}"#;
-    const S2_ROLE: &str = r#"{"id":"chatcmpl-mock","object":"chat.completion.chunk","created":0,"model":"mock-model","choices":[{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":null}]}"#;
-    const S2_REASONING: &str = r#"{"id":"chatcmpl-mock","object":"chat.completion.chunk","created":0,"model":"mock-model","choices":[{"index":0,"delta":{"reasoning_content":" the"},"finish_reason":null}]}"#;
-    const S2_USAGE: &str = r#"{"id":"chatcmpl-mock","object":"chat.completion.chunk","created":0,"model":"mock-model","choices":[],"usage":{"prompt_tokens":23,"completion_tokens":16,"total_tokens":39,"completion_tokens_details":{"reasoning_tokens":8}}}"#;
-    const S3_MULTI: &str = r#"{"id":"chatcmpl-mock","object":"chat.completion.chunk","created":0,"model":"mock-model","choices":[{"index":0,"delta":{"content":" and to of"},"finish_reason":null}]}"#;
-    const S4_TEXT: &str = r#"{"id":"cmpl-mock","object":"text_completion","created":0,"model":"mock-model","choices":[{"index":0,"text":" the","logprobs":null,"finish_reason":null}]}"#;
-    const S4_LAST: &str = r#"{"id":"cmpl-mock","object":"text_completion","created":0,"model":"mock-model","choices":[{"index":0,"text":" that","logprobs":null,"finish_reason":"length"}]}"#;
-    const S4_USAGE: &str = r#"{"id":"cmpl-mock","object":"text_completion","created":0,"model":"mock-model","choices":[],"usage":{"prompt_tokens":23,"completion_tokens":16,"total_tokens":39}}"#;
-    const S5_BODY: &str = r#"{"id":"chatcmpl-mock","object":"chat.completion","created":0,"model":"mock-model","choices":[{"index":0,"message":{"role":"assistant","content":" the and to of you my a that the and to of you my a that"},"finish_reason":"length"}],"usage":{"prompt_tokens":23,"completion_tokens":16,"total_tokens":39}}"#;
-    const S6_ERROR: &str = r#"{"error":{"message":"mockllm: injected internal error","type":"InternalServerError","param":null,"code":500}}"#;
-
-    fn text(s: &str) -> Option<String> {
-        Some(s.to_owned())
-    }
-
-    #[test]
-    fn s1_first_and_last_chunks() {
-        let d = decode_chat_chunk(S1_FIRST).unwrap();
-        assert_eq!(
-            d,
-            Decoded {
-                content: text(" the"),
-                ..Default::default()
-            }
-        );
-        let d = decode_chat_chunk(S1_LAST).unwrap();
-        assert_eq!(d.content, text(" that"));
-        assert_eq!(d.finish_reason, text("length"));
-        assert_eq!(d.usage, None);
-    }
-
-    #[test]
-    fn usage_only_chunk() {
-        let d = decode_chat_chunk(S1_USAGE).unwrap();
-        assert_eq!(
-            d,
-            Decoded {
-                usage: Some(json!({"prompt_tokens":23,"completion_tokens":16,"total_tokens":39})),
-                ..Default::default()
-            }
-        );
-        let d = decode_chat_chunk(S2_USAGE).unwrap();
-        assert_eq!(
-            d.usage.unwrap()["completion_tokens_details"]["reasoning_tokens"],
-            json!(8)
-        );
-    }
-
-    #[test]
-    fn s2_role_only_and_reasoning_chunks() {
-        let d = decode_chat_chunk(S2_ROLE).unwrap();
-        // The empty content is kept as sent; it carries no text.
-        assert_eq!(d.content, text(""));
-        assert_eq!(d.reasoning, None);
-        let d = decode_chat_chunk(S2_REASONING).unwrap();
-        assert_eq!(d.content, None);
-        assert_eq!(d.reasoning, text(" the"));
-    }
-
-    #[test]
-    fn s3_multi_token_chunk() {
-        assert_eq!(
-            decode_chat_chunk(S3_MULTI).unwrap().content,
-            text(" and to of")
-        );
-    }
-
-    #[test]
-    fn s4_completions_chunks() {
-        let d = decode_completions_chunk(S4_TEXT).unwrap();
-        assert_eq!(d.content, text(" the"));
-        assert_eq!(d.finish_reason, None);
-        let d = decode_completions_chunk(S4_LAST).unwrap();
-        assert_eq!(d.content, text(" that"));
-        assert_eq!(d.finish_reason, text("length"));
-        let d = decode_completions_chunk(S4_USAGE).unwrap();
-        assert_eq!(d.content, None);
-        assert_eq!(d.usage.unwrap()["total_tokens"], json!(39));
-    }
-
-    #[test]
-    fn s5_chat_body() {
-        let d = decode_chat_body(S5_BODY).unwrap();
-        assert_eq!(
-            d.content,
-            text(" the and to of you my a that the and to of you my a that")
-        );
-        assert_eq!(d.finish_reason, text("length"));
-        assert_eq!(d.usage.unwrap()["completion_tokens"], json!(16));
-        assert_eq!(d.error, None);
-    }
-
-    #[test]
-    fn s6_error_body() {
-        let d = decode_chat_body(S6_ERROR).unwrap();
-        assert_eq!(d.error, text("mockllm: injected internal error"));
-        assert_eq!(d.content, None);
-        // The same object arriving as a stream chunk.
-        assert_eq!(
-            decode_chat_chunk(S6_ERROR).unwrap().error,
-            text("mockllm: injected internal error")
-        );
-    }
-
-    #[test]
-    fn other_error_shapes() {
-        assert_eq!(
-            decode_chat_chunk(r#"{"error":"overloaded"}"#)
-                .unwrap()
-                .error,
-            text("overloaded")
-        );
-        let vllm =
-            r#"{"object":"error","message":"bad request","type":"BadRequestError","code":400}"#;
-        assert_eq!(decode_chat_body(vllm).unwrap().error, text("bad request"));
-        assert_eq!(
-            decode_chat_chunk(r#"{"error":{"code":1}}"#).unwrap().error,
-            text(r#"{"code":1}"#)
-        );
-        // A null error is no error.
-        let d = decode_chat_chunk(r#"{"choices":[],"error":null}"#).unwrap();
-        assert_eq!(d, Decoded::default());
-    }
-
-    #[test]
-    fn reasoning_falls_back_to_reasoning_field() {
-        let d = decode_chat_chunk(r#"{"choices":[{"delta":{"reasoning":"r"}}]}"#).unwrap();
-        assert_eq!(d.reasoning, text("r"));
-        // An empty reasoning_content falls through, like Python's `or`.
-        let d = decode_chat_chunk(
-            r#"{"choices":[{"delta":{"reasoning_content":"","reasoning":"r"}}]}"#,
-        )
-        .unwrap();
-        assert_eq!(d.reasoning, text("r"));
-        let d = decode_chat_chunk(
-            r#"{"choices":[{"delta":{"reasoning_content":"a","reasoning":"b"}}]}"#,
-        )
-        .unwrap();
-        assert_eq!(d.reasoning, text("a"));
-    }
-
-    #[test]
-    fn tool_calls_give_name_plus_arguments() {
-        let first = r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"get_weather","arguments":""}}]}}]}"#;
-        assert_eq!(decode_chat_chunk(first).unwrap().tool, text("get_weather"));
-        let next = r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"{\"city\":"}}]}}]}"#;
-        assert_eq!(decode_chat_chunk(next).unwrap().tool, text("{\"city\":"));
-        let body = r#"{"object":"chat.completion","choices":[{"message":{"content":null,"tool_calls":[{"function":{"name":"a","arguments":"{}"}},{"function":{"name":"b","arguments":"[1]"}}]},"finish_reason":"tool_calls"}]}"#;
-        let d = decode_chat_body(body).unwrap();
-        assert_eq!(d.tool, text("a{}b[1]"));
-        assert_eq!(d.content, None);
-        assert_eq!(d.finish_reason, text("tool_calls"));
-    }
-
-    #[test]
-    fn escapes_unknown_fields_and_nulls_are_tolerated() {
-        let s = r#"{"id":null,"object":"chat.completion.chunk","system_fingerprint":{"x":[1,2]},"choices":[{"index":0,"delta":{"content":"a\"b\u00e9\n","role":null,"reasoning_content":null,"tool_calls":null,"extra":[{}]},"logprobs":{"content":[]},"finish_reason":null,"stop_reason":null}],"usage":null}"#;
-        let d = decode_chat_chunk(s).unwrap();
-        assert_eq!(
-            d,
-            Decoded {
-                content: text("a\"bé\n"),
-                ..Default::default()
-            }
-        );
-        // Non-string content (e.g. a list of parts) is read as absent rather than failing.
-        let d =
-            decode_chat_chunk(r#"{"choices":[{"delta":{"content":[{"type":"text"}]}}]}"#).unwrap();
-        assert_eq!(d.content, None);
-        let d =
-            decode_chat_chunk(r#"{"choices":[{"delta":{"content":"c","tool_calls":{"x":1}}}]}"#)
-                .unwrap();
-        assert_eq!((d.content, d.tool), (text("c"), None));
-    }
-
-    #[test]
-    fn only_the_first_choice_counts() {
-        let s = r#"{"choices":[{"text":"a"},{"text":"b"},7]}"#;
-        assert_eq!(decode_completions_chunk(s).unwrap().content, text("a"));
-    }
-
-    #[test]
-    fn chat_message_and_delta_fall_back_to_each_other() {
-        let body_in_stream =
-            r#"{"object":"chat.completion","choices":[{"message":{"content":"x"}}]}"#;
-        assert_eq!(
-            decode_chat_chunk(body_in_stream).unwrap().content,
-            text("x")
-        );
-        let delta_in_body = r#"{"choices":[{"delta":{"content":"y"}}]}"#;
-        assert_eq!(decode_chat_body(delta_in_body).unwrap().content, text("y"));
-    }
-
-    #[test]
-    fn completions_body() {
-        let s = r#"{"id":"cmpl-1","object":"text_completion","choices":[{"index":0,"text":" hi","finish_reason":"stop"}],"usage":{"prompt_tokens":1,"completion_tokens":1,"total_tokens":2}}"#;
-        let d = decode_completions_body(s).unwrap();
-        assert_eq!(d.content, text(" hi"));
-        assert_eq!(d.finish_reason, text("stop"));
-        assert_eq!(d.usage.unwrap()["total_tokens"], json!(2));
-    }
-
-    #[test]
-    fn not_json_and_not_openai() {
-        assert!(matches!(
-            decode_chat_chunk("hello"),
-            Err(DecodeError::NotJson { excerpt }) if excerpt == "hello"
-        ));
-        assert!(matches!(
-            decode_chat_chunk(r#"{"choices":[{"delta""#),
-            Err(DecodeError::NotJson { .. })
-        ));
-        for s in [r#"{"foo":1}"#, "[1,2]", "42", r#""str""#, "null", "{}"] {
-            assert!(
-                matches!(decode_chat_chunk(s), Err(DecodeError::NotOpenAi { .. })),
-                "{s}"
-            );
-        }
-        // JSON whose choices are the wrong type is also not OpenAI-shaped.
-        assert!(matches!(
-            decode_completions_chunk(r#"{"choices":{"text":"a"}}"#),
-            Err(DecodeError::NotOpenAi { .. })
-        ));
-    }
-
-    #[test]
-    fn excerpts_are_short_and_cut_on_char_boundaries() {
-        let long = format!("{{\"x\":\"{}\"}}", "é".repeat(500));
-        let Err(DecodeError::NotOpenAi { excerpt }) = decode_chat_chunk(&long) else {
-            panic!("expected NotOpenAi");
-        };
-        assert_eq!(excerpt.chars().count(), EXCERPT_CHARS + 1);
-        assert!(excerpt.ends_with('…'));
-    }
-
-    #[test]
-    fn done_marker() {
-        assert!(is_done("[DONE]"));
-        assert!(is_done(" [DONE]\n"));
-        assert!(!is_done("[DONE"));
-        assert!(!is_done(S1_FIRST));
-    }
-}
+mod tests;
 
 #[cfg(test)]
-mod decoder_tests {
-    use super::*;
-
-    fn s(t: &str) -> Option<String> {
-        Some(t.to_owned())
-    }
-
-    fn think_plan() -> EndpointPlan {
-        EndpointPlan {
-            reasoning_tags: Some("think".into()),
-            ..Default::default()
-        }
-    }
-
-    fn chunk(content: &str) -> String {
-        serde_json::json!({"choices":[{"delta":{"content":content}}]}).to_string()
-    }
-
-    #[test]
-    fn think_tags_split_across_chat_chunks() {
-        let dec = Decoder::new(EndpointType::Chat, &think_plan()).unwrap();
-        let mut st = dec.stream();
-        let mut got = Vec::new();
-        for piece in ["<thi", "nk>a b", "</think", ">c", " <"] {
-            let d = st.message(None, &chunk(piece)).unwrap();
-            got.push((d.content, d.reasoning));
-        }
-        assert_eq!(
-            got,
-            vec![
-                (s(""), None),
-                (s(""), s("a b")),
-                (s(""), None),
-                (s("c"), None),
-                (s(" "), None),
-            ]
-        );
-        let rest = st.finish().unwrap();
-        assert_eq!((rest.content, rest.reasoning), (s("<"), None));
-        assert_eq!(st.finish(), None);
-        // The reasoning field of a chunk is kept and the split text appended to it.
-        let mut st = dec.stream();
-        let d = st
-            .message(
-                None,
-                r#"{"choices":[{"delta":{"reasoning_content":"r1","content":"<think>r2</think>x"}}]}"#,
-            )
-            .unwrap();
-        assert_eq!((d.content, d.reasoning), (s("x"), s("r1r2")));
-    }
-
-    #[test]
-    fn think_tags_in_a_whole_body() {
-        let dec = Decoder::new(EndpointType::Completions, &think_plan()).unwrap();
-        let d = dec
-            .body(r#"{"choices":[{"text":"<think>why</think>because"}]}"#)
-            .unwrap();
-        assert_eq!((d.content, d.reasoning), (s("because"), s("why")));
-        // Without the option nothing is split (AIPerf's behaviour).
-        let d = Decoder::plain(EndpointType::Completions)
-            .body(r#"{"choices":[{"text":"<think>why</think>because"}]}"#)
-            .unwrap();
-        assert_eq!(d.content, s("<think>why</think>because"));
-    }
-
-    #[test]
-    fn bad_options_name_the_value() {
-        let plan = EndpointPlan {
-            reasoning_tags: Some("reason".into()),
-            ..Default::default()
-        };
-        let e = Decoder::new(EndpointType::Chat, &plan).unwrap_err();
-        assert!(e.to_string().contains("\"reason\""), "{e}");
-        let plan = EndpointPlan {
-            response_field: Some("a[".into()),
-            ..Default::default()
-        };
-        assert!(matches!(
-            Decoder::new(EndpointType::Raw, &plan),
-            Err(DecodeError::BadFieldPath { .. })
-        ));
-    }
-
-    #[test]
-    fn every_endpoint_has_a_decoder() {
-        for e in EndpointType::ALL {
-            // An error object decodes to an error everywhere, stream or body.
-            let err = r#"{"error":{"message":"m"}}"#;
-            assert_eq!(decode_response_body(e, err).unwrap().error, s("m"), "{e:?}");
-            assert_eq!(
-                decode_stream_message(e, None, err).unwrap().error,
-                s("m"),
-                "{e:?}"
-            );
-        }
-    }
-}
+mod decoder_tests;

@@ -1,7 +1,7 @@
 //! Property tests of the SSE parser: however a stream is split into chunks, the parser yields
 //! the same messages as for the whole stream, and those are the messages that were generated.
 
-use inferbench_client::sse::{Leftover, SseMessage, SseParser};
+use inferbench_protocol::sse::{Leftover, SseMessage, SseParser};
 use proptest::prelude::*;
 use proptest::sample::Index;
 

@@ -5,8 +5,8 @@
 use std::hint::black_box;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use inferbench_client::decode::{decode_chat_chunk, is_done};
-use inferbench_client::sse::{SseMessage, SseParser};
+use inferbench_protocol::decode::{decode_chat_chunk, is_done};
+use inferbench_protocol::sse::{SseMessage, SseParser};
 
 const WORDS: [&str; 8] = [" the", " and", " to", " of", " you", " my", " a", " that"];
 

@@ -1,0 +1,484 @@
+//! The HTTP execution of one request: its head and body, the connection, the timeout, the
+//! abort and `--request-cancellation-rate`, and the frames read as they arrive.
+
+use std::pin::Pin;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use bytes::Bytes;
+use http::header::HeaderValue;
+use http_body_util::BodyExt;
+use inferbench_core::record::{
+    ErrorKind, Event, Frame, PhaseOpt, Record, RecordError, TokenCounts,
+};
+use tokio::sync::watch;
+use tokio::time::sleep_until;
+
+use super::dispatch::PhaseState;
+use super::splitmix64;
+use super::stream::{append, on_body, on_message};
+use super::tokens::count_tokens;
+use crate::clock::Clock;
+use crate::headers::wire_headers;
+use crate::sse::{SseMessage, SseParser};
+use crate::think::ThinkSplitter;
+use crate::transport::{Conn, TimedBody, connect, error_chain};
+
+/// One request to send: which id, payload and session, when it was planned, and the body
+/// (the payload's, or with the conversation's history in front).
+pub(super) struct Turn {
+    pub(super) id: u64,
+    pub(super) payload_index: usize,
+    pub(super) session_num: u64,
+    pub(super) planned_ns: u64,
+    pub(super) body: Bytes,
+}
+
+/// Buffers reused across the requests of one worker.
+#[derive(Default)]
+pub(super) struct Scratch {
+    pub(super) msgs: Vec<SseMessage>,
+    pub(super) text: String,
+}
+
+/// A v4 UUID from request `id` and a salt: deterministic per request and run, drawn
+/// without a shared generator, so that any task can make it without locking.
+pub(super) fn new_uuid(salt: u64, id: u64) -> String {
+    let a = splitmix64(salt ^ id.wrapping_mul(0xD6E8_FEB8_6659_FD93));
+    let b = splitmix64(a ^ salt.rotate_left(17));
+    let mut bytes = [0u8; 16];
+    bytes[..8].copy_from_slice(&a.to_le_bytes());
+    bytes[8..].copy_from_slice(&b.to_le_bytes());
+    uuid::Builder::from_random_bytes(bytes)
+        .into_uuid()
+        .hyphenated()
+        .to_string()
+}
+
+pub(super) enum Interrupt {
+    Timeout,
+    /// Ctrl-C twice, SIGTERM, or the end of the grace period.
+    Abort,
+    /// `--request-cancellation-rate` chose this request.
+    Cancel,
+}
+
+pub(super) async fn execute(
+    state: &PhaseState,
+    turn: Turn,
+    worker: u32,
+    scratch: &mut Scratch,
+    conn: &mut Option<Conn>,
+) -> Record {
+    let engine = &*state.engine;
+    let phase = state.phase;
+    let cfg = &engine.cfg;
+    let clock = engine.clock;
+    let Turn {
+        id,
+        payload_index,
+        session_num,
+        planned_ns,
+        body: request_body,
+    } = turn;
+    let payload = &engine.payloads[payload_index];
+    let salt = engine.cancel_seed ^ clock.anchor_unix_ns();
+    let request_id = new_uuid(salt, 2 * id);
+    // One correlation id per session (all its turns carry it).
+    let correlation_id = new_uuid(salt, 2 * session_num + 1);
+    let mut rec = Record {
+        id,
+        phase: PhaseOpt(phase),
+        conversation_id: payload.conversation_id.clone(),
+        session_num,
+        turn_index: payload.turn_index,
+        payload_index: payload_index as u64,
+        worker,
+        streaming: cfg.streaming,
+        planned_ns,
+        request_bytes: request_body.len() as u64,
+        requested_output_tokens: payload.requested_output_tokens,
+        tokens: TokenCounts {
+            input: payload.input_tokens,
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    // Room for one event per token plus role, usage and [DONE], so the vectors rarely grow.
+    let expected = payload.requested_output_tokens.unwrap_or(16).min(4096) as usize + 4;
+    rec.frames.reserve(expected);
+    rec.events.reserve(expected);
+
+    let sent = Arc::new(AtomicU64::new(0));
+    // Our own HTTP/1.1 connection: origin-form target and an explicit Host header, then the
+    // request's headers in wire order (the raw export lists them from the same function).
+    let built = hyper::Request::post(engine.target.path.clone())
+        .header(http::header::HOST, engine.target.host_header.clone())
+        .body(TimedBody::new(request_body, clock, sent.clone()))
+        .map_err(|e| e.to_string())
+        .and_then(|mut r| {
+            for h in wire_headers(&cfg.headers, &request_id, &correlation_id, cfg.streaming) {
+                let value = match h.wire_value {
+                    Some(v) => v.clone(),
+                    None => HeaderValue::from_str(h.value).map_err(|e| e.to_string())?,
+                };
+                // `insert`: a configured `Host` replaces the transport's, in place.
+                r.headers_mut().insert(h.wire_name, value);
+            }
+            Ok(r)
+        });
+    rec.request_id = request_id;
+    rec.correlation_id = correlation_id;
+    let req = match built {
+        Ok(r) => r,
+        Err(e) => {
+            let now = clock.now_ns();
+            rec.start_ns = now;
+            rec.end_ns = now;
+            rec.error = Some(err(ErrorKind::Protocol, None, "RequestBuildError", e));
+            return rec;
+        }
+    };
+
+    // A place among the requests waiting for their first token, before the request starts.
+    let mut prefill_permit = match &state.prefill {
+        Some(sem) => sem.clone().acquire_owned().await.ok(),
+        None => None,
+    };
+    rec.start_ns = clock.now_ns();
+    let deadline = tokio::time::Instant::from_std(clock.instant_at(rec.start_ns)) + cfg.timeout;
+
+    // One timer and one abort waiter per request, reused across every await below:
+    // registering them per body frame costs a timer-wheel insert and a lock each time.
+    let timeout = sleep_until(deadline);
+    tokio::pin!(timeout);
+    let abort = wait_for_abort(engine.stop.subscribe(), state.abort.subscribe());
+    tokio::pin!(abort);
+    // `--request-cancellation-rate`: this request is aborted `delay` after it was sent.
+    let cancel = CancelAfterSent {
+        delay: engine.cancels(id),
+        sent: sent.clone(),
+        clock,
+        sleep: None,
+    };
+    tokio::pin!(cancel);
+
+    // Waits for whichever comes first: the future, the timeout, or an abort (stop level 2).
+    macro_rules! guarded {
+        ($fut:expr) => {{
+            tokio::select! {
+                biased;
+                r = $fut => Ok(r),
+                _ = &mut timeout => Err(Interrupt::Timeout),
+                _ = &mut abort => Err(Interrupt::Abort),
+                _ = &mut cancel => Err(Interrupt::Cancel),
+            }
+        }};
+    }
+
+    // A live connection, or a new one (its set-up is part of this request, as in AIPerf).
+    if conn
+        .as_ref()
+        .is_some_and(|c| c.done || c.sender.is_closed())
+    {
+        *conn = None;
+    }
+    if conn.is_none() {
+        match guarded!(connect(&engine.target, clock)) {
+            Ok(Ok(c)) => *conn = Some(c),
+            Ok(Err(e)) => {
+                rec.end_ns = clock.now_ns();
+                rec.error = Some(err(ErrorKind::Transport, None, "ConnectionError", e));
+                return rec;
+            }
+            Err(i) => {
+                interrupted(&mut rec, i, clock, cfg.timeout);
+                return rec;
+            }
+        }
+    }
+    let Conn {
+        sender,
+        io,
+        stamp,
+        done,
+    } = conn.as_mut().expect("connected above");
+
+    // Like `guarded!`, while driving this worker's connection in the same task: reads and
+    // writes then happen the moment this task runs, with no hand-off to a connection task
+    // queued behind every other stream's work (that hand-off was the largest delay a busy
+    // client added between "start" and the bytes leaving). The connection is polled first,
+    // so that what it reads is seen by the future in the same pass.
+    macro_rules! driven {
+        ($fut:expr) => {{
+            let fut = $fut;
+            tokio::pin!(fut);
+            loop {
+                tokio::select! {
+                    biased;
+                    _ = io.as_mut(), if !*done => {
+                        // The connection ended (closed or failed); the future sees it next.
+                        *done = true;
+                    }
+                    r = &mut fut => break Ok(r),
+                    _ = &mut timeout => break Err(Interrupt::Timeout),
+                    _ = &mut abort => break Err(Interrupt::Abort),
+                    _ = &mut cancel => break Err(Interrupt::Cancel),
+                }
+            }
+        }};
+    }
+
+    let resp = match driven!(sender.ready()) {
+        Ok(Ok(())) => driven!(sender.send_request(req)),
+        Ok(Err(e)) => Ok(Err(e)),
+        Err(i) => Err(i),
+    };
+    let resp = match resp {
+        Ok(Ok(r)) => r,
+        Ok(Err(e)) => {
+            rec.end_ns = clock.now_ns();
+            rec.error = Some(err(
+                ErrorKind::Transport,
+                None,
+                "TransportError",
+                error_chain(&e),
+            ));
+            *done = true;
+            return rec;
+        }
+        Err(i) => {
+            interrupted(&mut rec, i, clock, cfg.timeout);
+            *done = true;
+            return rec;
+        }
+    };
+    let start_ns = rec.start_ns;
+    // A frame takes the time of the socket read that completed it (`ReadStamp`), never
+    // earlier than this request's start.
+    let stamp = stamp.clone();
+    let stamp_now = || {
+        stamp
+            .get()
+            .map_or_else(|| clock.now_ns(), |t| t.max(start_ns))
+    };
+    rec.ack_ns = Some(stamp_now());
+    let s = sent.load(Ordering::Relaxed);
+    if s > 0 {
+        rec.sent_ns = Some(s);
+    }
+    let status = resp.status();
+    rec.status = Some(status.as_u16());
+    let is_sse = status.is_success()
+        && resp
+            .headers()
+            .get(http::header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.trim_start().starts_with("text/event-stream"));
+    let mut body = resp.into_body();
+    let mut parser = if is_sse { Some(SseParser::new()) } else { None };
+    let mut think = engine.reasoning_tags.then(ThinkSplitter::default);
+    let mut stream_decoder = engine.decoder.stream();
+    // A response not read to its end leaves the connection unusable for the next request.
+    let mut body_complete = false;
+    let mut whole = Vec::new();
+    loop {
+        let frame = match driven!(body.frame()) {
+            Ok(f) => f,
+            Err(i) => {
+                interrupted(&mut rec, i, clock, cfg.timeout);
+                break;
+            }
+        };
+        let t = stamp_now();
+        match frame {
+            None => {
+                body_complete = true;
+                break;
+            }
+            Some(Err(e)) => {
+                rec.end_ns = t;
+                rec.error = Some(err(
+                    ErrorKind::Transport,
+                    None,
+                    "ResponsePayloadError",
+                    format!("the response body was cut: {}", error_chain(&e)),
+                ));
+                break;
+            }
+            Some(Ok(f)) => {
+                let Ok(data) = f.into_data() else { continue };
+                let frame_idx = rec.frames.len() as u32;
+                rec.frames.push(Frame {
+                    t_ns: t,
+                    bytes: data.len() as u32,
+                });
+                match parser.as_mut() {
+                    Some(p) => {
+                        p.push(&data, &mut scratch.msgs);
+                        let mut stop_reading = false;
+                        for m in scratch.msgs.drain(..) {
+                            if on_message(
+                                &mut stream_decoder,
+                                cfg,
+                                &mut rec,
+                                m,
+                                frame_idx,
+                                t,
+                                &mut think,
+                            ) {
+                                stop_reading = true;
+                            }
+                        }
+                        if prefill_permit.is_some() && rec.events.iter().any(Event::has_text) {
+                            // The first token arrived: the place goes to the next request.
+                            prefill_permit = None;
+                        }
+                        if stop_reading {
+                            break;
+                        }
+                    }
+                    None => whole.extend_from_slice(&data),
+                }
+            }
+        }
+    }
+    if !body_complete {
+        *done = true;
+    }
+    // A stream that ended cleanly but in the middle of an event lost that event: say so.
+    if let (true, None, Some(p)) = (body_complete, &rec.error, parser.as_mut())
+        && let Some(left) = p.finish()
+        && (left.has_data || left.partial_line)
+    {
+        rec.error = Some(err(
+            ErrorKind::Protocol,
+            None,
+            "IncompleteSSEEvent",
+            format!(
+                "the stream ended inside an SSE event ({} bytes after the last complete event)",
+                left.bytes
+            ),
+        ));
+    }
+    if rec.end_ns == 0 {
+        rec.end_ns = clock.now_ns();
+    }
+    if rec.error.is_none() && parser.is_none() {
+        on_body(&engine.decoder, cfg, &mut rec, &whole, status, &mut think);
+    }
+    if let Some(sp) = think.as_mut() {
+        // A partial tag held back at the end was text after all.
+        let (c, r) = sp.finish();
+        if let Some(ev) = rec.events.iter_mut().rev().find(|e| e.has_text()) {
+            append(&mut ev.content, &c);
+            append(&mut ev.reasoning, &r);
+        }
+    }
+    if let Some(counter) = &engine.counter {
+        count_tokens(counter.as_ref(), &mut rec, &mut scratch.text);
+    }
+    rec
+}
+
+/// Resolves when the stop level reaches 2 (abort in-flight requests) or the phase's grace
+/// period ran out; never otherwise.
+pub(super) async fn wait_for_abort(
+    mut stop: watch::Receiver<u8>,
+    mut phase: watch::Receiver<bool>,
+) {
+    let mut stop_open = true;
+    let mut phase_open = true;
+    loop {
+        if *stop.borrow_and_update() >= 2 || *phase.borrow_and_update() {
+            return;
+        }
+        // A closed channel can never fire again: stop waiting on it.
+        tokio::select! {
+            r = stop.changed(), if stop_open => stop_open = r.is_ok(),
+            r = phase.changed(), if phase_open => phase_open = r.is_ok(),
+            else => std::future::pending::<()>().await,
+        }
+    }
+}
+
+/// Fires `delay` after the request body was handed to the connection (never, without a
+/// delay). It is polled right after the connection in the same pass, so it sees the write
+/// as soon as it happened.
+pub(super) struct CancelAfterSent {
+    pub(super) delay: Option<Duration>,
+    pub(super) sent: Arc<AtomicU64>,
+    pub(super) clock: Clock,
+    pub(super) sleep: Option<Pin<Box<tokio::time::Sleep>>>,
+}
+
+impl std::future::Future for CancelAfterSent {
+    type Output = ();
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        let Some(delay) = self.delay else {
+            return Poll::Pending;
+        };
+        if self.sleep.is_none() {
+            let sent = self.sent.load(Ordering::Relaxed);
+            if sent == 0 {
+                return Poll::Pending;
+            }
+            let at = tokio::time::Instant::from_std(self.clock.instant_at(sent)) + delay;
+            self.sleep = Some(Box::pin(tokio::time::sleep_until(at)));
+        }
+        match self.sleep.as_mut() {
+            Some(s) => s.as_mut().poll(cx),
+            None => Poll::Pending,
+        }
+    }
+}
+
+pub(super) fn interrupted(rec: &mut Record, i: Interrupt, clock: Clock, timeout: Duration) {
+    let now = clock.now_ns();
+    rec.end_ns = now;
+    match i {
+        Interrupt::Timeout => {
+            rec.error = Some(err(
+                ErrorKind::Timeout,
+                None,
+                "RequestTimeout",
+                format!(
+                    "no complete response within --request-timeout-seconds {}",
+                    timeout.as_secs_f64()
+                ),
+            ))
+        }
+        Interrupt::Abort => {
+            rec.cancelled = true;
+            rec.cancel_ns = Some(now);
+            rec.error = Some(err(
+                ErrorKind::Cancelled,
+                Some(499),
+                "RequestCancelled",
+                "cancelled before the response ended (stop requested, or the grace period ran out)"
+                    .into(),
+            ));
+        }
+        Interrupt::Cancel => {
+            rec.cancelled = true;
+            rec.cancel_ns = Some(now);
+            rec.error = Some(err(
+                ErrorKind::Cancelled,
+                Some(499),
+                "RequestCancelled",
+                "cancelled by --request-cancellation-rate".into(),
+            ));
+        }
+    }
+}
+
+pub(super) fn err(kind: ErrorKind, code: Option<u16>, ty: &str, message: String) -> RecordError {
+    RecordError {
+        kind,
+        code,
+        error_type: ty.to_string(),
+        message,
+    }
+}

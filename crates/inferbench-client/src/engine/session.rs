@@ -1,0 +1,155 @@
+//! A session: the turns of one conversation, sent one after another on one slot, with the
+//! conversation so far resent before a turn that asks for its history.
+
+use std::sync::Arc;
+
+use bytes::Bytes;
+use inferbench_core::record::Record;
+
+use super::PreparedPayload;
+use super::dispatch::{Claim, PhaseState};
+use super::request::{Scratch, Turn, execute};
+use crate::transport::Conn;
+
+/// The conversation so far, resent before a later turn's own messages: each earlier turn's
+/// messages as sent (without the history in front of them), then the assistant's reply
+/// (its streamed or returned content). Only bodies with a message list take part: `messages`
+/// (chat, Anthropic messages) or `input` (responses).
+#[derive(Default)]
+pub(super) struct History {
+    pub(super) messages: Vec<serde_json::Value>,
+}
+
+impl History {
+    const FIELDS: [&'static str; 2] = ["messages", "input"];
+
+    /// The body to send for a turn: with history, the turn's list gets the conversation so
+    /// far in front (a system message already in the history is not repeated). Returns the
+    /// body and the turn's own messages (to append to the history afterwards).
+    fn body_for(&self, p: &PreparedPayload) -> (Bytes, Vec<serde_json::Value>) {
+        if !p.history {
+            return (p.body.clone(), Vec::new());
+        }
+        let Ok(serde_json::Value::Object(mut body)) =
+            serde_json::from_slice::<serde_json::Value>(&p.body)
+        else {
+            return (p.body.clone(), Vec::new());
+        };
+        let Some(field) = Self::FIELDS
+            .iter()
+            .find(|f| body.get(**f).is_some_and(serde_json::Value::is_array))
+        else {
+            return (p.body.clone(), Vec::new());
+        };
+        let own: Vec<serde_json::Value> = match body.get(*field) {
+            Some(serde_json::Value::Array(a)) => a.clone(),
+            _ => Vec::new(),
+        };
+        if self.messages.is_empty() {
+            return (p.body.clone(), own);
+        }
+        let mut list = self.messages.clone();
+        list.extend(
+            own.iter()
+                .filter(|m| !(is_system(m) && self.messages.contains(m)))
+                .cloned(),
+        );
+        body.insert((*field).to_string(), serde_json::Value::Array(list));
+        (
+            Bytes::from(serde_json::Value::Object(body).to_string()),
+            own.into_iter()
+                .filter(|m| !(is_system(m) && self.messages.contains(m)))
+                .collect(),
+        )
+    }
+
+    fn push_turn(&mut self, own: Vec<serde_json::Value>, rec: &Record) {
+        self.messages.extend(own);
+        let reply: String = rec
+            .events
+            .iter()
+            .filter_map(|e| e.content.as_deref())
+            .collect();
+        self.messages
+            .push(serde_json::json!({"role": "assistant", "content": reply}));
+    }
+}
+
+pub(super) fn is_system(m: &serde_json::Value) -> bool {
+    m.get("role").and_then(serde_json::Value::as_str) == Some("system")
+}
+
+/// Sends the turns of the session that starts with `first`, one after another on this
+/// slot's connection: turn 0 at `planned_ns`; a later turn after its delay (from the end of
+/// the previous turn), and not before its trace time under a fixed schedule. Each turn is
+/// one request and one record; a failed turn does not end the session (its reply is what
+/// arrived). Returns false when the writer is gone.
+pub(super) async fn run_session(
+    state: &Arc<PhaseState>,
+    first: Claim,
+    slot: u32,
+    planned_ns: u64,
+    scratch: &mut Scratch,
+    conn: &mut Option<Conn>,
+) -> bool {
+    let phase_start_ns = state.start_ns;
+    let engine = &state.engine;
+    let Some(&(start, len)) = engine.sessions.get(first.conversation) else {
+        return true;
+    };
+    let mut history = History::default();
+    let mut id = first.id;
+    let mut planned = planned_ns;
+    for turn in 0..len {
+        let index = start + turn;
+        let payload = &engine.payloads[index];
+        if turn > 0 {
+            let Some(next) = state.claim_turn() else {
+                return true;
+            };
+            id = next;
+            let mut due = engine.clock.now_ns() + payload.delay.map_or(0, |d| d.as_nanos() as u64);
+            if let Some(t) = payload.schedule_ns {
+                due = due.max(phase_start_ns + t);
+            }
+            planned = due;
+            if due > engine.clock.now_ns() {
+                let at = engine.clock.instant_at(due);
+                tokio::time::sleep_until(tokio::time::Instant::from_std(at)).await;
+            }
+        }
+        let (body, own) = history.body_for(payload);
+        // A body with history is a new buffer; an unchanged one shares the payload's (Bytes
+        // clones share it), so comparing the pointers tells them apart without a memcmp.
+        let rebuilt = (body.as_ptr() != payload.body.as_ptr() || body.len() != payload.body.len())
+            .then(|| body.clone());
+        let mut rec = execute(
+            state,
+            Turn {
+                id,
+                payload_index: index,
+                session_num: first.session_num,
+                planned_ns: planned,
+                body,
+            },
+            slot,
+            scratch,
+            conn,
+        )
+        .await;
+        if let Some(b) = &rebuilt {
+            // The workload's count was of the turn alone; the body sent holds the history.
+            rec.tokens.input = None;
+            if engine.cfg.keep_raw {
+                rec.sent_body = Some(String::from_utf8_lossy(b).into_owned());
+            }
+        }
+        if payload.history || turn + 1 < len {
+            history.push_turn(own, &rec);
+        }
+        if !state.finish(rec, rebuilt) {
+            return false;
+        }
+    }
+    true
+}
