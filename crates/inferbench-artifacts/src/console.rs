@@ -1,5 +1,7 @@
-//! The console summary, AIPerf style: the binary prints it and saves it as
-//! `profile_export_console.txt`.
+//! The console summary, AIPerf style: saved as `profile_export_console.txt`
+//! ([`render_console`], with every table AIPerf writes) and printed
+//! ([`render_console_for_terminal`], without the rows a non-streaming run can only fill
+//! with zeros).
 
 use comfy_table::{CellAlignment, ContentArrangement, Table};
 use inferbench_core::{MetricResult, MetricValue, Summary};
@@ -93,8 +95,34 @@ fn titled(title: &str, table: &Table) -> String {
 }
 
 /// The console text: an error summary table when there were errors, then the metrics table
-/// titled `inferbench | LLM Metrics (<definitions>)`.
+/// titled `inferbench | LLM Metrics (<definitions>)`, then the time-weighted and schedule
+/// tables. The file version: a non-streaming run keeps its all-zero Effective and Active
+/// rows, as AIPerf 0.13 writes them.
 pub fn render_console(summary: &Summary) -> String {
+    render(summary, false)
+}
+
+/// [`render_console`] for the terminal. When the run has no streaming metrics (no TTFT:
+/// every non-streaming run), the Effective and Active rows that are zero by construction
+/// (token and prefill/decode rates) are left out, and a table left empty is not printed;
+/// rows with a value, such as Effective Concurrency and Effective Latency, stay.
+pub fn render_console_for_terminal(summary: &Summary) -> String {
+    render(summary, true)
+}
+
+/// Whether every shown value of a metric is zero.
+fn all_zero(m: &MetricResult) -> bool {
+    match &m.value {
+        MetricValue::Scalar { value } => *value == 0.0,
+        MetricValue::Distribution { stats } => COLUMNS[1..]
+            .iter()
+            .all(|c| stats.get(c).is_none_or(|v| v == 0.0)),
+    }
+}
+
+fn render(summary: &Summary, terminal: bool) -> String {
+    // Without streaming metrics, the time-weighted token rates have nothing to weigh.
+    let drop_zero_rows = terminal && summary.get("time_to_first_token").is_none();
     let mut out = String::from("\n");
     if !summary.error_summary.is_empty() {
         let mut t = new_table(&["Code", "Type", "Message", "Count"]);
@@ -132,24 +160,30 @@ pub fn render_console(summary: &Summary) -> String {
     out.push_str(&titled(&title, &t));
     // AIPerf's time-weighted tables, then the client's own schedule evidence, when the
     // summary carries them.
-    for (title, rows) in [
+    for (title, rows, time_weighted) in [
         (
             "inferbench | LLM Metrics: Effective (time-weighted)",
             &EFFECTIVE_ROWS[..],
+            true,
         ),
         (
             "inferbench | LLM Metrics: Active (time-weighted)",
             &ACTIVE_ROWS[..],
+            true,
         ),
         (
             "inferbench | Schedule (did the client send the planned load?)",
             &SCHEDULE_ROWS[..],
+            false,
         ),
     ] {
         let mut t = new_table(&COLUMNS);
         let mut any = false;
         for tag in rows {
             if let Some(m) = summary.get(tag) {
+                if drop_zero_rows && time_weighted && all_zero(m) {
+                    continue;
+                }
                 t.add_row(row(m));
                 any = true;
             }
@@ -217,5 +251,62 @@ mod tests {
         assert_eq!(format_thousands(Some(0.0)), "0.00");
         assert_eq!(format_thousands(None), "N/A");
         assert_eq!(format_thousands(Some(f64::NAN)), "N/A");
+    }
+
+    fn dist(tag: &str, header: &str, v: f64) -> MetricResult {
+        let stats = inferbench_core::summary::Stats {
+            avg: Some(v),
+            min: Some(v),
+            max: Some(v),
+            p99: Some(v),
+            p90: Some(v),
+            p50: Some(v),
+            std: Some(0.0),
+            count: 1,
+            ..Default::default()
+        };
+        MetricResult {
+            tag: tag.into(),
+            header: header.into(),
+            unit: "x".into(),
+            value: MetricValue::Distribution { stats },
+        }
+    }
+
+    /// A non-streaming run as AIPerf's S5 fixture: a non-zero effective concurrency, a
+    /// zero effective decode throughput, an all-zero Active table.
+    fn non_streaming() -> Summary {
+        Summary {
+            definitions: "aiperf-0.13".into(),
+            metrics: vec![
+                dist("request_latency", "Request Latency", 98.9),
+                dist("effective_concurrency", "Effective Concurrency", 3.87),
+                dist(
+                    "effective_decode_throughput",
+                    "Effective Decode Throughput",
+                    0.0,
+                ),
+                dist("active_decode_throughput", "Active Decode Throughput", 0.0),
+            ],
+            error_summary: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn the_file_keeps_aiperfs_zero_tables_the_terminal_does_not() {
+        let s = non_streaming();
+        let file = render_console(&s);
+        assert!(file.contains("Effective Decode Throughput"), "{file}");
+        assert!(file.contains("LLM Metrics: Active"), "{file}");
+        let term = render_console_for_terminal(&s);
+        assert!(term.contains("Effective Concurrency"), "{term}");
+        assert!(term.contains("3.87"), "{term}");
+        assert!(!term.contains("Effective Decode Throughput"), "{term}");
+        assert!(!term.contains("LLM Metrics: Active"), "{term}");
+        // A streaming run (it has a TTFT) prints every row, zero or not.
+        let mut s = non_streaming();
+        s.metrics
+            .push(dist("time_to_first_token", "Time to First Token", 20.0));
+        assert_eq!(render_console_for_terminal(&s), render_console(&s));
     }
 }

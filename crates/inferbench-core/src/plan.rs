@@ -167,6 +167,30 @@ pub enum TokenizerSpec {
     HuggingFace { path: String },
 }
 
+impl TokenizerSpec {
+    /// The value of a `--tokenizer` flag: absent or `builtin` is the embedded vocabulary,
+    /// anything else a path to a `tokenizer.json` (or a directory holding one).
+    pub fn from_flag(flag: Option<&str>) -> TokenizerSpec {
+        match flag {
+            None | Some("builtin") => TokenizerSpec::Builtin,
+            Some(path) => TokenizerSpec::HuggingFace {
+                path: path.to_string(),
+            },
+        }
+    }
+}
+
+/// AIPerf's run directory name, `<model>-openai-<endpoint>-<load>`: `load` is the stimulus
+/// (`concurrency4`, `request_rate10.0`) or `sweep` for a sweep's root. Path separators and
+/// `:` in the model name become `_`, so a model such as `org/name:tag` stays one component.
+pub fn artifact_dir_name(model: &str, endpoint: EndpointType, load: &str) -> String {
+    format!(
+        "{}-openai-{}-{load}",
+        model.replace(['/', '\\', ':'], "_"),
+        endpoint.as_str()
+    )
+}
+
 /// A normal distribution of token counts (AIPerf's `sample_positive_normal_integer`).
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq)]
 pub struct LengthDist {
@@ -433,17 +457,6 @@ impl HeaderValue {
     }
 }
 
-impl RunPlan {
-    /// AIPerf's stimulus name, used in the run directory name: `concurrency4`, or
-    /// `request_rate10.0` in rate mode.
-    pub fn load_label(&self) -> String {
-        match &self.load.request_rate {
-            Some(r) => format!("request_rate{:?}", r.rate),
-            None => format!("concurrency{}", self.load.concurrency),
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -457,5 +470,32 @@ mod tests {
         assert_eq!(serde_json::to_string(&h).unwrap(), "\"<redacted>\"");
         let h = HeaderValue::for_header("X-Trace", "abc");
         assert_eq!(serde_json::to_string(&h).unwrap(), "\"abc\"");
+    }
+
+    #[test]
+    fn tokenizer_flag() {
+        assert_eq!(TokenizerSpec::from_flag(None), TokenizerSpec::Builtin);
+        assert_eq!(
+            TokenizerSpec::from_flag(Some("builtin")),
+            TokenizerSpec::Builtin
+        );
+        assert_eq!(
+            TokenizerSpec::from_flag(Some("/m/tokenizer.json")),
+            TokenizerSpec::HuggingFace {
+                path: "/m/tokenizer.json".into()
+            }
+        );
+    }
+
+    #[test]
+    fn run_directory_names() {
+        assert_eq!(
+            artifact_dir_name("mock-model", EndpointType::Chat, "concurrency1"),
+            "mock-model-openai-chat-concurrency1"
+        );
+        assert_eq!(
+            artifact_dir_name("org/m:v1\\x", EndpointType::NimRankings, "sweep"),
+            "org_m_v1_x-openai-nim_rankings-sweep"
+        );
     }
 }

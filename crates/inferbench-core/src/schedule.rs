@@ -23,6 +23,11 @@ pub const RATE_RAMP_STEP: Duration = Duration::from_millis(100);
 
 const NS_PER_S: f64 = 1e9;
 
+/// The latest planned offset (ns from the phase start, about 292 years): half the u64 ns
+/// clock, so that a caller adding the phase start to an offset cannot overflow and fire the
+/// request at once. Offsets past it (absurdly low rates, a huge gap) are clamped to it.
+pub const MAX_OFFSET_NS: u64 = u64::MAX / 2;
+
 /// Distribution of the gaps between planned sends (AIPerf `--arrival-pattern`).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum ArrivalPattern {
@@ -200,8 +205,13 @@ impl RateSchedule {
     }
 
     /// The next planned send, in ns from the phase start: absolute, never less than the
-    /// previous one. Saturates at `u64::MAX` (584 years) for absurdly low rates.
+    /// previous one. Saturates at [`MAX_OFFSET_NS`] for absurdly low rates.
     pub fn next_offset_ns(&mut self) -> u64 {
+        // `min` with a constant keeps the offsets non-decreasing.
+        self.next_unclamped_ns().min(MAX_OFFSET_NS)
+    }
+
+    fn next_unclamped_ns(&mut self) -> u64 {
         let k = self.emitted;
         self.emitted += 1;
         if k == 0 && !self.leading_gap {
@@ -693,9 +703,14 @@ mod tests {
                 assert!(offsets.windows(2).all(|w| w[0] <= w[1]), "{p:?} {rate}");
             }
         }
-        // A rate this low pushes the second send past u64 ns: saturated, not wrapped.
+        // A rate this low pushes the second send past the clock: clamped, not wrapped, and
+        // with room left for the caller to add the phase start.
         let mut s = sched(ArrivalPattern::Constant, 1e-300, None, 1);
-        assert_eq!(take(&mut s, 2), [0, u64::MAX]);
+        assert_eq!(take(&mut s, 2), [0, MAX_OFFSET_NS]);
+        assert!(MAX_OFFSET_NS.checked_add(MAX_OFFSET_NS).is_some());
+        // 1e-299 req/s is a finite gap of 1e308 ns: clamped too.
+        let mut s = sched(ArrivalPattern::Poisson, 1e-299, None, 1);
+        assert_eq!(take(&mut s, 3), [0, MAX_OFFSET_NS, MAX_OFFSET_NS]);
     }
 
     #[test]

@@ -16,7 +16,27 @@ use clap::FromArgMatches;
 pub use inferbench_run::Failure;
 
 fn main() -> ExitCode {
-    let argv: Vec<String> = std::env::args().collect();
+    // A panic is a bug; even then the user gets one line, not Rust's panic message.
+    std::panic::set_hook(Box::new(|info| {
+        let what = info
+            .payload()
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| info.payload().downcast_ref::<String>().cloned())
+            .unwrap_or_default();
+        let at = info
+            .location()
+            .map(|l| format!(" ({}:{})", l.file(), l.line()))
+            .unwrap_or_default();
+        eprintln!("inferbench: internal error{at}: {what}; please report it");
+    }));
+    let argv = match cli::utf8_args(std::env::args_os()) {
+        Ok(v) => v,
+        Err(e) => {
+            eprintln!("inferbench: error: {e}");
+            return ExitCode::from(2);
+        }
+    };
     let matches = match cli::command_with_unbuilt().try_get_matches_from(&argv) {
         Ok(m) => m,
         Err(e) => e.exit(),
@@ -24,6 +44,17 @@ fn main() -> ExitCode {
     if let Err(e) = cli::check_unbuilt(&matches) {
         eprintln!("inferbench: error: {e}");
         return ExitCode::from(2);
+    }
+    match cli::check_given(&matches) {
+        Ok(warnings) => {
+            for w in warnings {
+                eprintln!("inferbench: warning: {w}");
+            }
+        }
+        Err(e) => {
+            eprintln!("inferbench: error: {e}");
+            return ExitCode::from(2);
+        }
     }
     let parsed = match cli::Cli::from_arg_matches(&matches) {
         Ok(c) => c,

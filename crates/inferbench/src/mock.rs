@@ -18,17 +18,11 @@ pub fn sim_words(tok: &Tokenizer) -> Vec<String> {
 }
 
 fn ms(name: &str, v: f64) -> Result<Duration, Failure> {
-    if !(v.is_finite() && v >= 0.0) {
-        return Err(Failure::input(format!("{name} {v}: must be a number ≥ 0")));
-    }
-    Ok(Duration::from_secs_f64(v / 1000.0))
+    crate::cli::millis(name, v).map_err(Failure::input)
 }
 
 pub fn run(a: &MockServerArgs) -> Result<u8, Failure> {
-    let spec = match a.tokenizer.as_deref() {
-        None | Some("builtin") => TokenizerSpec::Builtin,
-        Some(p) => TokenizerSpec::HuggingFace { path: p.into() },
-    };
+    let spec = TokenizerSpec::from_flag(a.tokenizer.as_deref());
     let tok = Tokenizer::load(&spec).map_err(|e| Failure::input(format!("--tokenizer: {e}")))?;
     let reasoning_field = ReasoningField::parse(&a.reasoning_field).ok_or_else(|| {
         Failure::input(format!(

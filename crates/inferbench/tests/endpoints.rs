@@ -56,6 +56,9 @@ fn every_endpoint_type_runs_against_the_simulated_server() {
         let mut extra = vec!["--endpoint-type", endpoint];
         if streaming {
             extra.push("--streaming");
+        } else if !vector_endpoints.contains(&endpoint) {
+            // The simulated server streams by default: ask for the non-streaming path.
+            extra.push("--no-streaming");
         }
         let o = profile(d.to_str().unwrap(), &extra);
         assert!(o.status.success(), "{endpoint} {streaming}: {}", stderr(&o));
@@ -87,6 +90,8 @@ fn every_endpoint_type_runs_against_the_simulated_server() {
         }
         if streaming {
             assert!(s.get("time_to_first_token").is_some(), "{endpoint}");
+        } else {
+            assert!(s.get("time_to_first_token").is_none(), "{endpoint}");
         }
     }
 }

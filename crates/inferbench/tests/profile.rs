@@ -271,6 +271,8 @@ fn completions_non_streaming_and_raw_export() {
         "profile",
         "--endpoint-type",
         "completions",
+        // The simulated server streams by default; this test is about the other path.
+        "--no-streaming",
         "--request-count",
         "6",
         "--isl",

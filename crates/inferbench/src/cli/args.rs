@@ -1,0 +1,189 @@
+//! The clap schema of every subcommand but `profile` (see `profile_args.rs`), and the
+//! value enums the flags take.
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+use super::ProfileArgs;
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "inferbench",
+    version,
+    about = "Benchmark client for LLM inference servers (AIPerf- and GenAI-Perf-compatible)",
+    propagate_version = true
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Run a benchmark (against the built-in simulated server when no --url is given).
+    Profile(Box<ProfileArgs>),
+    /// Run the simulated OpenAI-compatible server standalone.
+    MockServer(MockServerArgs),
+    /// Recompute every metric offline from a run directory's stored evidence, or from a
+    /// GenAI-Perf or AIPerf artifact directory (imported on the fly).
+    Metrics(MetricsArgs),
+    /// Send one request (or --count N) of the workload and show, event by event, how the
+    /// response was read: validate an endpoint adapter before generating load.
+    Inspect(Box<InspectArgs>),
+    /// Set every legacy metric of a run next to its counterpart under another definition
+    /// set, with the evidence that decides whether the mapping holds.
+    Crosswalk(CrosswalkArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct InspectArgs {
+    #[command(flatten)]
+    pub profile: ProfileArgs,
+    /// How many requests to send (one after another).
+    #[arg(long, default_value_t = 1)]
+    pub count: usize,
+    /// Show at most this many events of each response (the summary counts them all).
+    #[arg(long = "max-events", default_value_t = 40)]
+    pub max_events: usize,
+}
+
+#[derive(Args, Debug)]
+pub struct CrosswalkArgs {
+    /// A run directory (inferbench, or a GenAI-Perf or AIPerf artifact directory).
+    pub dir: std::path::PathBuf,
+    /// The legacy definition set.
+    #[arg(long, default_value = "genai-perf-0.0.13")]
+    pub from: String,
+    /// The definition set to map onto.
+    #[arg(long, default_value = "aiperf-0.13")]
+    pub to: String,
+    /// Where to write crosswalk.json and crosswalk.md (default: DIR).
+    #[arg(long = "output-dir")]
+    pub output_dir: Option<std::path::PathBuf>,
+    /// Tokenizer for imported runs whose files keep texts but no counts (`builtin` or a
+    /// path; default: the run's own).
+    #[arg(long)]
+    pub tokenizer: Option<String>,
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
+#[value(rename_all = "snake_case")]
+pub enum EndpointArg {
+    Chat,
+    Completions,
+    // AIPerf endpoint types that inferbench does not build yet: accepted by name so that the
+    // error says so instead of "invalid value".
+    Responses,
+    Messages,
+    Embeddings,
+    ChatEmbeddings,
+    NimEmbeddings,
+    NimRankings,
+    HfTeiRankings,
+    CohereRankings,
+    HuggingfaceGenerate,
+    ImageGeneration,
+    ImageEdit,
+    VideoGeneration,
+    AudioTranscription,
+    ImageRetrieval,
+    SolidoRag,
+    Raw,
+    Template,
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ArrivalArg {
+    Constant,
+    Poisson,
+    Gamma,
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ExportLevelArg {
+    Summary,
+    Records,
+    Raw,
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
+pub enum UiArg {
+    Dashboard,
+    Simple,
+    None,
+}
+
+#[derive(Args, Debug)]
+pub struct MockServerArgs {
+    #[arg(short = 'p', long, default_value_t = 8000)]
+    pub port: u16,
+    #[arg(long, default_value = "127.0.0.1")]
+    pub host: String,
+    #[arg(long = "ttft-ms", visible_alias = "ttft", default_value_t = 20.0)]
+    pub ttft_ms: f64,
+    #[arg(long = "itl-ms", visible_alias = "itl", default_value_t = 5.0)]
+    pub itl_ms: f64,
+    /// All latencies 0 (like AIPerf's mock `--fast`).
+    #[arg(short = 'f', long)]
+    pub fast: bool,
+    /// Tokens per streamed chunk after the first (vLLM stream_interval style).
+    #[arg(long = "tokens-per-chunk", default_value_t = 1)]
+    pub tokens_per_chunk: usize,
+    /// Send a role-only first chunk at request arrival.
+    #[arg(long = "role-first-chunk")]
+    pub role_first_chunk: bool,
+    /// Reasoning tokens sent before the content (out of the max_tokens budget).
+    #[arg(long = "reasoning-tokens", default_value_t = 0)]
+    pub reasoning_tokens: usize,
+    /// Field that carries reasoning: reasoning_content or reasoning.
+    #[arg(long = "reasoning-field", default_value = "reasoning_content")]
+    pub reasoning_field: String,
+    /// Percent of requests answered with HTTP 500.
+    #[arg(long = "error-rate", default_value_t = 0.0)]
+    pub error_rate: f64,
+    /// Percent of streams cut part-way.
+    #[arg(long = "cut-rate", default_value_t = 0.0)]
+    pub cut_rate: f64,
+    /// Output tokens when a request sets no max_tokens.
+    #[arg(long = "default-output-tokens", default_value_t = 16)]
+    pub default_output_tokens: usize,
+    #[arg(long = "model", default_value = "mock-model")]
+    pub model: String,
+    /// Tokenizer whose single-token words make the output text (`builtin` or a path).
+    #[arg(long)]
+    pub tokenizer: Option<String>,
+    #[arg(long = "random-seed", default_value_t = 0)]
+    pub random_seed: u64,
+    /// Worker threads of the server's runtime (default: all cores).
+    #[arg(long)]
+    pub workers: Option<usize>,
+}
+
+#[derive(Args, Debug)]
+pub struct MetricsArgs {
+    /// A run directory written by `inferbench profile`.
+    pub dir: std::path::PathBuf,
+    /// Definition set to score under (`aiperf-0.13`, `genai-perf-0.0.13`, `genai-perf-0.0.4`,
+    /// `genai-perf-0.0.1`, `vllm-bench`, `mlperf-loadgen`).
+    /// Default: aiperf-0.13 for an inferbench run, the tool's own set for an imported one.
+    #[arg(long)]
+    pub definitions: Option<String>,
+    /// Rewrite the summary files (JSON, CSV, console) from the recomputed metrics.
+    #[arg(long)]
+    pub write: bool,
+    /// Write the summary in a tool's own file shape: `aiperf` (profile_export_aiperf.json
+    /// and .csv), `genai-perf` (profile_export_genai_perf.json and .csv), or `json`
+    /// (inferbench_summary.json: any definition set's metrics, per-metric shape).
+    #[arg(long, value_parser = ["aiperf", "genai-perf", "json"])]
+    pub format: Option<String>,
+    /// Service-level objectives for goodput, `metric:value …` in display units (overrides
+    /// the run's own --goodput).
+    #[arg(long)]
+    pub goodput: Option<String>,
+    /// Tokenizer for imported runs whose files keep texts but no counts (`builtin` or a
+    /// path; default: the run's own).
+    #[arg(long)]
+    pub tokenizer: Option<String>,
+    /// Where `--format` writes its files (default: DIR).
+    #[arg(long = "output-dir")]
+    pub output_dir: Option<std::path::PathBuf>,
+}

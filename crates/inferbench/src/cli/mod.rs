@@ -1,0 +1,39 @@
+//! Command-line flags, with AIPerf's names, aliases and defaults, and their validation into a
+//! [`RunPlan`](inferbench_core::plan::RunPlan).
+//!
+//! - `args` / `profile_args`: the clap schema;
+//! - `unbuilt`: AIPerf flags accepted by name only to refuse them clearly;
+//! - `values`: header, extra-input and URL parsing, and the redacted command line;
+//! - `given`: flags given without the flag that gives them an effect (error or warning);
+//! - `limits`: time values bounded to what a `Duration` and the run clock can hold;
+//! - `plan`: sweep cells and plan building (every value checked, one error naming the flag).
+
+mod args;
+mod given;
+mod limits;
+mod plan;
+mod profile_args;
+mod unbuilt;
+mod values;
+
+pub use args::{
+    ArrivalArg, Cli, Command, CrosswalkArgs, EndpointArg, ExportLevelArg, InspectArgs, MetricsArgs,
+    MockServerArgs, UiArg,
+};
+pub use given::check_given;
+pub use limits::millis;
+pub use plan::{Cell, build_plan, cells};
+// The rest of the cli's interface, for callers outside this binary's current modules (the
+// run pipeline moving to its own crate, tests); unused here for now.
+#[allow(unused_imports)]
+pub use plan::{CellValues, DEFAULT_ARTIFACT_DIR, SIM_MODEL, endpoint_type};
+pub use profile_args::ProfileArgs;
+#[allow(unused_imports)]
+pub use unbuilt::UNBUILT_FLAGS;
+pub use unbuilt::{check_unbuilt, command_with_unbuilt};
+pub use values::{
+    normalize_url, parse_extra_inputs, parse_headers, redacted_command_line, utf8_args,
+};
+
+#[cfg(test)]
+pub(crate) mod tests;

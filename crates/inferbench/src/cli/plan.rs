@@ -1,0 +1,652 @@
+//! Validation of the profile flags into a [`RunPlan`], one sweep cell at a time.
+
+use clap::ValueEnum;
+use inferbench_core::plan::{
+    ArtifactPlan, EndpointType, ExportLevel, LengthDist, LoadPlan, RunPlan, Secret, Target,
+    TokenizerSpec, UiKind, artifact_dir_name,
+};
+
+use super::limits::{millis, positive_seconds, rate_fits, seconds, whole_millis};
+use super::{
+    ArrivalArg, EndpointArg, ExportLevelArg, ProfileArgs, UiArg, normalize_url, parse_extra_inputs,
+    parse_headers, redacted_command_line,
+};
+
+pub const DEFAULT_ARTIFACT_DIR: &str = "artifacts";
+
+/// The values of one cell of a sweep (or of the only cell of a plain run).
+#[derive(Clone, Debug, PartialEq)]
+pub struct CellValues {
+    pub concurrency: Option<usize>,
+    pub request_rate: Option<f64>,
+    pub isl: u64,
+    pub osl: Option<u64>,
+}
+
+/// One cell: its parameters as (name, value) in flag order (empty for a plain run), its
+/// directory name (`concurrency_4`, `concurrency_4_isl_128`, …) and its values.
+#[derive(Clone, Debug)]
+pub struct Cell {
+    pub parameters: Vec<(String, serde_json::Value)>,
+    pub dir_name: Option<String>,
+    pub values: CellValues,
+}
+
+/// The grid of `--concurrency`, `--request-rate`, `--isl` and `--osl` lists (AIPerf's
+/// default `grid` sweep): every combination, the first flag outermost. A flag with one value
+/// (or none) is not a sweep parameter.
+pub fn cells(a: &ProfileArgs) -> Result<Vec<Cell>, String> {
+    let opt = |v: &[usize]| -> Vec<Option<usize>> {
+        if v.is_empty() {
+            vec![None]
+        } else {
+            v.iter().map(|x| Some(*x)).collect()
+        }
+    };
+    let conc = opt(&a.concurrency);
+    let rates: Vec<Option<f64>> = if a.request_rate.is_empty() {
+        vec![None]
+    } else {
+        a.request_rate.iter().map(|x| Some(*x)).collect()
+    };
+    let isl = if a.isl.is_empty() {
+        vec![550]
+    } else {
+        a.isl.clone()
+    };
+    let osl: Vec<Option<u64>> = if a.osl.is_empty() {
+        vec![None]
+    } else {
+        a.osl.iter().map(|x| Some(*x)).collect()
+    };
+    let mut out = Vec::new();
+    for c in &conc {
+        for r in &rates {
+            for i in &isl {
+                for o in &osl {
+                    let mut parameters: Vec<(String, serde_json::Value)> = Vec::new();
+                    if conc.len() > 1 {
+                        parameters.push(("concurrency".into(), serde_json::json!(c)));
+                    }
+                    if rates.len() > 1 {
+                        parameters.push(("request_rate".into(), serde_json::json!(r)));
+                    }
+                    if isl.len() > 1 {
+                        parameters.push(("isl".into(), serde_json::json!(i)));
+                    }
+                    if osl.len() > 1 {
+                        parameters.push(("osl".into(), serde_json::json!(o)));
+                    }
+                    let dir_name = (!parameters.is_empty()).then(|| {
+                        parameters
+                            .iter()
+                            .map(|(k, v)| format!("{k}_{v}"))
+                            .collect::<Vec<_>>()
+                            .join("_")
+                    });
+                    out.push(Cell {
+                        parameters,
+                        dir_name,
+                        values: CellValues {
+                            concurrency: *c,
+                            request_rate: *r,
+                            isl: *i,
+                            osl: *o,
+                        },
+                    });
+                }
+            }
+        }
+    }
+    if out.len() > 1000 {
+        return Err(format!("the sweep has {} cells: at most 1000", out.len()));
+    }
+    Ok(out)
+}
+
+pub const SIM_MODEL: &str = "mock-model";
+
+/// Endpoint options: `--reasoning-tags`, and for `raw`/`template` the `payload_template` and
+/// `response_field` of `--extra-inputs` (taken out, so that they are not sent in bodies).
+fn endpoint_plan(
+    a: &ProfileArgs,
+    endpoint_type: EndpointType,
+    extra_inputs: &mut serde_json::Map<String, serde_json::Value>,
+) -> Result<inferbench_core::endpoint_plan::EndpointPlan, String> {
+    let mut plan = inferbench_core::endpoint_plan::EndpointPlan {
+        reasoning_tags: a.reasoning_tags.clone(),
+        ..Default::default()
+    };
+    if matches!(endpoint_type, EndpointType::Template | EndpointType::Raw) {
+        if let Some(v) = extra_inputs.remove("response_field") {
+            let Some(path) = v.as_str() else {
+                return Err(format!(
+                    "--extra-inputs response_field: expected a string path, got {v}"
+                ));
+            };
+            plan.response_field = Some(path.to_string());
+        }
+        if let Some(v) = extra_inputs.remove("payload_template") {
+            let Some(t) = v.as_str() else {
+                return Err(format!(
+                    "--extra-inputs payload_template: expected a template (a name, a file or the text), got {v}"
+                ));
+            };
+            plan.template = Some(
+                inferbench_workload::render::load_template_source(t)
+                    .map_err(|e| format!("--extra-inputs payload_template: {e}"))?,
+            );
+        }
+    }
+    if endpoint_type == EndpointType::Template && plan.template.is_none() {
+        return Err(
+            "--endpoint-type template needs --extra-inputs payload_template:<name, file or template text>"
+                .into(),
+        );
+    }
+    // The decoder itself is built (and `response_field` / `--reasoning-tags` checked) once,
+    // by the run's prepare step.
+    Ok(plan)
+}
+
+/// The dataset flags, checked.
+fn dataset_plan(a: &ProfileArgs) -> Result<inferbench_core::dataset_plan::DatasetPlan, String> {
+    let mut input_file = a.input_file.clone();
+    let mut public_dataset_path = a.public_dataset_path.clone();
+    if a.public_dataset.is_some() && public_dataset_path.is_none() {
+        // `--public-dataset sharegpt --input-file FILE`: the file is the public dataset's.
+        public_dataset_path = input_file.take();
+    }
+    if a.public_dataset.is_some() && public_dataset_path.is_none() {
+        return Err(format!(
+            "--public-dataset {}: inferbench does not download datasets; give the local file with --public-dataset-path (or --input-file)",
+            a.public_dataset.as_deref().unwrap_or_default()
+        ));
+    }
+    if a.custom_dataset_type.is_some() && input_file.is_none() {
+        return Err("--custom-dataset-type needs --input-file".into());
+    }
+    let finite = |name: &str, v: f64| -> Result<f64, String> {
+        if v.is_finite() && v >= 0.0 {
+            Ok(v)
+        } else {
+            Err(format!("{name} {v}: must be a number ≥ 0"))
+        }
+    };
+    let delay_ms = |name: &str, v: f64| millis(name, v).map(|_| v);
+    if a.batch_size == 0 {
+        return Err("--batch-size 0: must be ≥ 1".into());
+    }
+    if a.conversation_turn_mean < 1.0 || !a.conversation_turn_mean.is_finite() {
+        return Err(format!(
+            "--conversation-turn-mean {}: must be ≥ 1",
+            a.conversation_turn_mean
+        ));
+    }
+    if a.conversation_num == Some(0) {
+        return Err("--conversation-num 0: must be ≥ 1".into());
+    }
+    let system_prompt = match (&a.system_prompt, &a.system_prompt_file) {
+        (Some(_), Some(_)) => {
+            return Err("--system-prompt and --system-prompt-file: give one".into());
+        }
+        (Some(s), None) => Some(s.clone()),
+        (None, Some(f)) => {
+            Some(std::fs::read_to_string(f).map_err(|e| format!("--system-prompt-file {f}: {e}"))?)
+        }
+        (None, None) => None,
+    };
+    // `--seq-dist` and `--random-range-ratio` are parsed once, by the run's prepare step.
+    Ok(inferbench_core::dataset_plan::DatasetPlan {
+        input_file,
+        custom_dataset_type: a.custom_dataset_type.clone(),
+        sampling_strategy: a.dataset_sampling_strategy.clone(),
+        allow_dataset_wrap: a.allow_dataset_wrap,
+        ignore_trace_delays: a.ignore_trace_delays,
+        public_dataset: a.public_dataset.clone(),
+        public_dataset_path,
+        isl_block_size: a.isl_block_size,
+        seq_dist: a.seq_dist.clone(),
+        random_range_ratio: a.random_range_ratio.clone(),
+        random_corpus_style: a.random_corpus_style.clone(),
+        prompt_corpus: a.prompt_corpus.clone(),
+        num_prefix_prompts: a.num_prefix_prompts,
+        prefix_prompt_length: a.prefix_prompt_length,
+        shared_system_prompt_length: a.shared_system_prompt_length,
+        user_context_prompt_length: a.user_context_prompt_length,
+        system_prompt,
+        num_conversations: a.conversation_num,
+        conversation_turn_mean: a.conversation_turn_mean,
+        conversation_turn_stddev: finite("--conversation-turn-stddev", a.conversation_turn_stddev)?,
+        turn_delay_mean_ms: delay_ms(
+            "--conversation-turn-delay-mean",
+            a.conversation_turn_delay_mean,
+        )?,
+        turn_delay_stddev_ms: delay_ms(
+            "--conversation-turn-delay-stddev",
+            a.conversation_turn_delay_stddev,
+        )?,
+        turn_delay_ratio: finite(
+            "--conversation-turn-delay-ratio",
+            a.conversation_turn_delay_ratio,
+        )?,
+        batch_size: a.batch_size,
+        rankings_passages_mean: finite("--rankings-passages-mean", a.rankings_passages_mean)?,
+        rankings_passages_stddev: finite("--rankings-passages-stddev", a.rankings_passages_stddev)?,
+        rankings_passages_token_mean: finite(
+            "--rankings-passages-prompt-token-mean",
+            a.rankings_passages_prompt_token_mean,
+        )?,
+        rankings_passages_token_stddev: finite(
+            "--rankings-passages-prompt-token-stddev",
+            a.rankings_passages_prompt_token_stddev,
+        )?,
+        rankings_query_token_mean: finite(
+            "--rankings-query-prompt-token-mean",
+            a.rankings_query_prompt_token_mean,
+        )?,
+        rankings_query_token_stddev: finite(
+            "--rankings-query-prompt-token-stddev",
+            a.rankings_query_prompt_token_stddev,
+        )?,
+    })
+}
+
+/// `--endpoint-type`, or the error for the AIPerf types inferbench does not build.
+pub fn endpoint_type(arg: EndpointArg) -> Result<EndpointType, String> {
+    Ok(match arg {
+        EndpointArg::Chat => EndpointType::Chat,
+        EndpointArg::Completions => EndpointType::Completions,
+        EndpointArg::Responses => EndpointType::Responses,
+        EndpointArg::Messages => EndpointType::Messages,
+        EndpointArg::Embeddings => EndpointType::Embeddings,
+        EndpointArg::NimRankings => EndpointType::NimRankings,
+        EndpointArg::HfTeiRankings => EndpointType::HfTeiRankings,
+        EndpointArg::CohereRankings => EndpointType::CohereRankings,
+        EndpointArg::HuggingfaceGenerate => EndpointType::HuggingfaceGenerate,
+        EndpointArg::Template => EndpointType::Template,
+        EndpointArg::Raw => EndpointType::Raw,
+        other => {
+            let name = other
+                .to_possible_value()
+                .map(|v| v.get_name().to_string())
+                .unwrap_or_default();
+            return Err(format!(
+                "--endpoint-type {name}: not implemented in inferbench (multimodal and media endpoints are out of scope); see \"Refused endpoint types\" in docs/endpoints.md"
+            ));
+        }
+    })
+}
+
+/// Validate profile flags into a plan.
+pub fn build_plan(a: &ProfileArgs, argv: &[String], cell: &CellValues) -> Result<RunPlan, String> {
+    let endpoint_type = endpoint_type(a.endpoint_type)?;
+    if a.url.len() > 1 {
+        return Err("--url given more than once: multi-URL load balancing is not implemented yet in inferbench".into());
+    }
+    let target = match a.url.first() {
+        Some(u) => {
+            if a.sim_ttft_ms.is_some() || a.sim_itl_ms.is_some() {
+                return Err(
+                    "--sim-ttft-ms/--sim-itl-ms set the built-in simulated server, which is not used with --url".into(),
+                );
+            }
+            Target::Url {
+                url: normalize_url(u)?,
+            }
+        }
+        None => {
+            let ttft_ms = a.sim_ttft_ms.unwrap_or(20.0);
+            let itl_ms = a.sim_itl_ms.unwrap_or(5.0);
+            millis("--sim-ttft-ms", ttft_ms)?;
+            millis("--sim-itl-ms", itl_ms)?;
+            Target::Simulated { ttft_ms, itl_ms }
+        }
+    };
+    let mut models: Vec<String> = a
+        .model
+        .iter()
+        .map(|m| m.trim().to_string())
+        .filter(|m| !m.is_empty())
+        .collect();
+    if models.is_empty() {
+        match target {
+            Target::Simulated { .. } => models.push(SIM_MODEL.to_string()),
+            Target::Url { .. } => {
+                return Err("--model (-m) is required with --url".into());
+            }
+        }
+    }
+    if models.len() > 1 {
+        return Err("several --model names: multi-model selection is not implemented yet in inferbench; give one".into());
+    }
+    let url = match &target {
+        Target::Url { url } => url.clone(),
+        Target::Simulated { .. } => String::new(),
+    };
+    // With the built-in simulated server, stream by default, so that a first run shows
+    // TTFT and ITL; with --url, AIPerf's default (off) stays.
+    let streaming = (a.streaming || (a.url.is_empty() && !a.no_streaming))
+        && endpoint_type.supports_streaming();
+    let endpoint_path = match &a.custom_endpoint {
+        Some(p) => {
+            let p = p.trim();
+            if p.is_empty() {
+                return Err("--custom-endpoint: empty path".into());
+            }
+            if p.starts_with('/') {
+                p.to_string()
+            } else {
+                format!("/{p}")
+            }
+        }
+        // TGI streams on its own path; raw and template have none (the URL is the endpoint).
+        None if streaming => endpoint_type.streaming_path().to_string(),
+        None => endpoint_type.default_path().to_string(),
+    };
+    let mut extra_inputs = parse_extra_inputs(&a.extra_inputs)?;
+    let endpoint = endpoint_plan(a, endpoint_type, &mut extra_inputs)?;
+    positive_seconds("--request-timeout-seconds", a.request_timeout_seconds)?;
+    // profile.rs sleeps these between runs and cells: bounded here, before any run.
+    seconds(
+        "--profile-run-cooldown-seconds",
+        a.profile_run_cooldown_seconds,
+    )?;
+    seconds(
+        "--parameter-sweep-cooldown-seconds",
+        a.parameter_sweep_cooldown_seconds,
+    )?;
+    if cell.isl == 0 {
+        return Err("--synthetic-input-tokens-mean 0: must be ≥ 1".into());
+    }
+    for (name, v) in [
+        ("--synthetic-input-tokens-stddev", a.isl_stddev),
+        ("--output-tokens-stddev", a.osl_stddev),
+    ] {
+        if !(v.is_finite() && v >= 0.0) {
+            return Err(format!("{name} {v}: must be a number ≥ 0"));
+        }
+    }
+    if cell.osl == Some(0) {
+        return Err("--output-tokens-mean 0: must be ≥ 1".into());
+    }
+    if a.num_dataset_entries == 0 {
+        return Err("--num-dataset-entries 0: must be ≥ 1".into());
+    }
+    let concurrency = cell.concurrency.unwrap_or(1);
+    if concurrency == 0 {
+        return Err("--concurrency 0: must be ≥ 1".into());
+    }
+    if concurrency > 100_000 {
+        return Err(format!("--concurrency {concurrency}: at most 100000"));
+    }
+    let request_count = a
+        .request_count
+        .unwrap_or_else(|| (concurrency as u64 * 2).max(10));
+    if request_count == 0 {
+        return Err("--request-count 0: must be ≥ 1".into());
+    }
+    let positive = |name: &str, v: Option<f64>| -> Result<Option<f64>, String> {
+        match v {
+            Some(x) if !(x.is_finite() && x > 0.0) => {
+                Err(format!("{name} {x}: must be a number > 0"))
+            }
+            other => Ok(other),
+        }
+    };
+    // A time flag: > 0, and within the clock (see `limits`).
+    let span = |name: &str, v: Option<f64>| -> Result<Option<f64>, String> {
+        v.map(|x| positive_seconds(name, x).map(|_| x)).transpose()
+    };
+    let rate = positive("--request-rate", cell.request_rate)?;
+    let smoothness = positive("--arrival-smoothness", a.arrival_smoothness)?;
+    let ramp_s = span("--request-rate-ramp-duration", a.request_rate_ramp_duration)?;
+    let duration = span("--benchmark-duration", a.benchmark_duration)?;
+    let warmup_duration = span("--warmup-duration", a.warmup_duration)?;
+    let concurrency_ramp = span("--concurrency-ramp-duration", a.concurrency_ramp_duration)?;
+    if let Some(r) = rate {
+        rate_fits(
+            "--request-rate",
+            r,
+            request_count,
+            ramp_s.unwrap_or(0.0),
+            duration,
+        )?;
+    }
+    if concurrency_ramp.is_some() && rate.is_some() && cell.concurrency.is_none() {
+        return Err(
+            "--concurrency-ramp-duration with --request-rate needs --concurrency (the ceiling that ramps)"
+                .into(),
+        );
+    }
+    let warmup_rate = positive("--warmup-request-rate", a.warmup_request_rate)?;
+    let warmup_conc_ramp = span(
+        "--warmup-concurrency-ramp-duration",
+        a.warmup_concurrency_ramp_duration,
+    )?;
+    let warmup_rate_ramp = span(
+        "--warmup-request-rate-ramp-duration",
+        a.warmup_request_rate_ramp_duration,
+    )?;
+    let warmup_count = a.warmup_request_count.unwrap_or(0);
+    if let Some((flag, r)) = warmup_rate
+        .map(|r| ("--warmup-request-rate", r))
+        .or(rate.map(|r| ("--request-rate", r)))
+        && (warmup_count > 0 || warmup_duration.is_some())
+    {
+        let ramp = warmup_rate_ramp.or(ramp_s).unwrap_or(0.0);
+        rate_fits(flag, r, warmup_count, ramp, warmup_duration)?;
+    }
+    if smoothness.is_some() && a.arrival_pattern != ArrivalArg::Gamma {
+        return Err("--arrival-smoothness applies to --arrival-pattern gamma".into());
+    }
+    if rate.is_none() {
+        for (flag, given) in [
+            ("--request-rate-ramp-duration", ramp_s.is_some()),
+            ("--arrival-smoothness", smoothness.is_some()),
+        ] {
+            if given {
+                return Err(format!("{flag} needs --request-rate"));
+            }
+        }
+    }
+    let user_centric = match (
+        positive("--user-centric-rate", a.user_centric_rate)?,
+        a.num_users,
+    ) {
+        (None, None) => None,
+        (Some(_), None) | (None, Some(_)) => {
+            return Err("--user-centric-rate and --num-users go together".into());
+        }
+        (Some(_), Some(0)) => return Err("--num-users 0: must be ≥ 1".into()),
+        (Some(q), Some(u)) => {
+            if rate.is_some() {
+                return Err("--user-centric-rate and --request-rate exclude each other".into());
+            }
+            rate_fits("--user-centric-rate", q, request_count, 0.0, duration)?;
+            Some(inferbench_core::plan::UserCentricPlan { rate: q, users: u })
+        }
+    };
+    if a.warmup_prefill_concurrency == Some(0) {
+        return Err("--warmup-prefill-concurrency 0: must be ≥ 1".into());
+    }
+    if let Some(t) = a.failed_request_threshold
+        && !(0.0..=1.0).contains(&t)
+    {
+        return Err(format!(
+            "--failed-request-threshold {t}: must be a ratio in [0, 1]"
+        ));
+    }
+    if a.prefill_concurrency == Some(0) {
+        return Err("--prefill-concurrency 0: must be ≥ 1".into());
+    }
+    if a.warmup_concurrency == Some(0) {
+        return Err("--warmup-concurrency 0: must be ≥ 1".into());
+    }
+    let grace = match a.benchmark_grace_period.trim() {
+        "inf" | "infinity" | "Infinity" => None,
+        g => match g.parse::<f64>() {
+            Ok(x) if x.is_finite() && x >= 0.0 => {
+                seconds("--benchmark-grace-period", x)?;
+                Some(x)
+            }
+            _ => {
+                return Err(format!(
+                    "--benchmark-grace-period {g:?}: expected seconds ≥ 0 or inf"
+                ));
+            }
+        },
+    };
+    let cancellation = match a.request_cancellation_rate {
+        None => None,
+        Some(r) if (0.0..=100.0).contains(&r) => {
+            let d = a.request_cancellation_delay;
+            seconds("--request-cancellation-delay", d)?;
+            Some(inferbench_core::plan::CancellationPlan {
+                rate_pct: r,
+                delay_s: d,
+            })
+        }
+        Some(r) => {
+            return Err(format!(
+                "--request-cancellation-rate {r}: must be a percentage in [0, 100]"
+            ));
+        }
+    };
+    for (name, v) in [
+        ("--schedule-lag-p99-ms", a.schedule_lag_p99_ms),
+        ("--schedule-min-achieved-pct", a.schedule_min_achieved_pct),
+    ] {
+        if !(v.is_finite() && v >= 0.0) {
+            return Err(format!("{name} {v}: must be a number ≥ 0"));
+        }
+    }
+    let request_rate = rate.map(|rate| inferbench_core::plan::RatePlan {
+        rate,
+        pattern: match a.arrival_pattern {
+            ArrivalArg::Constant => inferbench_core::plan::ArrivalKind::Constant,
+            ArrivalArg::Poisson => inferbench_core::plan::ArrivalKind::Poisson,
+            ArrivalArg::Gamma => inferbench_core::plan::ArrivalKind::Gamma,
+        },
+        smoothness,
+        ramp_s,
+        ceiling: cell.concurrency,
+    });
+    let tokenizer = TokenizerSpec::from_flag(a.tokenizer.as_deref());
+    let explicit_dir = a.artifact_dir.is_some();
+    let dir = a
+        .artifact_dir
+        .clone()
+        .unwrap_or_else(|| DEFAULT_ARTIFACT_DIR.to_string());
+    let run_dir = if explicit_dir {
+        dir.clone()
+    } else {
+        let load = match rate {
+            Some(r) => format!("request_rate{r:?}"),
+            None => format!("concurrency{concurrency}"),
+        };
+        format!(
+            "{dir}/{}",
+            artifact_dir_name(&models[0], endpoint_type, &load)
+        )
+    };
+    let prefix = a
+        .profile_export_prefix
+        .clone()
+        .unwrap_or_else(|| "profile_export".into());
+    if prefix.is_empty() || prefix.contains('/') || prefix.contains('\\') {
+        return Err(format!(
+            "--profile-export-prefix {prefix:?}: must be a plain file name prefix"
+        ));
+    }
+    Ok(RunPlan {
+        models,
+        target,
+        url,
+        endpoint_type,
+        endpoint_path,
+        streaming,
+        api_key: a.api_key.as_ref().map(Secret::new),
+        headers: parse_headers(&a.header)?,
+        extra_inputs,
+        request_timeout_seconds: a.request_timeout_seconds,
+        tokenizer,
+        use_server_token_count: a.use_server_token_count,
+        use_legacy_max_tokens: a.use_legacy_max_tokens,
+        isl: LengthDist {
+            mean: cell.isl as f64,
+            stddev: a.isl_stddev,
+        },
+        osl: cell.osl.map(|m| LengthDist {
+            mean: m as f64,
+            stddev: a.osl_stddev,
+        }),
+        num_dataset_entries: a.num_dataset_entries,
+        random_seed: a.random_seed,
+        load: LoadPlan {
+            concurrency,
+            request_count,
+            warmup_request_count: a.warmup_request_count.unwrap_or(0),
+            request_count_given: a.request_count.is_some(),
+            fixed_schedule: inferbench_core::plan::FixedSchedulePlan {
+                enabled: if a.fixed_schedule {
+                    Some(true)
+                } else if a.no_fixed_schedule {
+                    Some(false)
+                } else {
+                    None
+                },
+                auto_offset: a.fixed_schedule_auto_offset,
+                start_offset_ms: a
+                    .fixed_schedule_start_offset
+                    .map(|v| whole_millis("--fixed-schedule-start-offset", v))
+                    .transpose()?,
+                end_offset_ms: a
+                    .fixed_schedule_end_offset
+                    .map(|v| whole_millis("--fixed-schedule-end-offset", v))
+                    .transpose()?,
+                ceiling: (!a.concurrency.is_empty()).then_some(concurrency),
+            },
+            request_rate,
+            benchmark_duration_s: duration,
+            benchmark_grace_period_s: grace,
+            warmup_duration_s: warmup_duration,
+            concurrency_ramp_s: concurrency_ramp,
+            prefill_concurrency: a.prefill_concurrency,
+            warmup_concurrency_ramp_s: warmup_conc_ramp,
+            warmup_request_rate_ramp_s: warmup_rate_ramp,
+            warmup_prefill_concurrency: a.warmup_prefill_concurrency,
+            failed_request_threshold: a.failed_request_threshold,
+            user_centric,
+            warmup_concurrency: a.warmup_concurrency,
+            warmup_request_rate: warmup_rate,
+            cancellation,
+            schedule_rule: inferbench_core::plan::ScheduleRulePlan {
+                max_lag_p99_ms: a.schedule_lag_p99_ms,
+                min_achieved_pct: a.schedule_min_achieved_pct,
+                fail_on_miss: a.fail_on_missed_schedule,
+            },
+        },
+        artifacts: ArtifactPlan {
+            dir,
+            run_dir,
+            prefix,
+            export_level: match a.export_level {
+                ExportLevelArg::Summary => ExportLevel::Summary,
+                ExportLevelArg::Records => ExportLevel::Records,
+                ExportLevelArg::Raw => ExportLevel::Raw,
+            },
+        },
+        ui: match a.ui {
+            UiArg::Dashboard => UiKind::Dashboard,
+            UiArg::Simple => UiKind::Simple,
+            UiArg::None => UiKind::None,
+        },
+        cli_command: redacted_command_line(argv),
+        // Parsed once, by the run's prepare step (before any network probe).
+        goodput: a.goodput.clone(),
+        confidence_level: a.confidence_level,
+        dataset: dataset_plan(a)?,
+        endpoint,
+    })
+}

@@ -1,0 +1,248 @@
+use super::*;
+use clap::FromArgMatches;
+use inferbench_core::plan::{ExportLevel, RunPlan, UiKind};
+
+pub(crate) fn parse(args: &[&str]) -> Result<RunPlan, String> {
+    let argv: Vec<String> = std::iter::once("inferbench")
+        .chain(args.iter().copied())
+        .map(String::from)
+        .collect();
+    let m = command_with_unbuilt()
+        .try_get_matches_from(&argv)
+        .map_err(|e| e.to_string())?;
+    check_unbuilt(&m)?;
+    let cli = Cli::from_arg_matches(&m).map_err(|e| e.to_string())?;
+    match cli.command {
+        Command::Profile(p) => build_plan(&p, &argv, &cells(&p)?[0].values),
+        _ => Err("not profile".into()),
+    }
+}
+
+#[test]
+fn aiperf_defaults() {
+    let p = parse(&["profile"]).unwrap();
+    assert_eq!(p.models, vec!["mock-model"]);
+    assert_eq!(p.isl.mean, 550.0);
+    assert_eq!(p.osl, None);
+    assert_eq!(p.num_dataset_entries, 100);
+    assert_eq!(p.load.concurrency, 1);
+    assert_eq!(p.load.request_count, 10);
+    assert_eq!(p.request_timeout_seconds, 21600.0);
+    assert_eq!(p.artifacts.export_level, ExportLevel::Records);
+    assert_eq!(
+        p.artifacts.run_dir,
+        "artifacts/mock-model-openai-chat-concurrency1"
+    );
+    // The simulated server streams by default (TTFT and ITL on a first run)...
+    assert!(p.streaming);
+    assert!(!parse(&["profile", "--no-streaming"]).unwrap().streaming);
+    // ...a URL keeps AIPerf's default, off.
+    let p = parse(&["profile", "-u", "127.0.0.1:9", "-m", "m"]).unwrap();
+    assert!(!p.streaming);
+    // An endpoint that does not stream is never streamed.
+    let p = parse(&["profile", "--endpoint-type", "embeddings", "--streaming"]).unwrap();
+    assert!(!p.streaming);
+    assert_eq!(p.endpoint_path, "/v1/embeddings");
+}
+
+#[test]
+fn aliases_match_aiperf() {
+    let p = parse(&[
+        "profile",
+        "-m",
+        "m1",
+        "-u",
+        "127.0.0.1:9",
+        "--isl",
+        "32",
+        "--osl",
+        "16",
+        "--num-prompts",
+        "7",
+        "--num-requests",
+        "40",
+        "--concurrency",
+        "8",
+        "--artifact-dir",
+        "out",
+        "--profile-export-file",
+        "foo",
+        "--ui",
+        "none",
+        "--endpoint",
+        "v2/x",
+        "--num-warmup-requests",
+        "3",
+    ])
+    .unwrap();
+    assert_eq!(p.url, "http://127.0.0.1:9");
+    assert_eq!(p.isl.mean, 32.0);
+    assert_eq!(p.osl.unwrap().mean, 16.0);
+    assert_eq!(p.num_dataset_entries, 7);
+    assert_eq!(p.load.request_count, 40);
+    assert_eq!(p.load.warmup_request_count, 3);
+    assert_eq!(p.artifacts.run_dir, "out");
+    assert_eq!(p.artifacts.prefix, "foo");
+    assert_eq!(p.endpoint_path, "/v2/x");
+    assert_eq!(p.ui, UiKind::None);
+    // request count default is max(10, 2 × concurrency)
+    let p = parse(&["profile", "--concurrency", "64"]).unwrap();
+    assert_eq!(p.load.request_count, 128);
+}
+
+#[test]
+fn comma_lists_make_a_grid_sweep() {
+    let argv: Vec<String> = [
+        "inferbench",
+        "profile",
+        "--concurrency",
+        "1,4",
+        "--isl",
+        "32,64,128",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let m = command_with_unbuilt().try_get_matches_from(&argv).unwrap();
+    let Command::Profile(p) = Cli::from_arg_matches(&m).unwrap().command else {
+        panic!("profile")
+    };
+    let c = cells(&p).unwrap();
+    // 2 × 3 cells, concurrency outermost; only the swept flags name the cell.
+    let names: Vec<String> = c.iter().map(|c| c.dir_name.clone().unwrap()).collect();
+    assert_eq!(
+        names,
+        [
+            "concurrency_1_isl_32",
+            "concurrency_1_isl_64",
+            "concurrency_1_isl_128",
+            "concurrency_4_isl_32",
+            "concurrency_4_isl_64",
+            "concurrency_4_isl_128"
+        ]
+    );
+    assert_eq!(c[4].values.concurrency, Some(4));
+    assert_eq!(c[4].values.isl, 64);
+    let plan = build_plan(&p, &argv, &c[4].values).unwrap();
+    assert_eq!(plan.load.concurrency, 4);
+    assert_eq!(plan.isl.mean, 64.0);
+    // A plain run is one unnamed cell.
+    let argv: Vec<String> = ["inferbench", "profile"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    let m = command_with_unbuilt().try_get_matches_from(&argv).unwrap();
+    let Command::Profile(p) = Cli::from_arg_matches(&m).unwrap().command else {
+        panic!("profile")
+    };
+    let c = cells(&p).unwrap();
+    assert_eq!(c.len(), 1);
+    assert!(c[0].dir_name.is_none() && c[0].parameters.is_empty());
+    assert_eq!(c[0].values.isl, 550);
+}
+
+#[test]
+fn extra_inputs_typed_and_json_merged_later_wins() {
+    let m = parse_extra_inputs(&[
+        "ignore_eos:true".into(),
+        "min_tokens:16".into(),
+        "temperature:0.5".into(),
+        "stop:END".into(),
+        r#"{"min_tokens": 8, "nvext": {"a": 1}}"#.into(),
+    ])
+    .unwrap();
+    assert_eq!(m["ignore_eos"], serde_json::json!(true));
+    assert_eq!(m["min_tokens"], serde_json::json!(8));
+    assert_eq!(m["temperature"], serde_json::json!(0.5));
+    assert_eq!(m["stop"], serde_json::json!("END"));
+    assert_eq!(m["nvext"], serde_json::json!({"a": 1}));
+    assert!(parse_extra_inputs(&["nocolon".into()]).is_err());
+    assert!(parse_extra_inputs(&["{bad".into()]).is_err());
+}
+
+#[test]
+fn unbuilt_flags_are_errors_that_say_so() {
+    let e = parse(&["profile", "--server-metrics", "http://x/metrics"]).unwrap_err();
+    assert!(
+        e.contains("--server-metrics") && e.contains("not implement"),
+        "{e}"
+    );
+    let e = parse(&["profile", "--request-rate-series", "[]"]).unwrap_err();
+    assert!(e.contains("--request-rate-series"), "{e}");
+    let e = parse(&["profile", "--endpoint-type", "image_generation"]).unwrap_err();
+    assert!(
+        e.contains("image_generation") && e.contains("not implemented"),
+        "{e}"
+    );
+}
+
+#[test]
+fn invalid_values_name_the_flag() {
+    for (args, flag) in [
+        (vec!["profile", "--concurrency", "0"], "--concurrency"),
+        (vec!["profile", "--request-count", "0"], "--request-count"),
+        (
+            vec!["profile", "--request-timeout-seconds", "-1"],
+            "--request-timeout-seconds",
+        ),
+        (vec!["profile", "-u", "https://x", "-m", "m"], "https"),
+        (vec!["profile", "-u", "127.0.0.1:1"], "--model"),
+        (
+            vec!["profile", "--isl", "0"],
+            "--synthetic-input-tokens-mean",
+        ),
+        (
+            vec![
+                "profile",
+                "-u",
+                "127.0.0.1:1",
+                "-m",
+                "m",
+                "--sim-ttft-ms",
+                "5",
+            ],
+            "--sim-ttft-ms",
+        ),
+        (vec!["profile", "--sim-itl-ms", "-1"], "--sim-itl-ms"),
+    ] {
+        let e = parse(&args).unwrap_err();
+        assert!(e.contains(flag), "{args:?}: {e}");
+    }
+    let e = parse(&["profile", "--concurrency", "abc"]).unwrap_err();
+    assert!(e.contains("--concurrency"), "{e}");
+}
+
+#[test]
+fn secrets_are_redacted_from_the_command_line_and_plan() {
+    let argv: Vec<String> = [
+        "inferbench",
+        "profile",
+        "--api-key",
+        "sk-123",
+        "-H",
+        "Authorization:Bearer zzz",
+        "-H",
+        "X-Trace:1",
+        "--api-key=sk-456",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let line = redacted_command_line(&argv);
+    assert!(
+        !line.contains("sk-123") && !line.contains("zzz") && !line.contains("sk-456"),
+        "{line}"
+    );
+    assert!(line.contains("X-Trace:1"));
+    let p = parse(&[
+        "profile",
+        "--api-key",
+        "sk-123",
+        "-H",
+        "Authorization:Bearer zzz",
+    ])
+    .unwrap();
+    let json = serde_json::to_string(&p).unwrap();
+    assert!(!json.contains("sk-123") && !json.contains("zzz"), "{json}");
+    assert_eq!(p.api_key.as_ref().unwrap().expose(), "sk-123");
+}
