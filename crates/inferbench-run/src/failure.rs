@@ -92,4 +92,20 @@ mod tests {
         assert_eq!(Failure::input("x").code, 2);
         assert_eq!(Failure::run("x").code, 1);
     }
+
+    #[test]
+    fn the_readme_lists_every_code_and_no_other() {
+        let readme = include_str!("../../../README.md");
+        let section = readme
+            .split("## Exit codes")
+            .nth(1)
+            .and_then(|s| s.split("\n## ").next())
+            .expect("README has an Exit codes section");
+        let listed: Vec<u8> = section
+            .lines()
+            .filter_map(|l| l.strip_prefix("| ")?.split(" |").next()?.parse().ok())
+            .collect();
+        let codes: Vec<u8> = exit::TABLE.iter().map(|(c, _)| *c).collect();
+        assert_eq!(listed, codes);
+    }
 }

@@ -7,6 +7,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use inferbench_core::manifest::Manifest;
+use inferbench_core::plan::TokenizerSpec;
 use inferbench_core::{Evidence, EvidenceLine, Phase};
 use inferbench_workload::Tokenizer;
 
@@ -121,13 +122,6 @@ impl Loaded {
     }
 }
 
-fn tokenizer_spec(flag: Option<&str>) -> inferbench_core::plan::TokenizerSpec {
-    match flag {
-        None | Some("builtin") => inferbench_core::plan::TokenizerSpec::Builtin,
-        Some(p) => inferbench_core::plan::TokenizerSpec::HuggingFace { path: p.into() },
-    }
-}
-
 /// Loads one run whole: our evidence if it is ours, else an import. `tokenizer` overrides
 /// the run's own (an import has none: the built-in one is used unless given).
 pub fn load(dir: &Path, tokenizer: Option<&str>) -> Result<Loaded, Failure> {
@@ -135,7 +129,7 @@ pub fn load(dir: &Path, tokenizer: Option<&str>) -> Result<Loaded, Failure> {
     if run.layout == Layout::Run {
         let manifest = run.manifest()?;
         let spec = match tokenizer {
-            Some(t) => tokenizer_spec(Some(t)),
+            Some(t) => TokenizerSpec::from_flag(Some(t)),
             None => manifest.plan.tokenizer.clone(),
         };
         let tok =
@@ -149,7 +143,7 @@ pub fn load(dir: &Path, tokenizer: Option<&str>) -> Result<Loaded, Failure> {
             notes: Vec::new(),
         });
     }
-    let tok = Tokenizer::load(&tokenizer_spec(tokenizer))
+    let tok = Tokenizer::load(&TokenizerSpec::from_flag(tokenizer))
         .map_err(|e| Failure::input(format!("--tokenizer: {e}")))?;
     let count = |t: &str| tok.count(t) as u64;
     let imported =

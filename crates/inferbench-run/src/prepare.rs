@@ -96,6 +96,7 @@ fn default_requests(plan: &RunPlan, fixed: Option<&FixedSchedule>, requests: u64
 /// Prepares `plan` with the run's tokenizer. Nothing is sent; `plan.url` may still be a
 /// placeholder for the simulated server (see [`Prepared::retarget`]).
 pub fn prepare(plan: &RunPlan, tokenizer: Arc<Tokenizer>) -> Result<Prepared, Failure> {
+    let decoder = decoder_of(plan)?;
     let slos = match &plan.goodput {
         Some(g) => inferbench_metrics::aiperf::parse_slos(g).map_err(Failure::input)?,
         None => Vec::new(),
@@ -119,6 +120,7 @@ pub fn prepare(plan: &RunPlan, tokenizer: Arc<Tokenizer>) -> Result<Prepared, Fa
         phases,
         plan.artifacts.export_level == ExportLevel::Raw,
         seed,
+        decoder,
     )?;
     let dataset = DatasetIdentity {
         kind: built.kind.as_str().into(),
@@ -156,6 +158,21 @@ fn secs(flag: &str, s: f64) -> Result<Duration, Failure> {
         .map_err(|_| Failure::input(format!("{flag} {s}: not a duration")))
 }
 
+/// The response decoder of a plan: the one place it is built. An invalid response path is a
+/// flag error, reported before the dataset is read or anything is sent.
+pub fn decoder_of(plan: &RunPlan) -> Result<inferbench_client::decode::Decoder, Failure> {
+    let e = &plan.endpoint;
+    inferbench_client::decode::Decoder::new(plan.endpoint_type, e).map_err(|err| {
+        Failure::input(
+            if e.reasoning_tags.is_some() && e.response_field.is_none() {
+                format!("--reasoning-tags: {err}")
+            } else {
+                format!("--extra-inputs response_field / --reasoning-tags: {err}")
+            },
+        )
+    })
+}
+
 /// The engine's configuration for a plan: the full URI (the streaming path where the API has
 /// its own), the headers (API key included), timeouts, cancellation and response decoding.
 pub fn engine_config(
@@ -163,24 +180,12 @@ pub fn engine_config(
     phases: Vec<PhaseSpec>,
     keep_raw: bool,
     seed: u64,
+    decoder: inferbench_client::decode::Decoder,
 ) -> Result<EngineConfig, Failure> {
     let uri = uri_of(plan)?;
     let headers =
         inferbench_client::headers::configured_headers(plan.api_key.as_ref(), &plan.headers)
             .map_err(Failure::input)?;
-    let e = &plan.endpoint;
-    // The one place the decoder is built: an invalid response path is a flag error here,
-    // before anything is sent.
-    let decoder =
-        inferbench_client::decode::Decoder::new(plan.endpoint_type, e).map_err(|err| {
-            Failure::input(
-                if e.reasoning_tags.is_some() && e.response_field.is_none() {
-                    format!("--reasoning-tags: {err}")
-                } else {
-                    format!("--extra-inputs response_field / --reasoning-tags: {err}")
-                },
-            )
-        })?;
     Ok(EngineConfig {
         uri,
         endpoint_type: plan.endpoint_type,

@@ -108,10 +108,10 @@ pub fn run_sweep(sweep: &SweepPlan, observer: Arc<dyn Observer>) -> Result<Sweep
 pub fn root_of(sweep: &SweepPlan) -> PathBuf {
     let first = &sweep.cells[0].plan;
     if sweep.cells.len() > 1 && !sweep.artifact_dir_given {
-        PathBuf::from(&first.artifacts.dir).join(format!(
-            "{}-openai-{}-sweep",
-            first.models[0].replace(['/', '\\', ':'], "_"),
-            first.endpoint_type.as_str()
+        PathBuf::from(&first.artifacts.dir).join(inferbench_core::plan::artifact_dir_name(
+            &first.models[0],
+            first.endpoint_type,
+            "sweep",
         ))
     } else if sweep.cells.len() > 1 {
         PathBuf::from(&first.artifacts.dir)

@@ -88,7 +88,10 @@ pub fn run(a: &MetricsArgs) -> Result<u8, Failure> {
     });
     let summary = offline::score_set(&loaded, &set, goodput.as_deref())?.summary;
     if set == inferbench_metrics::aiperf::NAME {
-        println!("{}", inferbench_artifacts::render_console(&summary));
+        println!(
+            "{}",
+            inferbench_artifacts::console::render_console_for_terminal(&summary)
+        );
     } else {
         println!("{}", render_table(&summary));
     }

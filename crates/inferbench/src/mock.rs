@@ -6,16 +6,10 @@ use std::time::Duration;
 
 use inferbench_core::plan::TokenizerSpec;
 use inferbench_sim::{ReasoningField, SimConfig, SimServer};
-use inferbench_workload::{Corpus, Tokenizer};
+use inferbench_workload::Tokenizer;
 
 use crate::Failure;
 use crate::cli::MockServerArgs;
-
-/// The simulated server's token texts: corpus words that are one token each under `tok`,
-/// so that a client using the same tokenizer counts exactly the tokens the server sent.
-pub fn sim_words(tok: &Tokenizer) -> Vec<String> {
-    inferbench_workload::single_token_words(tok, Corpus::shakespeare(), 2048)
-}
 
 fn ms(name: &str, v: f64) -> Result<Duration, Failure> {
     crate::cli::millis(name, v).map_err(Failure::input)
@@ -47,7 +41,7 @@ pub fn run(a: &MockServerArgs) -> Result<u8, Failure> {
         seed: a.random_seed,
         model: a.model.clone(),
         default_output_tokens: a.default_output_tokens,
-        words: Arc::new(sim_words(&tok)),
+        words: Arc::new(inferbench_run::sim::sim_words(&tok)),
     };
     cfg.validate()
         .map_err(|e| Failure::input(format!("mock-server: {e}")))?;

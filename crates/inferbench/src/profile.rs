@@ -7,20 +7,6 @@ use inferbench_run::{CellPlan, Event, Failure, Observer, RunReport, SweepPlan};
 use crate::cli::ProfileArgs;
 
 pub fn run(a: &ProfileArgs, argv: &[String]) -> Result<u8, Failure> {
-    for (name, v) in [
-        (
-            "--profile-run-cooldown-seconds",
-            a.profile_run_cooldown_seconds,
-        ),
-        (
-            "--parameter-sweep-cooldown-seconds",
-            a.parameter_sweep_cooldown_seconds,
-        ),
-    ] {
-        if !(v.is_finite() && v >= 0.0) {
-            return Err(Failure::input(format!("{name} {v}: must be seconds ≥ 0")));
-        }
-    }
     let cells = crate::cli::cells(a).map_err(Failure::input)?;
     let several = cells.len() > 1 || a.num_profile_runs > 1;
     let mut plans = Vec::with_capacity(cells.len());
@@ -121,7 +107,11 @@ impl Observer for Printer {
 
 impl Printer {
     fn run_done(&self, r: &RunReport) {
-        println!("{}", r.console);
+        // The file keeps AIPerf's tables; the terminal is spared the all-zero ones.
+        println!(
+            "{}",
+            inferbench_artifacts::console::render_console_for_terminal(&r.scores.profiling)
+        );
         eprintln!(
             "inferbench: tokens counted with {}{}",
             r.tokenizer,

@@ -22,7 +22,7 @@ pub use args::{
 };
 pub use given::check_given;
 pub use limits::millis;
-pub use plan::{Cell, build_plan, cells};
+pub use plan::{build_plan, cells};
 // The rest of the cli's interface, for callers outside this binary's current modules (the
 // run pipeline moving to its own crate, tests); unused here for now.
 #[allow(unused_imports)]
