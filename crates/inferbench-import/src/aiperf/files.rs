@@ -271,7 +271,8 @@ pub(super) fn read_inputs(path: &Path) -> Result<Inputs, ImportError> {
         InputsJsonError::Field { path, message } => at.err(&path, message),
     })?;
     // (session id, turns) per entry, in file order.
-    let sessions: Vec<(Option<String>, Vec<serde_json::Map<String, Value>>)> = match read {
+    type Bodies = Vec<serde_json::Map<String, Value>>;
+    let sessions: Vec<(Option<String>, Bodies)> = match read {
         InputsJson::Aiperf(s) => s.into_iter().map(|s| (s.session_id, s.payloads)).collect(),
         InputsJson::GenaiPerf(e) => e
             .into_iter()
