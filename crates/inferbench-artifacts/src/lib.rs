@@ -34,6 +34,9 @@ pub use run::{
 };
 pub use small::{write_inputs_json, write_manifest, write_results_ready};
 pub use summary_csv::{format_2f, render_summary_csv, write_summary_csv};
-pub use summary_json::{SummaryInfo, render_summary_json, write_summary_json};
+pub use summary_json::{
+    AiperfSummaryInfo, RunConfig, SummaryInfo, render_aiperf_summary, render_summary_json,
+    write_aiperf_summary, write_summary_json,
+};
 
 pub type Result<T, E = ArtifactError> = std::result::Result<T, E>;

@@ -42,7 +42,7 @@ pub const DECLARED_METRICS: [&str; 25] = [
     "total_error_isl",
 ];
 
-/// Run-level facts of the summary JSON besides the metrics.
+/// Run-level facts of a live run's summary JSON besides the metrics.
 #[derive(Clone, Copy, Debug)]
 pub struct SummaryInfo<'a> {
     pub benchmark_id: &'a str,
@@ -53,6 +53,43 @@ pub struct SummaryInfo<'a> {
     /// True when the run was stopped early (Ctrl-C) or failed.
     pub was_cancelled: bool,
     pub is_complete: bool,
+}
+
+/// Where `input_config` and the plan's parts of `run_info` come from.
+#[derive(Clone, Copy, Debug)]
+pub enum RunConfig<'a> {
+    /// A live run: `input_config` is the plan; `run_info` takes its seed and command line.
+    Plan(&'a RunPlan),
+    /// A run with no plan (imported): the tool's own `input_config` when it kept one, written
+    /// as it was; without one the key is left out. `run_info` then has no `random_seed` or
+    /// `cli_command` (they come from the plan).
+    Imported(Option<&'a Value>),
+}
+
+/// Run-level facts of AIPerf's summary JSON, for a run with or without a [`RunPlan`].
+#[derive(Clone, Copy, Debug)]
+pub struct AiperfSummaryInfo<'a> {
+    pub benchmark_id: &'a str,
+    pub config: RunConfig<'a>,
+    /// Wall clock (Unix ns) of the profiling phase's start and of its last request's end;
+    /// `start_time` / `end_time` are left out when unknown.
+    pub start_unix_ns: Option<u64>,
+    pub end_unix_ns: Option<u64>,
+    pub was_cancelled: bool,
+    pub is_complete: bool,
+}
+
+impl<'a> From<&SummaryInfo<'a>> for AiperfSummaryInfo<'a> {
+    fn from(i: &SummaryInfo<'a>) -> Self {
+        AiperfSummaryInfo {
+            benchmark_id: i.benchmark_id,
+            config: RunConfig::Plan(i.plan),
+            start_unix_ns: Some(i.start_unix_ns),
+            end_unix_ns: Some(i.end_unix_ns),
+            was_cancelled: i.was_cancelled,
+            is_complete: i.is_complete,
+        }
+    }
 }
 
 /// `aiperf_version` value: the key is kept for parsers, the value names this tool.
@@ -96,12 +133,24 @@ fn metrics_object<'a>(metrics: impl Iterator<Item = &'a MetricResult>) -> Map<St
     metrics.map(|m| (m.tag.clone(), metric_json(m))).collect()
 }
 
-/// Build the summary JSON value. `warmup` is the warmup phase's summary, if there was one
-/// (written as `warmup_metrics`; the key is absent otherwise, as in AIPerf runs without one).
+/// Build a live run's summary JSON value. `warmup` is the warmup phase's summary, if there
+/// was one (written as `warmup_metrics`; the key is absent otherwise, as in AIPerf runs
+/// without one).
 pub fn render_summary_json(
     summary: &Summary,
     warmup: Option<&Summary>,
     info: &SummaryInfo<'_>,
+) -> Result<Value, serde_json::Error> {
+    render_aiperf_summary(summary, warmup, &info.into())
+}
+
+/// AIPerf's summary JSON (`profile_export_aiperf.json`) for any run: a live one
+/// ([`RunConfig::Plan`]) or one without a plan, such as an imported run re-scored by
+/// `metrics --format aiperf` ([`RunConfig::Imported`]). The key order is AIPerf's.
+pub fn render_aiperf_summary(
+    summary: &Summary,
+    warmup: Option<&Summary>,
+    info: &AiperfSummaryInfo<'_>,
 ) -> Result<Value, serde_json::Error> {
     let mut o = Map::new();
     o.insert("schema_version".into(), json!(SCHEMA_VERSION));
@@ -112,16 +161,23 @@ pub fn render_summary_json(
             o.insert(tag.into(), metric_json(m));
         }
     }
-    o.insert("input_config".into(), serde_json::to_value(info.plan)?);
-    o.insert(
-        "run_info".into(),
-        json!({
-            "benchmark_id": info.benchmark_id,
-            "random_seed": info.plan.random_seed,
-            "trial": 0,
-            "cli_command": info.plan.cli_command,
-        }),
-    );
+    let mut run_info = Map::new();
+    run_info.insert("benchmark_id".into(), json!(info.benchmark_id));
+    match info.config {
+        RunConfig::Plan(plan) => {
+            o.insert("input_config".into(), serde_json::to_value(plan)?);
+            run_info.insert("random_seed".into(), json!(plan.random_seed));
+            run_info.insert("trial".into(), json!(0));
+            run_info.insert("cli_command".into(), json!(plan.cli_command));
+        }
+        RunConfig::Imported(config) => {
+            if let Some(c) = config {
+                o.insert("input_config".into(), c.clone());
+            }
+            run_info.insert("trial".into(), json!(0));
+        }
+    }
+    o.insert("run_info".into(), Value::Object(run_info));
     o.insert("was_cancelled".into(), json!(info.was_cancelled));
     o.insert("is_complete".into(), json!(info.is_complete));
     let errors: Vec<Value> = summary
@@ -138,11 +194,12 @@ pub fn render_summary_json(
         })
         .collect();
     o.insert("error_summary".into(), Value::Array(errors));
-    o.insert(
-        "start_time".into(),
-        json!(iso_utc_micros(info.start_unix_ns)),
-    );
-    o.insert("end_time".into(), json!(iso_utc_micros(info.end_unix_ns)));
+    if let Some(t) = info.start_unix_ns {
+        o.insert("start_time".into(), json!(iso_utc_micros(t)));
+    }
+    if let Some(t) = info.end_unix_ns {
+        o.insert("end_time".into(), json!(iso_utc_micros(t)));
+    }
     if let Some(w) = warmup {
         o.insert(
             "warmup_metrics".into(),
@@ -167,9 +224,113 @@ pub fn write_summary_json(
     warmup: Option<&Summary>,
     info: &SummaryInfo<'_>,
 ) -> Result<PathBuf> {
+    write_aiperf_summary(dir, name, summary, warmup, &info.into())
+}
+
+/// Write `dir/name` from [`render_aiperf_summary`], as [`write_summary_json`] does.
+pub fn write_aiperf_summary(
+    dir: &Path,
+    name: &str,
+    summary: &Summary,
+    warmup: Option<&Summary>,
+    info: &AiperfSummaryInfo<'_>,
+) -> Result<PathBuf> {
     let path = dir.join(name);
     let v =
-        render_summary_json(summary, warmup, info).map_err(|e| ArtifactError::json(&path, e))?;
+        render_aiperf_summary(summary, warmup, info).map_err(|e| ArtifactError::json(&path, e))?;
     let bytes = serde_json::to_vec_pretty(&v).map_err(|e| ArtifactError::json(&path, e))?;
     write_atomic(dir, name, &bytes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use inferbench_core::summary::ErrorGroup;
+
+    fn summary() -> Summary {
+        Summary {
+            definitions: "aiperf-0.13".into(),
+            metrics: vec![
+                MetricResult {
+                    tag: "effective_concurrency".into(),
+                    header: "Effective Concurrency".into(),
+                    unit: "requests".into(),
+                    value: MetricValue::Scalar { value: 2.5 },
+                },
+                MetricResult {
+                    tag: "request_count".into(),
+                    header: "Request Count".into(),
+                    unit: "requests".into(),
+                    value: MetricValue::Scalar { value: 4.0 },
+                },
+            ],
+            error_summary: vec![ErrorGroup {
+                code: Some(500),
+                error_type: "E".into(),
+                message: "m".into(),
+                count: 1,
+            }],
+        }
+    }
+
+    fn keys(v: &Value) -> Vec<&str> {
+        v.as_object().unwrap().keys().map(String::as_str).collect()
+    }
+
+    #[test]
+    fn an_imported_run_keeps_its_own_input_config_in_aiperf_order() {
+        let config = json!({"endpoint": {"type": "chat"}});
+        let info = AiperfSummaryInfo {
+            benchmark_id: "b",
+            config: RunConfig::Imported(Some(&config)),
+            start_unix_ns: Some(0),
+            end_unix_ns: Some(1_000),
+            was_cancelled: false,
+            is_complete: true,
+        };
+        let v = render_aiperf_summary(&summary(), None, &info).unwrap();
+        assert_eq!(
+            keys(&v),
+            [
+                "schema_version",
+                "aiperf_version",
+                "benchmark_id",
+                "request_count",
+                "input_config",
+                "run_info",
+                "was_cancelled",
+                "is_complete",
+                "error_summary",
+                "start_time",
+                "end_time",
+                "effective_concurrency",
+            ]
+        );
+        assert_eq!(v["input_config"], config);
+        // Without a plan, run_info has no seed or command line.
+        assert_eq!(v["run_info"], json!({"benchmark_id": "b", "trial": 0}));
+        assert_eq!(v["request_count"], json!({"unit": "requests", "avg": 4.0}));
+        assert_eq!(v["start_time"], json!("1970-01-01T00:00:00.000000"));
+    }
+
+    #[test]
+    fn without_a_config_or_times_their_keys_are_left_out() {
+        let info = AiperfSummaryInfo {
+            benchmark_id: "b",
+            config: RunConfig::Imported(None),
+            start_unix_ns: None,
+            end_unix_ns: None,
+            was_cancelled: true,
+            is_complete: false,
+        };
+        let v = render_aiperf_summary(&summary(), None, &info).unwrap();
+        for absent in ["input_config", "start_time", "end_time"] {
+            assert!(v.get(absent).is_none(), "{absent}");
+        }
+        assert_eq!(v["was_cancelled"], json!(true));
+        assert_eq!(
+            v["error_summary"],
+            json!([{"error_details": {"code": 500, "type": "E", "message": "m"}, "count": 1}])
+        );
+    }
 }

@@ -4,6 +4,7 @@
 pub mod dataset_plan;
 pub mod endpoint_plan;
 pub mod evidence;
+pub mod inputs_json;
 pub mod manifest;
 pub mod plan;
 pub mod record;

@@ -33,15 +33,31 @@ pub const SET_0_0_10: &str = "genai-perf-0.0.10";
 pub const SET_0_0_4: &str = "genai-perf-0.0.4";
 pub const SET_0_0_1: &str = "genai-perf-0.0.1";
 
-/// Every GenAI-Perf definition set, newest first.
-pub const SETS: &[&str] = &[SET_0_0_13, SET_0_0_10, SET_0_0_4, SET_0_0_1];
-
 /// One `--goodput key:value` constraint: time metrics in ms (must not be exceeded),
 /// throughput metrics in tokens/sec (must be reached).
 #[derive(Clone, Debug, PartialEq)]
 pub struct GoodputSlo {
     pub metric: String,
     pub value: f64,
+}
+
+/// Parses GenAI-Perf's `--goodput`: `metric:value` pairs separated by spaces (no metric is
+/// checked here: GenAI-Perf reports an unknown one as it scores).
+pub fn parse_goodput(spec: &str) -> Result<Vec<GoodputSlo>, MetricsError> {
+    spec.split_whitespace()
+        .map(|item| {
+            let (m, v) = item.split_once(':').ok_or_else(|| {
+                MetricsError::Invalid(format!("--goodput {item:?}: expected metric:value"))
+            })?;
+            let v: f64 = v.parse().map_err(|_| {
+                MetricsError::Invalid(format!("--goodput {item:?}: {v:?} is not a number"))
+            })?;
+            Ok(GoodputSlo {
+                metric: m.to_string(),
+                value: v,
+            })
+        })
+        .collect()
 }
 
 /// What changes from one generation to the next.
@@ -66,7 +82,7 @@ impl Generation {
             SET_0_0_1 => Ok(Generation::V1),
             _ => Err(MetricsError::UnknownDefinitions {
                 name: set.to_string(),
-                known: SETS,
+                known: crate::registry::genai_perf_names(),
             }),
         }
     }

@@ -1,8 +1,10 @@
 //! Metrics of inferbench: pure functions from evidence records to results, under named,
 //! versioned definition sets. The same records can be re-scored under any set at any time.
 //!
-//! Sets: [`aiperf::NAME`] (`aiperf-0.13`), AIPerf 0.13.0's definitions. Formulas, units and
-//! validity rules are documented in `docs/metrics.md`.
+//! The sets are listed once, in [`registry`] (name, releases covered, `--goodput` parser,
+//! scorer); [`aiperf::NAME`] (`aiperf-0.13`, AIPerf 0.13.0's definitions) is what a live run
+//! writes. Formulas, units and validity rules are documented in `docs/metrics.md` and
+//! `docs/definitions/`.
 
 pub mod adapter;
 pub mod aiperf;
@@ -10,6 +12,7 @@ pub mod confidence;
 pub mod crosswalk;
 pub mod genai_perf;
 pub mod mlperf;
+pub mod registry;
 pub mod schedule;
 pub mod stats;
 pub mod sweepline;
@@ -18,6 +21,8 @@ pub mod vllm_bench;
 
 use inferbench_core::summary::{RecordMetric, Summary};
 use inferbench_core::{Evidence, Phase};
+
+pub use registry::{DefinitionSet, Goodput, find, help_text, registry};
 
 /// Per-request metric values of one record (display units), for `profile_export.jsonl`.
 #[derive(Clone, Debug, PartialEq)]
@@ -61,30 +66,16 @@ impl std::fmt::Display for MetricsError {
 
 impl std::error::Error for MetricsError {}
 
-/// Sets that the streaming [`Accumulator`] (a live run) computes.
-const SETS: &[&str] = &[aiperf::NAME];
-
-/// Every definition set, AIPerf's first (what a live run writes).
-pub const ALL_SETS: &[&str] = &[
-    aiperf::NAME,
-    genai_perf::SET_0_0_13,
-    genai_perf::SET_0_0_10,
-    genai_perf::SET_0_0_4,
-    genai_perf::SET_0_0_1,
-    vllm_bench::NAME,
-    mlperf::NAME,
-];
-
-/// Names of the definition sets this build can compute (the live run's set first).
+/// Names of the definition sets this build can compute (the live run's set first), from
+/// the [`registry`].
 pub fn definition_sets() -> &'static [&'static str] {
-    ALL_SETS
+    registry::names()
 }
 
-/// Computes any definition set over the records of `phase`. `count` is the run's tokenizer
-/// (the GenAI-Perf sets count tokens per response, as Perf Analyzer's data lets them);
-/// `goodput` is `--goodput` in the set's own syntax (AIPerf and GenAI-Perf:
-/// `metric:value …` in display units; vLLM: `ttft:ms tpot:ms e2el:ms`); `confidence_level`
-/// is the good fraction's Wilson interval (AIPerf's set).
+/// Computes any definition set over the records of `phase`: [`find`] the set, parse
+/// `goodput` (`--goodput` in the set's own syntax) with [`DefinitionSet::parse_goodput`], then
+/// [`DefinitionSet::score`]. An entry point that has already parsed `--goodput` scores
+/// through the set directly.
 pub fn compute_set(
     set: &str,
     evidence: &Evidence,
@@ -93,60 +84,12 @@ pub fn compute_set(
     goodput: Option<&str>,
     confidence_level: f64,
 ) -> Result<Computed, MetricsError> {
-    match set {
-        aiperf::NAME => {
-            let slos = match goodput {
-                Some(g) => aiperf::parse_slos(g).map_err(MetricsError::Invalid)?,
-                None => Vec::new(),
-            };
-            compute_with_slos(set, evidence, phase, slos, confidence_level)
-        }
-        s if genai_perf::SETS.contains(&s) => {
-            let slos = match goodput {
-                Some(g) => parse_pairs(g)?
-                    .into_iter()
-                    .map(|(metric, value)| genai_perf::GoodputSlo { metric, value })
-                    .collect(),
-                None => Vec::new(),
-            };
-            genai_perf::compute_with_goodput(s, evidence, phase, count, &slos)
-        }
-        vllm_bench::NAME => {
-            let g = match goodput {
-                Some(g) => vllm_bench::Goodput::parse(g).map_err(MetricsError::Invalid)?,
-                None => vllm_bench::Goodput::default(),
-            };
-            Ok(vllm_bench::compute_with_goodput(evidence, phase, &g))
-        }
-        mlperf::NAME => {
-            if goodput.is_some() {
-                return Err(MetricsError::Invalid(
-                    "--goodput: mlperf-loadgen has no goodput (its verdicts are the latency targets)"
-                        .into(),
-                ));
-            }
-            Ok(mlperf::compute(evidence, phase))
-        }
-        _ => Err(MetricsError::UnknownDefinitions {
-            name: set.to_string(),
-            known: ALL_SETS,
-        }),
-    }
-}
-
-/// `metric:value` pairs separated by spaces (GenAI-Perf's `--goodput` syntax).
-fn parse_pairs(spec: &str) -> Result<Vec<(String, f64)>, MetricsError> {
-    spec.split_whitespace()
-        .map(|item| {
-            let (m, v) = item.split_once(':').ok_or_else(|| {
-                MetricsError::Invalid(format!("--goodput {item:?}: expected metric:value"))
-            })?;
-            let v: f64 = v.parse().map_err(|_| {
-                MetricsError::Invalid(format!("--goodput {item:?}: {v:?} is not a number"))
-            })?;
-            Ok((m.to_string(), v))
-        })
-        .collect()
+    let s = find(set)?;
+    let g = match goodput {
+        Some(g) => s.parse_goodput(g)?,
+        None => Goodput::None,
+    };
+    s.score(evidence, phase, count, &g, confidence_level)
 }
 
 /// `compute` with goodput SLOs (`--goodput`) and the Wilson interval's confidence level.
@@ -172,24 +115,21 @@ pub fn compute_with_slos(
     })
 }
 
-/// Compute the metrics of `phase` under the definition set named `definitions`.
+/// Compute the metrics of `phase` under the definition set named `definitions`, without
+/// goodput. The GenAI-Perf sets need the run's tokenizer: use [`compute_set`] for them.
 pub fn compute(
     definitions: &str,
     evidence: &Evidence,
     phase: Phase,
 ) -> Result<Computed, MetricsError> {
-    match definitions {
-        aiperf::NAME => Ok(aiperf::compute(evidence, phase)),
-        vllm_bench::NAME => Ok(vllm_bench::compute(evidence, phase)),
-        mlperf::NAME => Ok(mlperf::compute(evidence, phase)),
-        s if genai_perf::SETS.contains(&s) => Err(MetricsError::Invalid(format!(
-            "{s} counts tokens per response: use compute_set with the run's tokenizer"
-        ))),
-        _ => Err(MetricsError::UnknownDefinitions {
-            name: definitions.to_string(),
-            known: ALL_SETS,
-        }),
+    let s = find(definitions)?;
+    if s.is_genai_perf() {
+        return Err(MetricsError::Invalid(format!(
+            "{} counts tokens per response: use compute_set with the run's tokenizer",
+            s.name
+        )));
     }
+    s.score(evidence, phase, &|_| 0, &Goodput::None, 0.95)
 }
 
 /// Folds records one at a time into a definition set's results: what a live run uses, so
@@ -204,13 +144,11 @@ impl Accumulator {
         definitions: &str,
         header: &inferbench_core::EvidenceHeader,
     ) -> Result<Self, MetricsError> {
-        match definitions {
-            aiperf::NAME => Ok(Accumulator::Aiperf(Box::new(aiperf::Accumulator::new(
-                header,
-            )))),
-            _ => Err(MetricsError::UnknownDefinitions {
+        match find(definitions) {
+            Ok(s) => s.accumulator(header),
+            Err(_) => Err(MetricsError::UnknownDefinitions {
                 name: definitions.to_string(),
-                known: SETS,
+                known: registry::streaming_names(),
             }),
         }
     }

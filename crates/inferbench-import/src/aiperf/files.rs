@@ -6,6 +6,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use inferbench_core::Phase;
+use inferbench_core::inputs_json::{self, InputsJson, InputsJsonError};
 use serde_json::Value;
 
 use super::json::At;
@@ -256,34 +257,39 @@ pub(super) fn window_from_summary(summary: &Value) -> Option<WallWindow> {
     })
 }
 
-/// `inputs.json`: each payload by (session id, turn index), with its position in file order.
+/// `inputs.json`: each payload with its position in file order, by (session id, turn index).
 pub(super) struct Inputs {
     pub by_turn: HashMap<(String, u32), (u64, Value)>,
 }
 
+/// Reads `inputs.json` with core's reader. AIPerf writes `payloads`; a file written with
+/// GenAI-Perf's name `payload` is read too, each entry's bodies its turns.
 pub(super) fn read_inputs(path: &Path) -> Result<Inputs, ImportError> {
-    let v = read_json(path)?;
     let at = At::file(path);
-    let data = v
-        .get("data")
-        .and_then(Value::as_array)
-        .ok_or_else(|| at.err("data", "expected a list of sessions"))?;
+    let read = inputs_json::read(&read_text(path)?).map_err(|e| match e {
+        InputsJsonError::Syntax { message, .. } => at.err("", format!("not JSON: {message}")),
+        InputsJsonError::Field { path, message } => at.err(&path, message),
+    })?;
+    // (session id, turns) per entry, in file order.
+    type Bodies = Vec<serde_json::Map<String, Value>>;
+    let sessions: Vec<(Option<String>, Bodies)> = match read {
+        InputsJson::Aiperf(s) => s.into_iter().map(|s| (s.session_id, s.payloads)).collect(),
+        InputsJson::GenaiPerf(e) => e
+            .into_iter()
+            .map(|e| {
+                let sid = e.turns.first().and_then(|t| t.session_id.clone());
+                (sid, e.turns.into_iter().map(|t| t.body).collect())
+            })
+            .collect(),
+    };
     let mut by_turn = HashMap::new();
     let mut index = 0u64;
-    for (i, s) in data.iter().enumerate() {
-        let sid = s
-            .get("session_id")
-            .and_then(Value::as_str)
-            .ok_or_else(|| at.err(&format!("data[{i}].session_id"), "expected a string"))?;
-        // GenAI-Perf's name was `payload`; AIPerf's is `payloads`.
-        let payloads = s
-            .get("payloads")
-            .or_else(|| s.get("payload"))
-            .and_then(Value::as_array)
-            .ok_or_else(|| at.err(&format!("data[{i}].payloads"), "expected a list"))?;
-        for (turn, p) in payloads.iter().enumerate() {
+    for (i, (sid, turns)) in sessions.into_iter().enumerate() {
+        let sid =
+            sid.ok_or_else(|| at.err(&format!("data[{i}].session_id"), "expected a string"))?;
+        for (turn, body) in turns.into_iter().enumerate() {
             let turn = u32::try_from(turn).unwrap_or(u32::MAX);
-            by_turn.insert((sid.to_string(), turn), (index, p.clone()));
+            by_turn.insert((sid.clone(), turn), (index, Value::Object(body)));
             index += 1;
         }
     }

@@ -8,7 +8,9 @@ use std::path::Path;
 use serde_json::{Map, Value};
 
 use super::error::DatasetError;
-use super::row::{kind, parse_jsonl, read_text};
+use inferbench_core::inputs_json::{self, InputsJson, InputsJsonError};
+
+use super::row::{parse_jsonl, read_text};
 use super::{Conv, DatasetKind, TurnSpec, session_id};
 use crate::error::WorkloadError;
 
@@ -115,10 +117,10 @@ pub(crate) fn load_raw_payload(path: &Path) -> Result<Vec<Conv>, WorkloadError> 
         .collect())
 }
 
-/// AIPerf's `inputs.json` (`{"data":[{"session_id", "payloads":[body…]}]}`: one conversation
-/// per entry) or GenAI-Perf's (`{"data":[{"payload":[body…], "session_id"?:[…],
-/// "delay"?:[…], "timestamp"?:[…]}]}`: one turn per body; entries sharing a session id are
-/// one conversation). The form is read from the first entry, whichever type was named.
+/// AIPerf's `inputs.json` (one conversation per entry) or GenAI-Perf's (one turn per body;
+/// entries sharing a session id are one conversation), read by
+/// [`inferbench_core::inputs_json::read`]. The form is read from the first entry, whichever
+/// type was named.
 pub(crate) fn load_inputs_json(
     path: &Path,
     _named: DatasetKind,
@@ -132,169 +134,62 @@ pub(crate) fn load_inputs_json(
     }
     let file = path.display().to_string();
     let text = read_text(path)?;
-    let doc: Value = serde_json::from_str(&text).map_err(|e| {
-        DatasetError::line(
+    let read = inputs_json::read(&text).map_err(|e| match e {
+        InputsJsonError::Syntax {
+            line,
+            column,
+            message,
+        } => DatasetError::line(
             &file,
-            e.line(),
-            format!("not valid JSON (column {}): {e}", e.column()),
-        )
+            line,
+            format!("not valid JSON (column {column}): {message}"),
+        ),
+        InputsJsonError::Field { path, message } => DatasetError::field(&file, None, path, message),
     })?;
-    let at = |field: String, message: String| DatasetError::field(&file, None, field, message);
-    let data = match doc.get("data") {
-        Some(Value::Array(d)) => d,
-        _ => {
-            return Err(at("data".into(), "expected {\"data\": [ ... ]}".into()).into());
-        }
-    };
-    if data.is_empty() {
-        return Err(at("data".into(), "no entries".into()).into());
-    }
-    let entry = |i: usize| -> Result<&Map<String, Value>, DatasetError> {
-        data[i].as_object().ok_or_else(|| {
-            at(
-                format!("data[{i}]"),
-                format!("expected an object, got {}", kind(&data[i])),
-            )
-        })
-    };
-    let body_list =
-        |i: usize, key: &str, items: &Value| -> Result<Vec<Map<String, Value>>, DatasetError> {
-            let Value::Array(items) = items else {
-                return Err(at(
-                    format!("data[{i}].{key}"),
-                    "expected a list of request bodies".into(),
-                ));
-            };
-            if items.is_empty() {
-                return Err(at(format!("data[{i}].{key}"), "no request bodies".into()));
-            }
-            items
-                .iter()
+    let entries = match read {
+        InputsJson::Aiperf(sessions) => {
+            return Ok(sessions
+                .into_iter()
                 .enumerate()
-                .map(|(j, b)| match b {
-                    Value::Object(m) => Ok(m.clone()),
-                    other => Err(at(
-                        format!("data[{i}].{key}[{j}]"),
-                        format!("expected a request body (an object), got {}", kind(other)),
-                    )),
+                .map(|(i, s)| Conv {
+                    id: s.session_id.unwrap_or_else(|| session_id(i)),
+                    history: false,
+                    turns: s
+                        .payloads
+                        .into_iter()
+                        .map(|b| verbatim_turn(b, None))
+                        .collect(),
                 })
-                .collect()
-        };
-    let first = entry(0)?;
-    let genai = if first.contains_key("payloads") {
-        false
-    } else if first.contains_key("payload") {
-        true
-    } else if first.contains_key("text_input") {
-        return Err(at(
-            "data[0].text_input".into(),
-            "Triton-format inputs.json (GenAI-Perf's kserve/tensorrtllm) is not supported: \
-             only OpenAI bodies"
-                .into(),
-        )
-        .into());
-    } else {
-        return Err(at(
-            "data[0]".into(),
-            "expected \"payloads\" (AIPerf) or \"payload\" (GenAI-Perf)".into(),
-        )
-        .into());
+                .collect());
+        }
+        InputsJson::GenaiPerf(entries) => entries,
     };
 
     let mut convs: Vec<Conv> = Vec::new();
-    if !genai {
-        for i in 0..data.len() {
-            let e = entry(i)?;
-            let id = match e.get("session_id") {
-                None | Some(Value::Null) => session_id(i),
-                Some(Value::String(s)) => s.clone(),
-                Some(v) => {
-                    return Err(at(
-                        format!("data[{i}].session_id"),
-                        format!("expected a string, got {}", kind(v)),
-                    )
-                    .into());
-                }
-            };
-            let items = e
-                .get("payloads")
-                .ok_or_else(|| at(format!("data[{i}].payloads"), "missing".into()))?;
-            let turns = body_list(i, "payloads", items)?
-                .into_iter()
-                .map(|b| verbatim_turn(b, None))
-                .collect();
-            convs.push(Conv {
-                id,
-                history: false,
-                turns,
-            });
-        }
-        return Ok(convs);
-    }
-
-    // GenAI-Perf: metadata arrays beside `payload`, one value per body.
     let mut index: HashMap<String, usize> = HashMap::new();
-    for i in 0..data.len() {
-        let e = entry(i)?;
-        let items = e
-            .get("payload")
-            .ok_or_else(|| at(format!("data[{i}].payload"), "missing".into()))?;
-        let bodies = body_list(i, "payload", items)?;
-        let meta = |key: &str, j: usize| -> Option<&Value> {
-            match e.get(key) {
-                Some(Value::Array(a)) => a.get(j),
-                Some(Value::Null) | None => None,
-                Some(v) => Some(v),
+    for t in entries.into_iter().flat_map(|e| e.turns) {
+        let mut turn = verbatim_turn(t.body, None);
+        turn.delay_ms = t.delay_ms;
+        turn.timestamp_ms = t.timestamp_ms;
+        let ci = match t.session_id {
+            Some(id) => *index.entry(id.clone()).or_insert_with(|| {
+                convs.push(Conv {
+                    id,
+                    history: false,
+                    turns: Vec::new(),
+                });
+                convs.len() - 1
+            }),
+            None => {
+                convs.push(Conv {
+                    id: session_id(convs.len()),
+                    history: false,
+                    turns: Vec::new(),
+                });
+                convs.len() - 1
             }
         };
-        for (j, body) in bodies.into_iter().enumerate() {
-            let ms = |key: &str| -> Result<Option<f64>, DatasetError> {
-                match meta(key, j) {
-                    None | Some(Value::Null) => Ok(None),
-                    Some(v) => match v.as_f64() {
-                        Some(x) if x.is_finite() && x >= 0.0 => Ok(Some(x)),
-                        _ => Err(at(
-                            format!("data[{i}].{key}[{j}]"),
-                            format!("expected a number of ms >= 0, got {v}"),
-                        )),
-                    },
-                }
-            };
-            let mut turn = verbatim_turn(body, None);
-            turn.delay_ms = ms("delay")?;
-            turn.timestamp_ms = ms("timestamp")?;
-            let session = match meta("session_id", j) {
-                None | Some(Value::Null) => None,
-                Some(Value::String(s)) => Some(s.clone()),
-                Some(Value::Number(n)) => Some(n.to_string()),
-                Some(v) => {
-                    return Err(at(
-                        format!("data[{i}].session_id[{j}]"),
-                        format!("expected a string, got {}", kind(v)),
-                    )
-                    .into());
-                }
-            };
-            let ci = match session {
-                Some(id) => *index.entry(id.clone()).or_insert_with(|| {
-                    convs.push(Conv {
-                        id,
-                        history: false,
-                        turns: Vec::new(),
-                    });
-                    convs.len() - 1
-                }),
-                None => {
-                    convs.push(Conv {
-                        id: session_id(convs.len()),
-                        history: false,
-                        turns: Vec::new(),
-                    });
-                    convs.len() - 1
-                }
-            };
-            convs[ci].turns.push(turn);
-        }
+        convs[ci].turns.push(turn);
     }
     Ok(convs)
 }
