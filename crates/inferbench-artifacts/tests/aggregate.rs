@@ -270,6 +270,7 @@ fn one_run_confidence_files_match_byte_for_byte() {
 fn sweep_cells() -> Vec<SweepCell> {
     [1, 2]
         .map(|c| SweepCell {
+            entries: None,
             parameters: vec![("concurrency".into(), json!(c))],
             runs: vec![summary(&format!(
                 "sweep/concurrency_{c}/profile_export_aiperf.json"
@@ -313,6 +314,7 @@ fn sweep_files_match_byte_for_byte() {
 #[test]
 fn multi_run_sweep_cell_carries_confidence_stats() {
     let cells = vec![SweepCell {
+        entries: None,
         parameters: vec![("concurrency".into(), json!(2))],
         runs: multi_runs(),
     }];
@@ -377,6 +379,7 @@ fn synthetic(throughput: f64, ttft_p99: f64) -> Summary {
 #[test]
 fn best_configurations_and_pareto_follow_aiperf_rules() {
     let cell = |c: u32, runs: [(f64, f64); 2]| SweepCell {
+        entries: None,
         parameters: vec![("concurrency".into(), json!(c))],
         runs: runs.map(|(t, l)| synthetic(t, l)).to_vec(),
     };
@@ -386,6 +389,7 @@ fn best_configurations_and_pareto_follow_aiperf_rules() {
         cell(1, [(10.0, 5.0), (12.0, 5.0)]),
         cell(2, [(20.0, 8.0), (22.0, 8.0)]),
         SweepCell {
+            entries: None,
             parameters: vec![("concurrency".into(), json!(8))],
             runs: Vec::new(),
         },
@@ -442,6 +446,7 @@ fn best_configurations_and_pareto_follow_aiperf_rules() {
 fn invalid_level_is_an_error_only_when_a_cell_needs_it() {
     assert!(sweep_json(&sweep_cells(), &sweep_meta(), 1.5).is_ok());
     let cells = vec![SweepCell {
+        entries: None,
         parameters: vec![("concurrency".into(), json!(2))],
         runs: multi_runs(),
     }];
@@ -490,4 +495,23 @@ fn writers_write_both_files_and_name_the_file_on_error() {
     let missing = dir.join("no/such/dir");
     let err = write_confidence(&missing, &entries, &multi_meta()).unwrap_err();
     assert!(err.to_string().contains("no/such/dir"), "{err}");
+}
+
+#[test]
+fn a_cell_aggregate_given_by_the_caller_is_the_one_written() {
+    let computed = aggregate(&multi_runs(), 0.95).unwrap();
+    let without = vec![SweepCell {
+        entries: None,
+        parameters: vec![("concurrency".into(), json!(2))],
+        runs: multi_runs(),
+    }];
+    let with = vec![SweepCell {
+        entries: Some(computed),
+        parameters: vec![("concurrency".into(), json!(2))],
+        runs: multi_runs(),
+    }];
+    assert_eq!(
+        sweep_json(&without, &sweep_meta(), 0.95).unwrap(),
+        sweep_json(&with, &sweep_meta(), 0.95).unwrap()
+    );
 }

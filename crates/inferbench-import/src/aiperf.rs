@@ -26,7 +26,6 @@ mod timeline;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use inferbench_client::decode::{self, Decoded};
 use inferbench_core::evidence::{EvidenceEnd, EvidenceHeader, PhaseWindow, StopReason};
 use inferbench_core::plan::EndpointType;
 use inferbench_core::record::{EventKindOpt, PhaseOpt};
@@ -34,6 +33,7 @@ use inferbench_core::summary::{RecordMetric, RecordMetricValue};
 use inferbench_core::{
     ErrorKind, Event, EventKind, Evidence, Frame, Phase, Record, RecordError, TokenCounts,
 };
+use inferbench_protocol::decode::{self, Decoded};
 use serde_json::Value;
 
 use files::{RunFiles, WallWindow};
@@ -309,7 +309,7 @@ pub fn import_full(
                 if let Some(b) = body {
                     rec.request_bytes = serde_json::to_string(b).map_or(0, |s| s.len() as u64);
                     rec.requested_output_tokens =
-                        inferbench_workload::render::max_output_tokens(endpoint, b);
+                        inferbench_protocol::body::max_output_tokens(endpoint, b);
                 }
                 if !server_tokens {
                     match metrics {
@@ -338,7 +338,7 @@ pub fn import_full(
                 if let Some(b) = turn_payload.and_then(|(_, b)| b.as_object()) {
                     rec.request_bytes = serde_json::to_string(b).map_or(0, |s| s.len() as u64);
                     rec.requested_output_tokens =
-                        inferbench_workload::render::max_output_tokens(endpoint, b);
+                        inferbench_protocol::body::max_output_tokens(endpoint, b);
                 } else {
                     rec.requested_output_tokens = requested_from_mismatch(ms);
                 }

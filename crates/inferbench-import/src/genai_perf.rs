@@ -13,8 +13,6 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use inferbench_client::decode::{self, Decoded};
-use inferbench_client::sse::{SseMessage, SseParser};
 use inferbench_core::evidence::{EvidenceEnd, EvidenceHeader, PhaseWindow, StopReason};
 use inferbench_core::inputs_json::{self, InputsJsonError};
 use inferbench_core::plan::EndpointType;
@@ -22,6 +20,8 @@ use inferbench_core::record::{EventKindOpt, PhaseOpt};
 use inferbench_core::{
     ErrorKind, Event, EventKind, Evidence, Frame, Phase, Record, RecordError, TokenCounts,
 };
+use inferbench_protocol::decode::{self, Decoded};
+use inferbench_protocol::sse::{SseMessage, SseParser};
 use serde_json::Value;
 
 use crate::{ImportError, ImportedRun, SourceTool};

@@ -17,10 +17,7 @@ use crate::rundir::{Layout, RunDir, StoredSummary};
 use crate::sink::{Finished, RecordSink, SinkSpec};
 
 fn slos(manifest: &Manifest) -> Result<Vec<inferbench_metrics::aiperf::Slo>, Failure> {
-    match &manifest.plan.goodput {
-        Some(g) => inferbench_metrics::aiperf::parse_slos(g).map_err(Failure::input),
-        None => Ok(Vec::new()),
-    }
+    crate::prepare::live_slos(&manifest.plan)
 }
 
 /// Replays a run's evidence through the record sink: every export, summary, the console,
@@ -172,14 +169,21 @@ pub fn score_set(
     set: &str,
     goodput: Option<&str>,
 ) -> Result<inferbench_metrics::Computed, Failure> {
+    let set =
+        inferbench_metrics::find(set).map_err(|e| Failure::input(format!("--definitions: {e}")))?;
+    let goodput = match goodput {
+        Some(g) => set
+            .parse_goodput(g)
+            .map_err(|e| Failure::input(e.to_string()))?,
+        None => inferbench_metrics::Goodput::default(),
+    };
     let tok = loaded.tokenizer.clone();
     let count = move |t: &str| tok.count(t) as u64;
-    inferbench_metrics::compute_set(
-        set,
+    set.score(
         &loaded.evidence,
         Phase::Profiling,
         &count,
-        goodput,
+        &goodput,
         loaded.confidence_level(),
     )
     .map_err(|e| Failure::input(format!("--definitions: {e}")))

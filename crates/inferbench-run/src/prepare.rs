@@ -93,14 +93,23 @@ fn default_requests(plan: &RunPlan, fixed: Option<&FixedSchedule>, requests: u64
     }
 }
 
+/// The plan's `--goodput` under the live run's set (`aiperf-0.13`), parsed once.
+pub fn live_slos(plan: &RunPlan) -> Result<Vec<Slo>, Failure> {
+    let Some(g) = &plan.goodput else {
+        return Ok(Vec::new());
+    };
+    let set = inferbench_metrics::find(inferbench_metrics::aiperf::NAME)
+        .map_err(|e| Failure::run(e.to_string()))?;
+    set.parse_goodput(g)
+        .and_then(|g| g.aiperf_slos())
+        .map_err(|e| Failure::input(e.to_string()))
+}
+
 /// Prepares `plan` with the run's tokenizer. Nothing is sent; `plan.url` may still be a
 /// placeholder for the simulated server (see [`Prepared::retarget`]).
 pub fn prepare(plan: &RunPlan, tokenizer: Arc<Tokenizer>) -> Result<Prepared, Failure> {
     let decoder = decoder_of(plan)?;
-    let slos = match &plan.goodput {
-        Some(g) => inferbench_metrics::aiperf::parse_slos(g).map_err(Failure::input)?,
-        None => Vec::new(),
-    };
+    let slos = live_slos(plan)?;
     let built =
         inferbench_workload::dataset::build_workload(plan, &tokenizer, Corpus::shakespeare())
             .map_err(|e| Failure::input(e.to_string()))?;

@@ -10,7 +10,7 @@ use inferbench_artifacts::FileNames;
 use inferbench_artifacts::aggregate::{CONFIDENCE_JSON, SWEEP_JSON};
 use inferbench_core::evidence::{EVIDENCE_FILE, EvidenceReader};
 use inferbench_core::manifest::{MANIFEST_FILE, Manifest};
-use inferbench_core::workload::{Payload, Workload};
+use inferbench_core::workload::Workload;
 use inferbench_core::{Evidence, EvidenceHeader, EvidenceLine};
 use inferbench_import::SourceTool;
 
@@ -246,25 +246,12 @@ impl RunDir {
 
     /// The frozen workload back from `inputs.json` (its bodies, compact, in order).
     pub fn workload(&self) -> Result<Workload, Failure> {
-        let v = self.inputs()?;
-        let mut payloads = Vec::new();
-        for session in v["data"].as_array().into_iter().flatten() {
-            let sid = session["session_id"].as_str().unwrap_or_default();
-            for (turn, body) in session["payloads"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .enumerate()
-            {
-                payloads.push(Payload {
-                    conversation_id: sid.to_string(),
-                    turn_index: turn as u32,
-                    body: body.to_string(),
-                    ..Default::default()
-                });
-            }
-        }
-        Ok(Workload { payloads })
+        let p = self.path.join(&self.names().inputs_json);
+        let text = std::fs::read_to_string(&p)
+            .map_err(|e| Failure::input(format!("{}: {e}", p.display())))?;
+        let sessions = inferbench_core::inputs_json::read_aiperf(&text)
+            .map_err(|e| Failure::input(format!("{}: {e}", p.display())))?;
+        Ok(inferbench_core::inputs_json::aiperf_workload(&sessions))
     }
 
     /// `profile_export_aiperf.json` (None when the run has not written it).

@@ -196,16 +196,21 @@ fn run_cells(
                 break;
             }
         }
+        // The cell's aggregate is computed once: its confidence files and the sweep's share it.
+        let mut entries = None;
         if (runs > 1 || is_sweep) && !summaries.is_empty() {
             let dir = match &cell.dir_name {
                 Some(d) if is_sweep => root.join("aggregate").join(d),
                 _ => cell_dir.join("aggregate"),
             };
-            write_confidence(&dir, &summaries, &labels, &failed, sweep, cell)?;
+            entries = Some(write_confidence(
+                &dir, &summaries, &labels, &failed, sweep, cell,
+            )?);
         }
         sweep_cells.push(inferbench_artifacts::aggregate::SweepCell {
             parameters: cell.parameters.clone(),
             runs: summaries,
+            entries,
         });
         if interrupted {
             break;
@@ -254,7 +259,7 @@ fn write_confidence(
     failed: &[String],
     sweep: &SweepPlan,
     cell: &CellPlan,
-) -> Result<(), Failure> {
+) -> Result<Vec<inferbench_metrics::confidence::AggregateEntry>, Failure> {
     let entries = inferbench_metrics::confidence::aggregate(summaries, sweep.confidence_level)
         .map_err(|e| Failure::input(format!("--confidence-level: {e}")))?;
     let mut extra = serde_json::Map::new();
@@ -279,7 +284,7 @@ fn write_confidence(
     std::fs::create_dir_all(dir)
         .map_err(|e| Failure::run(format!("{}: cannot create: {e}", dir.display())))?;
     inferbench_artifacts::aggregate::write_confidence(dir, &entries, &meta)?;
-    Ok(())
+    Ok(entries)
 }
 
 fn write_sweep(

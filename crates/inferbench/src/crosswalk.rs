@@ -11,39 +11,22 @@ use inferbench_run::offline::load;
 use crate::cli::CrosswalkArgs;
 
 pub fn run(a: &CrosswalkArgs) -> Result<u8, Failure> {
-    for s in [&a.from, &a.to] {
-        if !inferbench_metrics::definition_sets().contains(&s.as_str()) {
-            return Err(Failure::input(format!(
-                "unknown definition set '{s}' (known: {})",
-                inferbench_metrics::definition_sets().join(", ")
-            )));
-        }
-    }
+    let from_set = inferbench_metrics::find(&a.from).map_err(|e| Failure::input(e.to_string()))?;
+    let to_set = inferbench_metrics::find(&a.to).map_err(|e| Failure::input(e.to_string()))?;
     let loaded = load(&a.dir, a.tokenizer.as_deref())?;
     for n in &loaded.notes {
         eprintln!("inferbench: {n}");
     }
+    // No goodput: the crosswalk compares definitions, not SLOs (whose syntax differs by set).
+    let score = |set: &inferbench_metrics::DefinitionSet| {
+        inferbench_run::offline::score_set(&loaded, set.name, None)
+            .map(|c| c.summary)
+            .map_err(|e| Failure::input(format!("{}: {}", set.name, e.message)))
+    };
+    let from = score(from_set)?;
+    let to = score(to_set)?;
     let tok = loaded.tokenizer.clone();
     let count = move |t: &str| tok.count(t) as u64;
-    // No goodput: the crosswalk compares definitions, not SLOs (whose syntax differs by set).
-    let level = loaded
-        .manifest
-        .as_ref()
-        .map_or(0.95, |m| m.plan.confidence_level);
-    let score = |set: &str| {
-        inferbench_metrics::compute_set(
-            set,
-            &loaded.evidence,
-            Phase::Profiling,
-            &count,
-            None,
-            level,
-        )
-        .map(|c| c.summary)
-        .map_err(|e| Failure::input(format!("{set}: {e}")))
-    };
-    let from = score(&a.from)?;
-    let to = score(&a.to)?;
     let fx = facts(&loaded.evidence, &count);
     // Requests without an error whose responses carry no text: GenAI-Perf skips them but
     // counts them in its throughput numerator.

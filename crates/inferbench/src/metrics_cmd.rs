@@ -4,6 +4,7 @@
 
 use std::path::Path;
 
+use inferbench_artifacts::summary_json::{AiperfSummaryInfo, RunConfig};
 use inferbench_core::evidence::EVIDENCE_FILE;
 use inferbench_core::summary::Summary;
 use inferbench_run::offline::{self, Loaded};
@@ -145,7 +146,8 @@ fn write_format(
         .map_err(|e| Failure::run(format!("{}: cannot create: {e}", out.display())))?;
     match format {
         "genai-perf" => {
-            if !set.starts_with("genai-perf-") {
+            let entry = inferbench_metrics::find(set).map_err(|e| Failure::input(e.to_string()))?;
+            if !entry.is_genai_perf() {
                 return Err(Failure::input(format!(
                     "--format genai-perf writes a GenAI-Perf set's summary; score with --definitions genai-perf-0.0.13 (or another genai-perf set), not {set}"
                 )));
@@ -159,7 +161,7 @@ fn write_format(
                         .cloned(),
                 ),
                 // Our own run: the newest release the set covers.
-                _ => (genai_perf_release(set).to_string(), None),
+                _ => (entry.file_release.unwrap_or_default().to_string(), None),
             };
             let paths = inferbench_artifacts::genai_perf_export::write_genai_perf(
                 out,
@@ -172,17 +174,50 @@ fn write_format(
                 eprintln!("inferbench: wrote {}", p.display());
             }
         }
-        "aiperf" | "json" => {
-            if format == "aiperf" && set != inferbench_metrics::aiperf::NAME {
+        "aiperf" => {
+            if set != inferbench_metrics::aiperf::NAME {
                 return Err(Failure::input(format!(
                     "--format aiperf writes AIPerf's summary files; score with --definitions aiperf-0.13, not {set}"
                 )));
             }
-            let name = if format == "aiperf" {
-                "profile_export_aiperf.json"
-            } else {
-                "inferbench_summary.json"
+            // The one shape of profile_export_aiperf.json, as a live run writes it; an
+            // imported run carries its own input_config, when it had one.
+            let original = loaded
+                .imported
+                .as_ref()
+                .and_then(|i| i.original_summary.as_ref());
+            let config = match &loaded.manifest {
+                Some(m) => RunConfig::Plan(&m.plan),
+                None => RunConfig::Imported(original.and_then(|s| s.get("input_config"))),
             };
+            let ev = &loaded.evidence;
+            let window = ev.window(inferbench_core::Phase::Profiling);
+            let anchor = ev.header.anchor_unix_ns;
+            let info = AiperfSummaryInfo {
+                benchmark_id: &ev.header.benchmark_id,
+                config,
+                start_unix_ns: window.map(|w| anchor + w.start_ns),
+                end_unix_ns: window.map(|w| anchor + w.requests_end_ns),
+                was_cancelled: ev.is_partial(),
+                is_complete: !ev.is_partial(),
+            };
+            let p = inferbench_artifacts::summary_json::write_aiperf_summary(
+                out,
+                "profile_export_aiperf.json",
+                summary,
+                None,
+                &info,
+            )?;
+            eprintln!("inferbench: wrote {}", p.display());
+            let p = inferbench_artifacts::summary_csv::write_summary_csv(
+                out,
+                "profile_export_aiperf.csv",
+                summary,
+            )?;
+            eprintln!("inferbench: wrote {}", p.display());
+        }
+        "json" => {
+            // inferbench's own flat shape, for any set: the set's name and every metric.
             let mut o = serde_json::Map::new();
             o.insert("definitions".into(), serde_json::json!(set));
             for m in &summary.metrics {
@@ -197,30 +232,12 @@ fn write_format(
             );
             let bytes = serde_json::to_vec_pretty(&serde_json::Value::Object(o))
                 .map_err(|e| Failure::run(e.to_string()))?;
-            let p = write_file(out, name, &bytes)?;
+            let p = write_file(out, "inferbench_summary.json", &bytes)?;
             eprintln!("inferbench: wrote {}", p.display());
-            if format == "aiperf" {
-                let p = inferbench_artifacts::summary_csv::write_summary_csv(
-                    out,
-                    "profile_export_aiperf.csv",
-                    summary,
-                )?;
-                eprintln!("inferbench: wrote {}", p.display());
-            }
         }
         other => return Err(Failure::input(format!("--format {other}: unknown"))),
     }
     Ok(())
-}
-
-/// The newest GenAI-Perf release a set stands for (its file shapes differ by release).
-fn genai_perf_release(set: &str) -> &'static str {
-    match set {
-        "genai-perf-0.0.13" => "0.0.16",
-        "genai-perf-0.0.10" => "0.0.12",
-        "genai-perf-0.0.4" => "0.0.9",
-        _ => "0.0.3",
-    }
 }
 
 fn run_native(

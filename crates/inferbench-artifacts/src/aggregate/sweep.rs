@@ -11,6 +11,10 @@ pub struct SweepCell {
     pub parameters: Vec<(String, Value)>,
     /// Successful runs only; a cell without any is left out of `per_combination_metrics`.
     pub runs: Vec<Summary>,
+    /// The cell's aggregate across `runs` at the sweep's confidence level, when the caller
+    /// has it already (it wrote the cell's confidence files from it): computed once, not
+    /// twice. None: computed here.
+    pub entries: Option<Vec<AggregateEntry>>,
 }
 
 /// Sweep-wide facts besides the cells.
@@ -37,7 +41,10 @@ fn cell_metrics(
         [] => Ok(None),
         [run] => Ok(Some(one_run_metrics(run))),
         runs => {
-            let entries = aggregate(runs, level)?;
+            let entries = match &cell.entries {
+                Some(e) => e.clone(),
+                None => aggregate(runs, level)?,
+            };
             let mut m = Map::new();
             for e in ordered(&entries) {
                 let s = &e.stats;

@@ -40,8 +40,7 @@ pub(super) fn count_record_tokens(
     is_error: bool,
     count: &(dyn Fn(&str) -> u64 + Sync),
 ) -> TokenCounts {
-    let input =
-        body.map(|b| count(&inferbench_workload::render::input_texts(endpoint, b).join(" ")));
+    let input = body.map(|b| count(&inferbench_protocol::body::input_texts(endpoint, b).join(" ")));
     if is_error {
         return TokenCounts {
             input,

@@ -2,6 +2,7 @@
 //! token counts.
 
 use super::*;
+use inferbench_protocol::text::excerpt;
 
 /// An SSE field name at the start of a response (GenAI-Perf's test for a stream).
 pub(super) fn starts_like_sse(text: &str) -> bool {
@@ -114,18 +115,6 @@ pub(super) fn fill(ev: &mut Event, d: Decoded) {
     ev.tool = d.tool;
     ev.usage = d.usage;
     ev.finish_reason = d.finish_reason;
-}
-
-pub(super) fn excerpt(s: &str) -> String {
-    const MAX: usize = 300;
-    if s.len() <= MAX {
-        return s.to_string();
-    }
-    let mut end = MAX;
-    while !s.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}…", &s[..end])
 }
 
 /// One SSE message → one event, as the engine handles it (error event, `[DONE]`, JSON chunk).

@@ -162,10 +162,9 @@ pub struct MockServerArgs {
 pub struct MetricsArgs {
     /// A run directory written by `inferbench profile`.
     pub dir: std::path::PathBuf,
-    /// Definition set to score under (`aiperf-0.13`, `genai-perf-0.0.13`, `genai-perf-0.0.4`,
-    /// `genai-perf-0.0.1`, `vllm-bench`, `mlperf-loadgen`).
-    /// Default: aiperf-0.13 for an inferbench run, the tool's own set for an imported one.
-    #[arg(long)]
+    /// Definition set to score under (the list: `--help`). Default: aiperf-0.13 for an
+    /// inferbench run, the tool's own set for an imported one.
+    #[arg(long, long_help = definitions_help())]
     pub definitions: Option<String>,
     /// Rewrite the summary files (JSON, CSV, console) from the recomputed metrics.
     #[arg(long)]
@@ -186,4 +185,12 @@ pub struct MetricsArgs {
     /// Where `--format` writes its files (default: DIR).
     #[arg(long = "output-dir")]
     pub output_dir: Option<std::path::PathBuf>,
+}
+
+/// `--definitions`'s long help, from the one registry of definition sets.
+fn definitions_help() -> String {
+    format!(
+        "Definition set to score under. Default: aiperf-0.13 for an inferbench run, the tool's own set for an imported one.\n\n{}",
+        inferbench_metrics::help_text()
+    )
 }
