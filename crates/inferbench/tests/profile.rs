@@ -341,6 +341,54 @@ fn secrets_never_reach_an_artifact_or_the_output() {
     assert!(all.contains("<redacted>"));
 }
 
+/// Credentials in the URL, a key and a secret header against a real server, then the offline
+/// rewrite of the same directory: nothing written or printed holds any of them.
+#[test]
+fn url_credentials_and_keys_never_reach_an_artifact_even_after_a_rewrite() {
+    let server = common::MockServer::start(&["--ttft-ms", "0", "--itl-ms", "0"]);
+    let dir = tmpdir("secrets-url");
+    let with_creds = server
+        .url
+        .replacen("http://", "http://alice:URLSECRET-1@", 1);
+    let o = run(&[
+        "profile",
+        "-m",
+        "mock-model",
+        "-u",
+        &with_creds,
+        "--request-count",
+        "3",
+        "--ui",
+        "none",
+        "-H",
+        "X-Api-Token:TOPSECRET-2",
+        "--export-level",
+        "raw",
+        "--artifact-dir",
+        dir.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let w = run(&["metrics", dir.to_str().unwrap(), "--write"]);
+    assert!(w.status.success(), "{}", stderr(&w));
+    let mut all = String::new();
+    for out in [&o, &w] {
+        all.push_str(&String::from_utf8_lossy(&out.stdout));
+        all.push_str(&stderr(out));
+    }
+    for e in std::fs::read_dir(&dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_file() {
+            all.push_str(&String::from_utf8_lossy(&std::fs::read(&p).unwrap()));
+        }
+    }
+    for secret in ["URLSECRET", "TOPSECRET", "alice:"] {
+        assert!(!all.contains(secret), "{secret} leaked");
+    }
+    // The credentials did go out, as a Basic Authorization header (shown redacted).
+    let raw = jsonl(&dir.join("profile_export_raw.jsonl"));
+    assert_eq!(raw[0]["request_headers"]["Authorization"], "<redacted>");
+}
+
 #[test]
 fn an_unreachable_url_is_one_clear_line_and_no_results() {
     // Bind then drop a listener, so that the port is closed.

@@ -32,7 +32,8 @@ pub use profile_args::ProfileArgs;
 pub use unbuilt::UNBUILT_FLAGS;
 pub use unbuilt::{check_unbuilt, command_with_unbuilt};
 pub use values::{
-    normalize_url, parse_extra_inputs, parse_headers, redacted_command_line, utf8_args,
+    normalize_url, parse_extra_inputs, parse_headers, redacted_command_line, split_url_credentials,
+    utf8_args,
 };
 
 #[cfg(test)]

@@ -9,7 +9,7 @@ use inferbench_core::plan::{
 use super::limits::{millis, positive_seconds, rate_fits, seconds, whole_millis};
 use super::{
     ArrivalArg, EndpointArg, ExportLevelArg, ProfileArgs, UiArg, normalize_url, parse_extra_inputs,
-    parse_headers, redacted_command_line,
+    parse_headers, redacted_command_line, split_url_credentials,
 };
 
 pub const DEFAULT_ARTIFACT_DIR: &str = "artifacts";
@@ -284,7 +284,20 @@ pub fn build_plan(a: &ProfileArgs, argv: &[String], cell: &CellValues) -> Result
     if a.url.len() > 1 {
         return Err("--url given more than once: multi-URL load balancing is not implemented yet in inferbench".into());
     }
-    let target = match a.url.first() {
+    // Credentials in the URL never stay in it: they become a Basic Authorization header.
+    let (url_given, url_auth) = match a.url.first() {
+        Some(u) => {
+            let (u, auth) = split_url_credentials(u);
+            (Some(u), auth)
+        }
+        None => (None, None),
+    };
+    if url_auth.is_some() && a.api_key.is_some() {
+        return Err(
+            "--url with user:password@ and --api-key both set Authorization: give one".into(),
+        );
+    }
+    let target = match url_given.as_deref() {
         Some(u) => {
             if a.sim_ttft_ms.is_some() || a.sim_itl_ms.is_some() {
                 return Err(
@@ -567,7 +580,18 @@ pub fn build_plan(a: &ProfileArgs, argv: &[String], cell: &CellValues) -> Result
         endpoint_path,
         streaming,
         api_key: a.api_key.as_ref().map(Secret::new),
-        headers: parse_headers(&a.header)?,
+        headers: {
+            let mut h = Vec::new();
+            if let Some(auth) = url_auth {
+                h.push((
+                    "Authorization".to_string(),
+                    inferbench_core::plan::HeaderValue::Secret(Secret::new(auth)),
+                ));
+            }
+            // A -H Authorization given too comes later and wins, as on the wire.
+            h.extend(parse_headers(&a.header)?);
+            h
+        },
         extra_inputs,
         request_timeout_seconds: a.request_timeout_seconds,
         tokenizer,

@@ -246,3 +246,37 @@ fn secrets_are_redacted_from_the_command_line_and_plan() {
     assert!(!json.contains("sk-123") && !json.contains("zzz"), "{json}");
     assert_eq!(p.api_key.as_ref().unwrap().expose(), "sk-123");
 }
+
+#[test]
+fn url_credentials_become_a_basic_authorization_secret() {
+    // RFC 7617's example: base64("Aladdin:open sesame").
+    let (url, auth) = split_url_credentials("http://Aladdin:open%20sesame@10.0.0.1:8000/v1");
+    assert_eq!(url, "http://10.0.0.1:8000/v1");
+    assert_eq!(auth.as_deref(), Some("Basic QWxhZGRpbjpvcGVuIHNlc2FtZQ=="));
+    // One and two padding characters: base64("a:b") and base64("ab:cd").
+    assert_eq!(
+        split_url_credentials("http://a:b@h").1.as_deref(),
+        Some("Basic YTpi")
+    );
+    assert_eq!(
+        split_url_credentials("http://ab:cd@h").1.as_deref(),
+        Some("Basic YWI6Y2Q=")
+    );
+    // An @ after the authority is not userinfo.
+    assert_eq!(
+        split_url_credentials("http://h:1/p?x=a@b"),
+        ("http://h:1/p?x=a@b".to_string(), None)
+    );
+
+    let p = parse(&["profile", "-m", "m", "-u", "http://u:TOPSECRET@127.0.0.1:9"]).unwrap();
+    assert_eq!(p.url, "http://127.0.0.1:9");
+    assert_eq!(p.headers[0].0, "Authorization");
+    assert_eq!(p.headers[0].1.expose(), "Basic dTpUT1BTRUNSRVQ=");
+    assert!(!serde_json::to_string(&p).unwrap().contains("TOPSECRET"));
+    assert!(!p.cli_command.contains("TOPSECRET"), "{}", p.cli_command);
+    assert!(
+        parse(&["profile", "-m", "m", "-u", "http://u:p@h", "--api-key", "k"])
+            .unwrap_err()
+            .contains("--api-key")
+    );
+}

@@ -129,6 +129,82 @@ pub fn normalize_url(u: &str) -> Result<String, String> {
     Ok(full)
 }
 
+/// `user:password@` in a URL: split off, so that the URL kept in the plan, the manifest and
+/// the summary holds no credentials (and the Host header gets none); the credentials go out
+/// as `Authorization: Basic …`, a secret like `--api-key`.
+pub fn split_url_credentials(url: &str) -> (String, Option<String>) {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return (url.to_string(), None);
+    };
+    let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let Some(at) = rest[..authority_end].rfind('@') else {
+        return (url.to_string(), None);
+    };
+    let userinfo = percent_decode(&rest[..at]);
+    let auth = format!("Basic {}", base64(userinfo.as_bytes()));
+    (format!("{scheme}://{}", &rest[at + 1..]), Some(auth))
+}
+
+/// `%XX` escapes of a URL's userinfo, decoded (a `:` or `@` in a password is written so).
+fn percent_decode(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        let hex = |c: u8| (c as char).to_digit(16);
+        let digit = |k: usize| b.get(k).and_then(|&c| hex(c));
+        if b[i] == b'%'
+            && let (Some(h), Some(l)) = (digit(i + 1), digit(i + 2))
+        {
+            out.push((h * 16 + l) as u8);
+            i += 3;
+        } else {
+            out.push(b[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// Standard base64 with padding (RFC 4648), for the Basic credentials.
+fn base64(bytes: &[u8]) -> String {
+    const A: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
+    for c in bytes.chunks(3) {
+        let n = (u32::from(c[0]) << 16)
+            | (u32::from(*c.get(1).unwrap_or(&0)) << 8)
+            | u32::from(*c.get(2).unwrap_or(&0));
+        for (k, shift) in [18, 12, 6, 0].into_iter().enumerate() {
+            if k <= c.len() {
+                out.push(A[(n >> shift) as usize & 63] as char);
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
+/// An argument with a URL's `user:password@` replaced (the rest kept as typed).
+fn redact_url_credentials(a: &str) -> String {
+    match a.find("://") {
+        Some(i) => {
+            let rest = &a[i + 3..];
+            let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+            match rest[..end].rfind('@') {
+                Some(at) => format!(
+                    "{}://{}@{}",
+                    &a[..i],
+                    inferbench_core::plan::REDACTED,
+                    &rest[at + 1..]
+                ),
+                None => a.to_string(),
+            }
+        }
+        None => a.to_string(),
+    }
+}
+
 /// The command line as typed, with the values of secret flags replaced.
 pub fn redacted_command_line(args: &[String]) -> String {
     let mut out = Vec::with_capacity(args.len());
@@ -154,7 +230,7 @@ pub fn redacted_command_line(args: &[String]) -> String {
             out.push(a.clone());
             header_next = true;
         } else {
-            out.push(shell_quote(a));
+            out.push(shell_quote(&redact_url_credentials(a)));
         }
     }
     out.join(" ")
