@@ -94,26 +94,57 @@ impl Evidence {
     }
 
     /// The phase window as written, or, for a run killed before writing it, derived from the
-    /// records (first planned send to last end).
+    /// records (see [`DerivedWindow`]).
     pub fn window(&self, phase: Phase) -> Option<PhaseWindow> {
         if let Some(w) = self.phases.iter().find(|w| w.phase == phase) {
             return Some(*w);
         }
-        let recs: Vec<&Record> = self.records_of(phase).collect();
-        if recs.is_empty() {
-            return None;
-        }
-        let start = recs.iter().map(|r| r.planned_ns.min(r.start_ns)).min()?;
-        let sent_end = recs.iter().map(|r| r.start_ns).max()?;
-        let end = recs.iter().map(|r| r.end_ns).max()?;
-        Some(PhaseWindow {
+        let mut d = DerivedWindow::default();
+        self.records_of(phase).for_each(|r| d.push(r));
+        d.window(phase)
+    }
+}
+
+/// The window of a phase whose run was killed before writing it, built from its records one
+/// at a time: first planned send (or send, if earlier) to last end, every record counted as
+/// scheduled and completed, and the phase marked cancelled.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct DerivedWindow {
+    n: u64,
+    errors: u64,
+    start: u64,
+    sent_end: u64,
+    end: u64,
+}
+
+impl DerivedWindow {
+    pub fn push(&mut self, r: &Record) {
+        let start = r.planned_ns.min(r.start_ns);
+        self.start = if self.n == 0 {
+            start
+        } else {
+            self.start.min(start)
+        };
+        self.sent_end = self.sent_end.max(r.start_ns);
+        self.end = self.end.max(r.end_ns);
+        self.n += 1;
+        self.errors += u64::from(r.is_error());
+    }
+
+    /// Records seen so far.
+    pub fn records(&self) -> u64 {
+        self.n
+    }
+
+    pub fn window(&self, phase: Phase) -> Option<PhaseWindow> {
+        (self.n > 0).then_some(PhaseWindow {
             phase,
-            start_ns: start,
-            sent_end_ns: sent_end,
-            requests_end_ns: end,
-            scheduled: recs.len() as u64,
-            completed: recs.len() as u64,
-            errors: recs.iter().filter(|r| r.is_error()).count() as u64,
+            start_ns: self.start,
+            sent_end_ns: self.sent_end,
+            requests_end_ns: self.end,
+            scheduled: self.n,
+            completed: self.n,
+            errors: self.errors,
             cancelled: true,
         })
     }

@@ -2,6 +2,7 @@
 //! warmup), the schedule evidence and the phase windows. A live run and a replay of its
 //! evidence file go through this same code, so their summaries agree by construction.
 
+use inferbench_core::evidence::DerivedWindow;
 use inferbench_core::summary::RecordMetric;
 use inferbench_core::{EvidenceHeader, Phase, PhaseWindow, Record, RunPlan, Summary};
 use inferbench_metrics::Accumulator;
@@ -10,52 +11,14 @@ use inferbench_metrics::schedule::{ScheduleAccumulator, ScheduleRule, ScheduleVe
 
 use crate::Failure;
 
-/// The phase window a killed run never wrote, derived from its records as they pass: first
-/// planned send to last end (the same rule as `Evidence::window`).
-#[derive(Clone, Copy, Debug, Default)]
-struct Derived {
-    n: u64,
-    errors: u64,
-    start: u64,
-    sent_end: u64,
-    end: u64,
-}
-
-impl Derived {
-    fn push(&mut self, r: &Record) {
-        let start = r.planned_ns.min(r.start_ns);
-        if self.n == 0 {
-            self.start = start;
-        }
-        self.start = self.start.min(start);
-        self.sent_end = self.sent_end.max(r.start_ns);
-        self.end = self.end.max(r.end_ns);
-        self.n += 1;
-        self.errors += u64::from(r.is_error());
-    }
-
-    fn window(&self, phase: Phase) -> Option<PhaseWindow> {
-        (self.n > 0).then_some(PhaseWindow {
-            phase,
-            start_ns: self.start,
-            sent_end_ns: self.sent_end,
-            requests_end_ns: self.end,
-            scheduled: self.n,
-            completed: self.n,
-            errors: self.errors,
-            cancelled: true,
-        })
-    }
-}
-
 /// What a run's records fold into.
 pub struct Fold {
     profiling: Accumulator,
     warmup: Accumulator,
     schedule: ScheduleAccumulator,
     phases: Vec<PhaseWindow>,
-    derived_profiling: Derived,
-    derived_warmup: Derived,
+    derived_profiling: DerivedWindow,
+    derived_warmup: DerivedWindow,
 }
 
 /// A run's results under `aiperf-0.13`, with inferbench's schedule evidence.
@@ -83,8 +46,8 @@ impl Fold {
             warmup: acc()?,
             schedule: ScheduleAccumulator::default(),
             phases: Vec::new(),
-            derived_profiling: Derived::default(),
-            derived_warmup: Derived::default(),
+            derived_profiling: DerivedWindow::default(),
+            derived_warmup: DerivedWindow::default(),
         })
     }
 
@@ -130,7 +93,7 @@ impl Fold {
             },
         );
         profiling.metrics.extend(metrics);
-        let warmup = (self.derived_warmup.n > 0).then(|| self.warmup.finish(warmup_window));
+        let warmup = (self.derived_warmup.records() > 0).then(|| self.warmup.finish(warmup_window));
         Scores {
             profiling,
             warmup,

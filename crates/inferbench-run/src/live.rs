@@ -51,8 +51,9 @@ pub struct ClientResources {
     pub samples: Vec<ResourceSample>,
 }
 
-/// Runs one prepared plan (its `plan.url` is where requests go).
-pub async fn run_one(p: &Prepared, observer: &Arc<dyn Observer>) -> Result<RunReport, Failure> {
+/// Runs one prepared plan (its `plan.url` is where requests go); its payloads move into the
+/// engine.
+pub async fn run_one(mut p: Prepared, observer: &Arc<dyn Observer>) -> Result<RunReport, Failure> {
     let plan = &p.plan;
     let clock = Clock::start();
     let started_at = inferbench_core::time::iso_utc_seconds(clock.anchor_unix_ns());
@@ -81,14 +82,14 @@ pub async fn run_one(p: &Prepared, observer: &Arc<dyn Observer>) -> Result<RunRe
     let mut evidence = inferbench_artifacts::EvidenceWriter::create(&run_dir, &header)?;
     // Written now and replaced at the end: a run that is killed leaves a manifest that says
     // it did not finish (and `inferbench metrics DIR --write` can still score its evidence).
-    let mut manifest = first_manifest(p, &header, started_at, models_response);
+    let mut manifest = first_manifest(&p, &header, started_at, models_response);
     inferbench_artifacts::write_manifest(&run_dir, &manifest)?;
 
     let stop = StopSignal::new();
     let engine = Engine::new(
         p.engine.clone(),
         clock,
-        p.payloads.clone(),
+        std::mem::take(&mut p.payloads),
         p.order()?,
         None,
         stop.clone(),

@@ -35,6 +35,8 @@ pub enum Layout {
 pub struct RunDir {
     pub path: PathBuf,
     pub layout: Layout,
+    /// The run's file names (its `--profile-export-prefix`, read once from the manifest).
+    names: FileNames,
 }
 
 /// One metric of a stored summary (`profile_export_aiperf.json`): its unit and every
@@ -145,9 +147,18 @@ impl RunDir {
                 path.display()
             )));
         };
+        let prefix = match layout {
+            Layout::Run => read_json(&path.join(MANIFEST_FILE)).ok().and_then(|m| {
+                m["plan"]["artifacts"]["prefix"]
+                    .as_str()
+                    .map(str::to_string)
+            }),
+            _ => None,
+        };
         Ok(RunDir {
             path: path.to_path_buf(),
             layout,
+            names: inferbench_artifacts::file_names(prefix.as_deref().unwrap_or("profile_export")),
         })
     }
 
@@ -197,12 +208,8 @@ impl RunDir {
     }
 
     /// The file names of this run (its `--profile-export-prefix`, from the manifest).
-    pub fn names(&self) -> FileNames {
-        let prefix = self
-            .manifest()
-            .map(|m| m.plan.artifacts.prefix)
-            .unwrap_or_else(|_| "profile_export".into());
-        inferbench_artifacts::file_names(&prefix)
+    pub fn names(&self) -> &FileNames {
+        &self.names
     }
 
     /// The evidence, streamed: the header is read (and checked) now, the lines as iterated.

@@ -177,7 +177,7 @@ fn run_cells(
                 });
             }
             let p = prep.for_run(&dir, k > 0 && sweep.disable_warmup_after_first);
-            let report = rt.block_on(run_one(&p, observer))?;
+            let report = rt.block_on(run_one(p, observer))?;
             attempted += 1;
             observer.event(Event::RunDone(&report));
             if let Some(f) = &report.failure {

@@ -42,14 +42,10 @@ pub fn render_table(summary: &Summary) -> String {
 pub fn run(a: &MetricsArgs) -> Result<u8, Failure> {
     let dir = &a.dir;
     let run = RunDir::single(dir)?;
-    let set = match (&a.definitions, &run.layout) {
-        (Some(s), _) => s.clone(),
-        (None, Layout::Run) => inferbench_metrics::aiperf::NAME.to_string(),
-        (None, _) => String::new(), // the import's own set, known once it is read
-    };
     // Our own runs under AIPerf's set: the streaming path (schedule evidence, --write), with
     // --goodput replacing the run's own SLOs.
-    if run.layout == Layout::Run && set == inferbench_metrics::aiperf::NAME {
+    let native = inferbench_metrics::aiperf::NAME;
+    if run.layout == Layout::Run && a.definitions.as_deref().is_none_or(|s| s == native) {
         let mut m = run.manifest()?;
         if a.goodput.is_some() {
             m.plan.goodput = a.goodput.clone();
@@ -60,11 +56,11 @@ pub fn run(a: &MetricsArgs) -> Result<u8, Failure> {
     for n in &loaded.notes {
         eprintln!("inferbench: {n}");
     }
-    let set = if set.is_empty() {
-        loaded.native_set().to_string()
-    } else {
-        set
-    };
+    // Default: the run's own set (an import's is known once it is read).
+    let set = a
+        .definitions
+        .clone()
+        .unwrap_or_else(|| loaded.native_set().to_string());
     if let Some(i) = &loaded.imported {
         eprintln!(
             "inferbench: imported {} {} from {} ({} records); its own definitions: {}",
