@@ -94,11 +94,20 @@ pub fn workload_pins(
             );
             (inputs_bodies(v), file, "data[*].payload(s)[*]".to_string())
         }
-        None => (
-            fallback.0.to_vec(),
-            fallback.1.to_string(),
-            fallback.2.to_string(),
-        ),
+        None => {
+            // The bodies as sent hold the workload too: its digest is of their canonical
+            // JSON, in order (not comparable with an inputs.json file's digest).
+            if !fallback.0.is_empty()
+                && let Ok(d) = inferbench_core::canonical::digest(&fallback.0)
+            {
+                recovered(id, "workload_digest", json!(d), fallback.1, fallback.2);
+            }
+            (
+                fallback.0.to_vec(),
+                fallback.1.to_string(),
+                fallback.2.to_string(),
+            )
+        }
     };
     let refs: Vec<&serde_json::Map<String, Value>> = bodies.iter().collect();
     for (name, v) in inferbench_core::identity::controls::generation_pins(&refs) {

@@ -123,3 +123,78 @@ pub fn grade(loaded: &Loaded, set: Option<&str>) -> Result<Grade, Failure> {
     let (metrics, flags) = rules::grade_tags(&tags, &id, &ev);
     Ok(Grade::new(&set, metrics, flags))
 }
+
+/// The grade as a table: metric, tier, each downgrade's field and reason; then the
+/// identity's missing pins and flags.
+pub fn render(grade: &Grade, id: &Identity) -> String {
+    let mut out = format!(
+        "grade under {} (overall: {})\n",
+        grade.definition_set,
+        grade.overall.as_str()
+    );
+    let width = grade
+        .metrics
+        .iter()
+        .map(|m| m.metric.len())
+        .max()
+        .unwrap_or(6)
+        .max(6);
+    out.push_str(&format!("{:width$}  {:12}  downgrades\n", "metric", "tier"));
+    for m in &grade.metrics {
+        let first = m.downgrades.first();
+        out.push_str(&format!(
+            "{:width$}  {:12}  {}\n",
+            m.metric,
+            m.tier.as_str(),
+            first.map_or("-".to_string(), |d| format!(
+                "{} ({}): {}",
+                d.field,
+                d.tier.as_str(),
+                d.reason
+            ))
+        ));
+        for d in m.downgrades.iter().skip(1) {
+            out.push_str(&format!(
+                "{:width$}  {:12}  {} ({}): {}\n",
+                "",
+                "",
+                d.field,
+                d.tier.as_str(),
+                d.reason
+            ));
+        }
+    }
+    if id.missing.is_empty() {
+        out.push_str("missing pins: none\n");
+    } else {
+        out.push_str("missing pins:\n");
+        for (name, why) in &id.missing {
+            out.push_str(&format!("  {name}: {why}\n"));
+        }
+    }
+    let mut flags: Vec<String> = id
+        .flags
+        .iter()
+        .map(|f| format!("{}: {}", f.name, f.detail))
+        .collect();
+    for f in &grade.flags {
+        if !id.flags.iter().any(|x| &x.name == f) {
+            flags.push(match f.as_str() {
+                "client_bound_suspect" => format!(
+                    "{f}: concurrency of {} or more without client resource evidence: throughput and TTFT may measure the client",
+                    rules::HIGH_CONCURRENCY
+                ),
+                _ => f.clone(),
+            });
+        }
+    }
+    if flags.is_empty() {
+        out.push_str("flags: none\n");
+    } else {
+        out.push_str("flags:\n");
+        for f in flags {
+            out.push_str(&format!("  {f}\n"));
+        }
+    }
+    out
+}

@@ -328,7 +328,7 @@ fn first_manifest(
         profiling_requests: p.engine.phases.last().and_then(|ph| ph.request_count),
         read_template: true,
     });
-    id.declare_all(&p.declared)
+    crate::run_identity::declare(&mut id, &p.declared, &m)
         .map_err(|e| Failure::input(e.to_string()))?;
     id.finish(crate::run_identity::NOT_MEASURED);
     m.identity = Some(id);

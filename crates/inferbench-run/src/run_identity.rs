@@ -253,10 +253,28 @@ pub fn measured(f: &Facts<'_>) -> Identity {
     {
         put("chat_template_digest", json!(d));
     }
-    if simulated {
-        simulated_deployment(&mut put, m);
-    }
     id
+}
+
+/// Applies the user's declarations, then, for the built-in server, what it says of itself
+/// for every deployment pin not declared: a declaration of the deployment replaces it
+/// (a declared `image` without a digest keeps the digest unknown, so it reads as movable).
+pub fn declare(
+    id: &mut Identity,
+    declared: &[inferbench_core::identity::Declaration],
+    m: &Manifest,
+) -> Result<(), inferbench_core::identity::DeclareError> {
+    id.declare_all(declared)?;
+    let said = |k: &str| declared.iter().any(|d| d.key == k);
+    let image_said = said("image") || said("image_digest");
+    let mut put = |name: &str, v: Value| {
+        let image_pin = name == "image" || name == "image_digest";
+        if !said(name) && !(image_pin && image_said) {
+            id.set(name, v, Provenance::Measured);
+        }
+    };
+    simulated_deployment(&mut put, m);
+    Ok(())
 }
 
 /// The deployment the built-in server is: the inferbench binary, no GPUs, no cache.
@@ -387,6 +405,7 @@ pub fn rebuild(
         read_template: false,
     };
     let mut id = measured(&facts);
+    let _ = declare(&mut id, &[], m);
     let mut seen = ReasoningSeen::new(m.plan.endpoint.reasoning_tags.is_some());
     for r in &evidence.records {
         seen.push(r);

@@ -3,6 +3,7 @@
 
 mod cli;
 mod crosswalk;
+mod grade_cmd;
 mod inspect;
 mod metrics_cmd;
 mod mock;
@@ -66,6 +67,7 @@ fn main() -> ExitCode {
         cli::Command::Metrics(a) => metrics_cmd::run(&a),
         cli::Command::Inspect(a) => inspect::run(&a, &argv),
         cli::Command::Crosswalk(a) => crosswalk::run(&a),
+        cli::Command::Grade(a) => grade_cmd::run(&a),
     };
     match result {
         Ok(code) => ExitCode::from(code),

@@ -61,7 +61,11 @@ pub(super) fn recover(
         "experiments[*].requests[*].timestamp",
     );
     if let (Some(file), Some(c)) = (&summary_file, summary.and_then(|s| s.get("input_config"))) {
-        input_config(&mut id, c, file);
+        if c.get("perf_analyzer").is_some() {
+            nested_config(&mut id, c, file);
+        } else {
+            input_config(&mut id, c, file);
+        }
     }
     id.finish(NOT_IN_ARTIFACT);
     id
@@ -162,5 +166,101 @@ fn input_config(id: &mut Identity, c: &Value, file: &str) {
     }
     if let Some(p) = c.get("u").and_then(Value::as_str).and_then(placement_of) {
         recovered(id, "client_placement", json!(p), file, &key("u"));
+    }
+}
+
+/// The pins of the nested `input_config` GenAI-Perf 0.0.13 and later write (its YAML
+/// configuration: `endpoint`, `perf_analyzer`, `input`, `tokenizer`).
+fn nested_config(id: &mut Identity, c: &Value, file: &str) {
+    let at = |p: &str| c.pointer(p).filter(|v| !v.is_null()).cloned();
+    let key = |p: &str| format!("input_config{}", p.replace('/', "."));
+    let put = |id: &mut Identity, name: &str, p: &str| {
+        if let Some(v) = at(p) {
+            recovered(id, name, v, file, &key(p));
+        }
+    };
+    put(id, "model", "/model_names");
+    put(id, "streaming", "/endpoint/streaming");
+    put(id, "random_seed", "/input/random_seed");
+    put(id, "tokenizer_revision", "/tokenizer/revision");
+    put(id, "arrival_policy", "/perf_analyzer/stimulus");
+    if let Some(m) = at("/perf_analyzer/measurement") {
+        if m.get("mode").and_then(Value::as_str) == Some("request_count")
+            && let Some(n) = m.get("num")
+        {
+            recovered(
+                id,
+                "request_count",
+                n.clone(),
+                file,
+                &key("/perf_analyzer/measurement/num"),
+            );
+        }
+        recovered(
+            id,
+            "stop_rule",
+            json!({"measurement": m, "stability_percentage": at("/perf_analyzer/stability_percentage")}),
+            file,
+            &key("/perf_analyzer/measurement"),
+        );
+    }
+    if let Some(n) = at("/perf_analyzer/warmup_request_count").and_then(|v| v.as_u64()) {
+        let v = if n == 0 {
+            json!("none")
+        } else {
+            json!(format!("{n} requests"))
+        };
+        recovered(
+            id,
+            "warmup",
+            v,
+            file,
+            &key("/perf_analyzer/warmup_request_count"),
+        );
+    }
+    if let Some(src) = at("/input/prompt_source") {
+        let synthetic = src.as_str() != Some("file");
+        let v = if synthetic {
+            json!({"isl": at("/input/synthetic_tokens"), "osl": at("/input/output_tokens")})
+        } else {
+            json!("the dataset's own lengths")
+        };
+        recovered(
+            id,
+            "length_spec",
+            v,
+            file,
+            &key("/input/synthetic_tokens, /input/output_tokens"),
+        );
+        recovered(
+            id,
+            "dataset_source",
+            json!({
+                "prompt_source": src,
+                "file": at("/input/file"),
+                "synthetic_files": at("/input/synthetic_files"),
+                "num_dataset_entries": at("/input/num_dataset_entries"),
+            }),
+            file,
+            &key("/input/prompt_source"),
+        );
+    }
+    if let Some(t) = at("/tokenizer/name").and_then(|v| v.as_str().map(str::to_string)) {
+        recovered(
+            id,
+            "token_count_source",
+            json!(format!("tokenizer:{t}")),
+            file,
+            &key("/tokenizer/name"),
+        );
+    }
+    if let Some(p) = at("/endpoint/url").and_then(|v| v.as_str().and_then(placement_of)) {
+        recovered(
+            id,
+            "client_placement",
+            json!(p),
+            file,
+            &key("/endpoint/url"),
+        );
     }
 }
