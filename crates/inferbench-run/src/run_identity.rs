@@ -269,7 +269,7 @@ pub fn declare(
     let image_said = said("image") || said("image_digest");
     let mut put = |name: &str, v: Value| {
         let image_pin = name == "image" || name == "image_digest";
-        if !said(name) && !(image_pin && image_said) {
+        if !(said(name) || image_pin && image_said) {
             id.set(name, v, Provenance::Measured);
         }
     };
