@@ -313,6 +313,19 @@ fn a_declared_digest_keeps_its_provenance_and_bad_declarations_are_one_line_erro
         json!({"model": "H100", "count": 8})
     );
     assert!(flags(&id).is_empty(), "a digest is not movable: {id}");
+    // The manifest schema knows the identity and its three provenances.
+    let schema: Value = read_json(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/schemas/manifest.schema.json"),
+    );
+    let v = jsonschema::validator_for(&schema).unwrap();
+    let mut m = read_json(&run_dir.join("inferbench_manifest.json"));
+    let errors: Vec<String> = v.iter_errors(&m).map(|e| e.to_string()).collect();
+    assert!(errors.is_empty(), "{errors:?}");
+    m["identity"]["pins"]["model_revision"] =
+        json!({"value": "abc", "from": "recovered", "file": "x.json", "key": "a.b"});
+    assert!(v.is_valid(&m));
+    m["identity"]["pins"]["model_revision"] = json!({"value": "abc", "from": "declared"});
+    assert!(!v.is_valid(&m), "a declaration without its route");
     // A declared digest lifts to nothing; a declared word (profile) to comparable.
     let (g, _) = grade(&run_dir, &[]);
     assert_eq!(
