@@ -427,3 +427,83 @@ pub fn rebuild(
         .for_each(|w| *w = "not recorded by this older manifest".into());
     id
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use inferbench_core::Event;
+
+    #[test]
+    fn the_chat_template_beside_a_tokenizer_is_hashed_config_first() {
+        let tok = |p: &std::path::Path| TokenizerSpec::HuggingFace {
+            path: p.join("tokenizer.json").to_string_lossy().into_owned(),
+        };
+        // The workload crate's test tokenizer ships only chat_template.jinja (sha256sum).
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../inferbench-workload/tests/data/tokenizer");
+        assert_eq!(
+            chat_template_digest(&tok(&dir)).as_deref(),
+            Some("sha256:cd61dc8c18d10e3e9e987c9052f8001b7b54d177f307bf2c8fd1eb3f7494cde4")
+        );
+        let tmp = std::env::temp_dir().join(format!("ib-template-{}", std::process::id()));
+        std::fs::create_dir_all(&tmp).unwrap();
+        std::fs::write(
+            tmp.join("tokenizer_config.json"),
+            r#"{"chat_template": "{{ messages }}"}"#,
+        )
+        .unwrap();
+        std::fs::write(tmp.join("chat_template.jinja"), "other").unwrap();
+        assert_eq!(
+            chat_template_digest(&tok(&tmp)).as_deref(),
+            Some("sha256:f24189f08c85a1eb19a737306c3a13e85462ee33d964f28108d64a2485fa2171")
+        );
+        std::fs::remove_dir_all(&tmp).unwrap();
+        assert_eq!(chat_template_digest(&TokenizerSpec::Builtin), None);
+    }
+
+    #[test]
+    fn loopback_urls_are_this_host() {
+        assert!(is_loopback("http://127.0.0.1:8000"));
+        assert!(is_loopback("http://localhost:8000"));
+        assert!(is_loopback("http://[::1]:8000"));
+        assert!(!is_loopback("http://10.1.2.3:8000"));
+        assert!(!is_loopback("https://api.example.com"));
+    }
+
+    fn record(content: &[&str], reasoning: Option<&str>) -> Record {
+        let mut events: Vec<Event> = content
+            .iter()
+            .map(|c| Event {
+                content: Some(c.to_string()),
+                ..Event::default()
+            })
+            .collect();
+        events.push(Event {
+            reasoning: reasoning.map(str::to_string),
+            ..Event::default()
+        });
+        Record {
+            events,
+            ..Record::default()
+        }
+    }
+
+    #[test]
+    fn reasoning_accounting_is_what_the_records_show() {
+        let mut s = ReasoningSeen::new(false);
+        s.push(&record(&["hello"], None));
+        assert_eq!(s.value(), json!("none"));
+        // A tag cut across two events still counts.
+        s.push(&record(&["<thi", "nk>x"], None));
+        assert_eq!(s.value(), json!("think_in_content"));
+        s.push(&record(&["a"], Some("because")));
+        assert_eq!(s.value(), json!("separate_field+think_in_content"));
+        // With --reasoning-tags the decoder moved <think> text into reasoning.
+        let mut t = ReasoningSeen::new(true);
+        t.push(&record(&["a"], Some("moved")));
+        assert_eq!(t.value(), json!("think_in_content"));
+        let mut u = ReasoningSeen::new(false);
+        u.push(&record(&["a"], Some("")));
+        assert_eq!(u.value(), json!("none"));
+    }
+}
