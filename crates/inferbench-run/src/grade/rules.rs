@@ -68,9 +68,14 @@ pub fn classify(tag: &str) -> Class {
         Class::InterToken
     } else if has("latency") || has("e2el") {
         Class::RequestLatency
-    } else if has("token") || has("sequence_length") || has("usage") {
+    } else if has("token") || has("sequence_length") || has("usage") || has("isl") || has("osl") {
         Class::TokenCounts
-    } else if has("count") || has("error") || has("samples_") {
+    } else if has("count")
+        || has("error")
+        || has("samples_")
+        || tag == "completed"
+        || tag == "failed"
+    {
         Class::Counts
     } else {
         Class::Other

@@ -67,6 +67,8 @@ fn tags_of_every_set_fall_into_their_classes() {
         ("request_count", Class::Counts),
         ("samples_failed", Class::Counts),
         ("result_valid", Class::Other),
+        ("total_osl", Class::TokenCounts),
+        ("completed", Class::Counts),
     ] {
         assert_eq!(classify(tag), class, "{tag}");
     }
@@ -278,4 +280,37 @@ fn high_concurrency_without_client_resources_is_flagged() {
     );
     let (_, flags) = grade_tags(&["request_latency".into()], &id, &ev);
     assert!(flags.is_empty());
+}
+
+#[test]
+fn every_tag_of_every_set_has_a_class_and_only_verdicts_and_durations_are_other() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../inferbench-import/tests/data/aiperf/s1");
+    let loaded = crate::offline::load(&dir, None).unwrap();
+    let mut other = std::collections::BTreeSet::new();
+    for set in inferbench_metrics::registry() {
+        let c = crate::offline::score_set(&loaded, set.name, None).unwrap();
+        assert!(!c.summary.metrics.is_empty(), "{}", set.name);
+        for m in &c.summary.metrics {
+            if classify(&m.tag) == Class::Other {
+                other.insert(m.tag.clone());
+            }
+        }
+    }
+    for tag in &other {
+        let context = [
+            "duration",
+            "valid",
+            "met",
+            "concurrency",
+            "concurrent",
+            "delay",
+            "kept",
+            "_time",
+        ];
+        assert!(
+            context.iter().any(|w| tag.contains(w)),
+            "{tag} has no class: add it to classify() (all: {other:?})"
+        );
+    }
 }
