@@ -101,9 +101,9 @@ impl Grade {
 }
 
 /// The downgrade a pin causes, if any, for a metric that depends on it (`missing` is the tier
-/// when the pin is absent). A declared pin without a digest lifts `insufficient` to
-/// `comparable` and never to `reference`; a measured, recovered or digest-held pin causes
-/// nothing.
+/// when the pin is absent). A declared content pin ([`crate::identity::held_by_content`])
+/// without a digest lifts `insufficient` to `comparable` and never to `reference`; a declared
+/// setting, or a measured, recovered or digest-held pin, causes nothing.
 pub fn pin_downgrade(name: &str, pin: Option<&Pin>, missing: Tier, why: &str) -> Option<Downgrade> {
     match pin {
         None => Some(Downgrade {
@@ -111,7 +111,11 @@ pub fn pin_downgrade(name: &str, pin: Option<&Pin>, missing: Tier, why: &str) ->
             tier: missing,
             reason: format!("{name} unknown: {why}"),
         }),
-        Some(p) if matches!(p.provenance, Provenance::Declared { .. }) && !p.is_digest() => {
+        Some(p)
+            if matches!(p.provenance, Provenance::Declared { .. })
+                && crate::identity::held_by_content(name)
+                && !p.is_digest() =>
+        {
             Some(Downgrade {
                 field: name.into(),
                 tier: missing.min(Tier::Comparable),
@@ -171,6 +175,11 @@ mod tests {
             "",
         );
         assert_eq!(lifted.unwrap().tier, Tier::Comparable);
+        // A setting declared is evidence enough.
+        assert_eq!(pin_downgrade("precision", Some(&declared(json!("fp8"))), Tier::Insufficient, ""), None);
+        // A revision pinned by its full commit id is held by content.
+        let commit = "0123456789abcdef0123456789abcdef01234567";
+        assert_eq!(pin_downgrade("model_revision", Some(&declared(json!(commit))), Tier::Insufficient, ""), None);
         let digest = format!("sha256:{}", "a".repeat(64));
         assert_eq!(
             pin_downgrade(

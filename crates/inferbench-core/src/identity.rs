@@ -225,8 +225,8 @@ pub const CATALOGUE: &[PinSpec] = &[
         "profile",
         Contract,
         "measurement",
-        Declared,
-        "regression, service-load or trace-replay",
+        Either,
+        "regression (fixed concurrency), service-load (arrival-driven) or trace-replay (timestamped schedule)",
     ),
     pin(
         "client_placement",
@@ -368,6 +368,26 @@ pub fn spec(name: &str) -> Option<&'static PinSpec> {
     CATALOGUE.iter().find(|s| s.name == name)
 }
 
+/// Pins that name content (an image, weights, a template, a tokenizer): a declaration of one
+/// without a digest (or, for a revision, a full git commit id) names something that can
+/// move, so it cannot hold a `reference` grade. Every other declarable pin describes a
+/// setting (a precision, a GPU inventory, a cache procedure): the declaration is the evidence.
+pub const CONTENT_PINS: &[&str] = &[
+    "workload_digest",
+    "chat_template_digest",
+    "image_digest",
+    "image",
+    "server_models",
+    "model_revision",
+    "tokenizer_digest",
+    "tokenizer_revision",
+];
+
+/// Whether a pin names content (see [`CONTENT_PINS`]).
+pub fn held_by_content(name: &str) -> bool {
+    CONTENT_PINS.contains(&name)
+}
+
 /// Free-form declared context (operator, purpose, ticket): `note.<anything>`.
 pub const NOTE_PREFIX: &str = "note.";
 
@@ -399,8 +419,13 @@ impl Pin {
             Value::Object(o) => o.get("sha256").and_then(Value::as_str),
             _ => None,
         };
-        s.is_some_and(crate::canonical::is_sha256_id)
+        s.is_some_and(|s| crate::canonical::is_sha256_id(s) || is_git_commit(s))
     }
+}
+
+/// A full git commit id (40 lowercase hex digits): a Hugging Face revision pinned by content.
+fn is_git_commit(s: &str) -> bool {
+    s.len() == 40 && s.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
 }
 
 /// Something about the identity a reviewer must see (e.g. `image_tag_movable`).

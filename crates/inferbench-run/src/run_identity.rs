@@ -211,7 +211,15 @@ pub fn measured(f: &Facts<'_>) -> Identity {
             format!("tokenizer:{}", sha(&m.tokenizer.sha256))
         }),
     );
-    put("arrival_policy", arrival_policy(m, f.workload));
+    let arrival = arrival_policy(m, f.workload);
+    // The seed's three traffic profiles follow from the arrival mode alone.
+    let profile = match arrival["mode"].as_str() {
+        Some("fixed_schedule") => "trace-replay",
+        Some("concurrency") => "regression",
+        _ => "service-load",
+    };
+    put("profile", json!(profile));
+    put("arrival_policy", arrival);
     put("random_seed", json!(m.random_seed));
     put("clock_source", json!("monotonic"));
     if simulated || is_loopback(&plan.url) {
