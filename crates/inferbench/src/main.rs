@@ -4,6 +4,7 @@
 mod cli;
 mod crosswalk;
 mod inspect;
+mod ledger_cmd;
 mod metrics_cmd;
 mod mock;
 mod profile;
@@ -66,6 +67,7 @@ fn main() -> ExitCode {
         cli::Command::Metrics(a) => metrics_cmd::run(&a),
         cli::Command::Inspect(a) => inspect::run(&a, &argv),
         cli::Command::Crosswalk(a) => crosswalk::run(&a),
+        cli::Command::Ledger(a) => ledger_cmd::run(&a),
     };
     match result {
         Ok(code) => ExitCode::from(code),

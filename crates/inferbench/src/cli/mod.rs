@@ -20,6 +20,7 @@ pub use args::{
     ArrivalArg, Cli, Command, CrosswalkArgs, EndpointArg, ExportLevelArg, InspectArgs, MetricsArgs,
     MockServerArgs, UiArg,
 };
+pub use args::{LedgerArgs, LedgerBaselineCommand, LedgerCommand, LedgerEpochCommand};
 pub use given::check_given;
 pub use limits::millis;
 pub use plan::{build_plan, cells};
