@@ -151,7 +151,11 @@ fn err(line: usize, field: &str, message: impl Into<String>) -> LineError {
 fn string_field(o: &Map<String, Value>, line: usize, field: &str) -> Result<String, LineError> {
     match o.get(field) {
         Some(Value::String(s)) => Ok(s.clone()),
-        Some(other) => Err(err(line, field, format!("expected a string, found {other}"))),
+        Some(other) => Err(err(
+            line,
+            field,
+            format!("expected a string, found {other}"),
+        )),
         None => Err(err(line, field, "missing")),
     }
 }
@@ -170,10 +174,18 @@ fn id_field(o: &Map<String, Value>, line: usize, field: &str) -> Result<String, 
 
 fn uint_field(o: &Map<String, Value>, line: usize, field: &str) -> Result<u64, LineError> {
     match o.get(field) {
-        Some(Value::Number(n)) => n
-            .as_u64()
-            .ok_or_else(|| err(line, field, format!("expected a whole number ≥ 0, found {n}"))),
-        Some(other) => Err(err(line, field, format!("expected a number, found {other}"))),
+        Some(Value::Number(n)) => n.as_u64().ok_or_else(|| {
+            err(
+                line,
+                field,
+                format!("expected a whole number ≥ 0, found {n}"),
+            )
+        }),
+        Some(other) => Err(err(
+            line,
+            field,
+            format!("expected a number, found {other}"),
+        )),
         None => Err(err(line, field, "missing")),
     }
 }
@@ -181,7 +193,8 @@ fn uint_field(o: &Map<String, Value>, line: usize, field: &str) -> Result<u64, L
 /// `YYYY-MM-DDTHH:MM:SS` with an optional fraction, then `Z`: RFC 3339 in UTC.
 pub fn is_rfc3339_utc(s: &str) -> bool {
     let b = s.as_bytes();
-    let digits = |r: std::ops::Range<usize>| b.get(r).is_some_and(|d| d.iter().all(u8::is_ascii_digit));
+    let digits =
+        |r: std::ops::Range<usize>| b.get(r).is_some_and(|d| d.iter().all(u8::is_ascii_digit));
     if b.len() < 20 || b.last() != Some(&b'Z') {
         return false;
     }
@@ -197,18 +210,18 @@ pub fn is_rfc3339_utc(s: &str) -> bool {
         && b[16] == b':'
         && digits(17..19);
     let rest = &b[19..b.len() - 1];
-    let fraction =
-        rest.is_empty() || (rest[0] == b'.' && rest.len() > 1 && rest[1..].iter().all(u8::is_ascii_digit));
+    let fraction = rest.is_empty()
+        || (rest[0] == b'.' && rest.len() > 1 && rest[1..].iter().all(u8::is_ascii_digit));
     shape && fraction
 }
 
 /// Parses one line (without its newline) as an entry. `line` is the 1-based line number for
 /// the error. Checks types and shapes only; `verify` recomputes the digests and the chain.
 pub fn parse_line(bytes: &[u8], line: usize) -> Result<Entry, LineError> {
-    let text = std::str::from_utf8(bytes)
-        .map_err(|e| err(line, "line", format!("not UTF-8: {e}")))?;
-    let value: Value = serde_json::from_str(text)
-        .map_err(|e| err(line, "line", format!("not JSON: {e}")))?;
+    let text =
+        std::str::from_utf8(bytes).map_err(|e| err(line, "line", format!("not UTF-8: {e}")))?;
+    let value: Value =
+        serde_json::from_str(text).map_err(|e| err(line, "line", format!("not JSON: {e}")))?;
     let Value::Object(o) = value else {
         return Err(err(line, "line", "not a JSON object"));
     };
@@ -237,13 +250,21 @@ pub fn parse_line(bytes: &[u8], line: usize) -> Result<Entry, LineError> {
     }
     let at = string_field(&o, line, "at")?;
     if !is_rfc3339_utc(&at) {
-        return Err(err(line, "at", format!("'{at}' is not an RFC 3339 UTC time")));
+        return Err(err(
+            line,
+            "at",
+            format!("'{at}' is not an RFC 3339 UTC time"),
+        ));
     }
     let by = string_field(&o, line, "by")?;
     let body = match o.get("body") {
         Some(b @ Value::Object(_)) => b.clone(),
         Some(other) => {
-            return Err(err(line, "body", format!("expected an object, found {other}")));
+            return Err(err(
+                line,
+                "body",
+                format!("expected an object, found {other}"),
+            ));
         }
         None => return Err(err(line, "body", "missing")),
     };

@@ -31,7 +31,9 @@ pub fn find<'a>(entries: &'a [Entry], cid: &str) -> Result<&'a Entry, Failure> {
         .collect();
     match hits.as_slice() {
         [e] => Ok(e),
-        [] => Err(Failure::input(format!("unknown cid '{cid}': no ledger entry has it"))),
+        [] => Err(Failure::input(format!(
+            "unknown cid '{cid}': no ledger entry has it"
+        ))),
         _ => Err(Failure::input(format!(
             "cid '{cid}' is ambiguous: {} entries start with it",
             hits.len()
@@ -63,7 +65,10 @@ pub fn run_identity(ledger: &Ledger, e: &Entry) -> Result<Identity, Failure> {
     let id = packet_of(e)?;
     let m = packet::read_manifest(ledger, id)?;
     serde_json::from_value(m["identity"].clone()).map_err(|err| {
-        Failure::input(format!("packet {id}: {}: identity: {err}", packet::MANIFEST))
+        Failure::input(format!(
+            "packet {id}: {}: identity: {err}",
+            packet::MANIFEST
+        ))
     })
 }
 
@@ -123,7 +128,9 @@ fn tomlable(v: &Value) -> Option<Value> {
         Value::Null => None,
         Value::Array(a) => Some(Value::Array(a.iter().filter_map(tomlable).collect())),
         Value::Object(o) => Some(Value::Object(
-            o.iter().filter_map(|(k, v)| Some((k.clone(), tomlable(v)?))).collect(),
+            o.iter()
+                .filter_map(|(k, v)| Some((k.clone(), tomlable(v)?)))
+                .collect(),
         )),
         other => Some(other.clone()),
     }
@@ -148,9 +155,11 @@ pub fn write_epoch_toml(ledger: &Ledger, e: &Entry) -> Result<(), Failure> {
         }
     }
     let doc = tomlable(&doc).unwrap_or_default();
-    let text = toml::to_string(&doc).map_err(|err| Failure::input(format!("epoch {name}: {err}")))?;
+    let text =
+        toml::to_string(&doc).map_err(|err| Failure::input(format!("epoch {name}: {err}")))?;
     let dir = ledger.epochs();
-    std::fs::create_dir_all(&dir).map_err(|err| Failure::run(format!("{}: {err}", dir.display())))?;
+    std::fs::create_dir_all(&dir)
+        .map_err(|err| Failure::run(format!("{}: {err}", dir.display())))?;
     let p = dir.join(format!("{name}.toml"));
     let header = "# Derived from ledger.jsonl (regenerable); the ledger entry is the record.\n";
     std::fs::write(&p, format!("{header}{text}"))
@@ -373,7 +382,10 @@ pub fn decide(ledger: &Ledger, cid: &str, against: Option<&str>) -> Result<Decid
         .and_then(|p| p.body["runs"].get(0))
         .and_then(Value::as_str)
     {
-        Some(b) => (run_identity(ledger, find_run(&entries, b)?)?, Some(b.to_string())),
+        Some(b) => (
+            run_identity(ledger, find_run(&entries, b)?)?,
+            Some(b.to_string()),
+        ),
         None => (identity_from_pins(&epoch.body["pins"]), None),
     };
     Ok(Decided {
@@ -393,7 +405,10 @@ pub fn pinned(entries: &[Entry]) -> BTreeMap<String, Vec<String>> {
             .flatten()
             .filter_map(|v| v.as_str().map(str::to_string))
             .collect();
-        out.insert(e.body["epoch"].as_str().unwrap_or_default().to_string(), runs);
+        out.insert(
+            e.body["epoch"].as_str().unwrap_or_default().to_string(),
+            runs,
+        );
     }
     out
 }

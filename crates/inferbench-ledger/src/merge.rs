@@ -84,7 +84,10 @@ pub fn merge_entries(entries: Vec<Entry>) -> Result<(Vec<Entry>, MergeReport), S
     let mut prefix: Vec<Entry> = Vec::new();
     let mut used = vec![false; distinct.len()];
     loop {
-        let head = prefix.last().map_or(GENESIS, |e| e.hash.as_str()).to_string();
+        let head = prefix
+            .last()
+            .map_or(GENESIS, |e| e.hash.as_str())
+            .to_string();
         let next: Vec<usize> = (0..distinct.len())
             .filter(|&i| !used[i] && distinct[i].prev == head)
             .collect();

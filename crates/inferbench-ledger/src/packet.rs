@@ -279,7 +279,9 @@ pub struct PacketCheck {
 /// Recomputes a packet's id from its manifest and every listed file's digest and size.
 pub fn check(dir: &Path) -> PacketCheck {
     let mut out = PacketCheck::default();
-    let name = dir.file_name().map_or(String::new(), |n| n.to_string_lossy().into_owned());
+    let name = dir
+        .file_name()
+        .map_or(String::new(), |n| n.to_string_lossy().into_owned());
     let at = |rel: &str| format!("packet {name}: {rel}");
     let mp = dir.join(MANIFEST);
     let bytes = match std::fs::read(&mp) {
@@ -299,7 +301,8 @@ pub fn check(dir: &Path) -> PacketCheck {
     let manifest: Value = match serde_json::from_slice(&bytes) {
         Ok(v) => v,
         Err(e) => {
-            out.problems.push(format!("{}: not JSON: {e}", at(MANIFEST)));
+            out.problems
+                .push(format!("{}: not JSON: {e}", at(MANIFEST)));
             return out;
         }
     };
@@ -313,7 +316,10 @@ pub fn check(dir: &Path) -> PacketCheck {
     for f in &files {
         // A listed path must stay inside the packet.
         if f.path.split('/').any(|c| c == ".." || c.is_empty()) {
-            out.problems.push(format!("{}: listed path is not inside the packet", at(&f.path)));
+            out.problems.push(format!(
+                "{}: listed path is not inside the packet",
+                at(&f.path)
+            ));
             continue;
         }
         let p = dir.join(&f.path);
@@ -335,7 +341,8 @@ pub fn check(dir: &Path) -> PacketCheck {
     list_files(dir, "", &mut present);
     for p in present {
         if p != MANIFEST && !files.iter().any(|f| f.path == p) {
-            out.problems.push(format!("{}: not listed in the manifest", at(&p)));
+            out.problems
+                .push(format!("{}: not listed in the manifest", at(&p)));
         }
     }
     out

@@ -85,7 +85,9 @@ fn record(
     body.insert("definition_set".into(), json!(src.loaded.native_set()));
     body.insert(
         "profile".into(),
-        src.identity.get("profile").map_or(Value::Null, |p| p.value.clone()),
+        src.identity
+            .get("profile")
+            .map_or(Value::Null, |p| p.value.clone()),
     );
     body.insert("grade".into(), grade_summary(&src.grade));
     body.insert("declared".into(), json!(declared(src)));
@@ -119,7 +121,10 @@ pub fn add(
     }
     let runs = dir.runs();
     if runs.is_empty() {
-        return Err(Failure::input(format!("{}: no runs below this directory", run.display())));
+        return Err(Failure::input(format!(
+            "{}: no runs below this directory",
+            run.display()
+        )));
     }
     let mut out = Vec::new();
     for r in runs {
@@ -167,9 +172,10 @@ pub fn import(
         .pins
         .iter()
         .filter_map(|(k, p)| match &p.provenance {
-            Provenance::Recovered { file, key } => {
-                Some((k.clone(), json!({"value": p.value, "file": file, "key": key})))
-            }
+            Provenance::Recovered { file, key } => Some((
+                k.clone(),
+                json!({"value": p.value, "file": file, "key": key}),
+            )),
             _ => None,
         })
         .collect();
@@ -198,7 +204,10 @@ pub fn import(
                 ),
                 (
                     "importer".to_string(),
-                    json!(format!("inferbench-import-{tool}/{}", inferbench_core::TOOL_VERSION)),
+                    json!(format!(
+                        "inferbench-import-{tool}/{}",
+                        inferbench_core::TOOL_VERSION
+                    )),
                 ),
                 ("recovered".to_string(), Value::Object(recovered)),
                 ("missing".to_string(), Value::Object(missing)),

@@ -24,9 +24,7 @@ pub const DECLARE_ROUTE: &str = "--declare";
 /// else the text itself.
 pub fn parse_declare(s: &str) -> Result<(String, serde_json::Value), Failure> {
     let Some((k, v)) = s.split_once('=') else {
-        return Err(Failure::input(format!(
-            "--declare {s}: expected KEY=VALUE"
-        )));
+        return Err(Failure::input(format!("--declare {s}: expected KEY=VALUE")));
     };
     if k.is_empty() {
         return Err(Failure::input(format!("--declare {s}: the key is empty")));
@@ -121,7 +119,11 @@ mod shim {
         id
     }
 
-    pub fn grade(loaded: &Loaded, identity: &Identity, set: Option<&str>) -> Result<Grade, Failure> {
+    pub fn grade(
+        loaded: &Loaded,
+        identity: &Identity,
+        set: Option<&str>,
+    ) -> Result<Grade, Failure> {
         let set = set.unwrap_or(loaded.native_set()).to_string();
         let summary = inferbench_run::offline::score_set(loaded, &set, None)?.summary;
         let metrics = summary
@@ -132,7 +134,12 @@ mod shim {
                     .iter()
                     .filter(|s| s.class == PinClass::Contract)
                     .filter_map(|s| {
-                        pin_downgrade(s.name, identity.get(s.name), Tier::Insufficient, "a contract pin")
+                        pin_downgrade(
+                            s.name,
+                            identity.get(s.name),
+                            Tier::Insufficient,
+                            "a contract pin",
+                        )
                     })
                     .collect();
                 MetricGrade::new(&m.tag, downs)

@@ -180,7 +180,9 @@ impl Ledger {
     /// Replaces the whole file (for `merge`), through a temp file and a rename, under the lock.
     pub(crate) fn rewrite(&self, _guard: &LockGuard, entries: &[Entry]) -> Result<(), Failure> {
         let path = self.file();
-        let tmp = self.dir.join(format!(".{LEDGER_FILE}.tmp-{}", std::process::id()));
+        let tmp = self
+            .dir
+            .join(format!(".{LEDGER_FILE}.tmp-{}", std::process::id()));
         let mut text = String::new();
         for e in entries {
             text.push_str(&e.to_line().map_err(Failure::input)?);

@@ -39,7 +39,10 @@ impl VerifyReport {
                 "ok: {} entries, {} packets, head {h}\n",
                 self.entries, self.packets
             )),
-            _ => s.push_str(&format!("verify failed: {} problem(s)\n", self.problems.len())),
+            _ => s.push_str(&format!(
+                "verify failed: {} problem(s)\n",
+                self.problems.len()
+            )),
         }
         s
     }
@@ -55,15 +58,29 @@ fn check_line(raw: &[u8], n: usize, prev: Option<&Entry>) -> Result<Entry, Strin
     }
     let expect_prev = prev.map_or(GENESIS, |p| p.hash.as_str());
     if e.prev != expect_prev {
-        return bad("prev", format!("{} is not the previous line's hash {expect_prev}", e.prev));
+        return bad(
+            "prev",
+            format!("{} is not the previous line's hash {expect_prev}", e.prev),
+        );
     }
-    let cid = e.expected_cid().map_err(|m| format!("line {n}: body: {m}"))?;
+    let cid = e
+        .expected_cid()
+        .map_err(|m| format!("line {n}: body: {m}"))?;
     if e.cid != cid {
-        return bad("cid", format!("{} but the body digests to {cid} (the body was changed)", e.cid));
+        return bad(
+            "cid",
+            format!(
+                "{} but the body digests to {cid} (the body was changed)",
+                e.cid
+            ),
+        );
     }
     let hash = e.expected_hash().map_err(|m| format!("line {n}: {m}"))?;
     if e.hash != hash {
-        return bad("hash", format!("{} but the entry digests to {hash}", e.hash));
+        return bad(
+            "hash",
+            format!("{} but the entry digests to {hash}", e.hash),
+        );
     }
     // Equal content in another spelling still hashes equal: the bytes must be canonical too.
     let canonical = e.to_line().map_err(|m| format!("line {n}: {m}"))?;
@@ -73,7 +90,10 @@ fn check_line(raw: &[u8], n: usize, prev: Option<&Entry>) -> Result<Entry, Strin
             .zip(canonical.as_bytes())
             .position(|(a, b)| a != b)
             .unwrap_or(raw.len().min(canonical.len()));
-        return bad("line", format!("not canonical JSON (differs at byte {})", at + 1));
+        return bad(
+            "line",
+            format!("not canonical JSON (differs at byte {})", at + 1),
+        );
     }
     Ok(e)
 }
@@ -119,7 +139,9 @@ pub fn verify(ledger: &Ledger) -> Result<VerifyReport, Failure> {
         chain_ok = false;
     }
     if raw.lines.is_empty() && raw.cut.is_none() {
-        report.problems.push(format!("{file}: empty (no ledger.init line)"));
+        report
+            .problems
+            .push(format!("{file}: empty (no ledger.init line)"));
         chain_ok = false;
     }
     report.entries = entries.len();
@@ -137,9 +159,13 @@ pub fn verify(ledger: &Ledger) -> Result<VerifyReport, Failure> {
         .collect();
     dirs.sort();
     for dir in dirs {
-        let name = dir.file_name().map_or(String::new(), |n| n.to_string_lossy().into_owned());
+        let name = dir
+            .file_name()
+            .map_or(String::new(), |n| n.to_string_lossy().into_owned());
         if name.starts_with(".tmp-") {
-            report.notes.push(format!("packets/{name}: an unfinished packet (not referenced); it can be removed"));
+            report.notes.push(format!(
+                "packets/{name}: an unfinished packet (not referenced); it can be removed"
+            ));
             continue;
         }
         report.packets += 1;
@@ -153,13 +179,17 @@ pub fn verify(ledger: &Ledger) -> Result<VerifyReport, Failure> {
         }
         let id = name.replacen('-', ":", 1);
         if !refs.iter().any(|(r, _)| *r == id) {
-            report.notes.push(format!("packet {name}: not referenced by any entry"));
+            report
+                .notes
+                .push(format!("packet {name}: not referenced by any entry"));
         }
         seen.insert(id);
     }
     for (id, line) in refs {
         if !seen.contains(&id) {
-            report.problems.push(format!("{file} line {line}: body.packet: packet {id} is not in packets/"));
+            report.problems.push(format!(
+                "{file} line {line}: body.packet: packet {id} is not in packets/"
+            ));
         }
     }
     Ok(report)

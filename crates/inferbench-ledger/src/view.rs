@@ -78,7 +78,10 @@ pub fn show(entries: &[Entry]) -> String {
         }
     }
     s.push_str("\nruns:\n");
-    for e in entries.iter().filter(|e| RUN_KINDS.contains(&e.kind.as_str())) {
+    for e in entries
+        .iter()
+        .filter(|e| RUN_KINDS.contains(&e.kind.as_str()))
+    {
         let g = &e.body["grade"];
         let mut counts: Vec<(String, usize)> = Vec::new();
         if let Some(m) = g["metrics"].as_object() {

@@ -6,12 +6,11 @@ use crate::Failure;
 use crate::cli::{LedgerArgs, LedgerBaselineCommand, LedgerCommand, LedgerEpochCommand};
 
 fn stamp(a: &LedgerArgs) -> Stamp {
-    let by = a
-        .by
-        .clone()
-        .or_else(|| std::env::var("USER").ok())
-        .filter(|s| !s.is_empty())
-        .unwrap_or_else(|| "unknown".into());
+    let by =
+        a.by.clone()
+            .or_else(|| std::env::var("USER").ok())
+            .filter(|s| !s.is_empty())
+            .unwrap_or_else(|| "unknown".into());
     Stamp::now(&by)
 }
 
