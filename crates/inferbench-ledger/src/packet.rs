@@ -249,6 +249,11 @@ pub fn read_json(ledger: &Ledger, id: &str, rel: &str) -> Result<Value, Failure>
     serde_json::from_slice(&bytes).map_err(|e| Failure::input(format!("{}: {e}", p.display())))
 }
 
+/// A packet's evidence (`records.jsonl.zst`), decompressed as it is read.
+pub fn open_records(path: &Path) -> std::io::Result<impl Read> {
+    zstd::Decoder::new(File::open(path)?)
+}
+
 /// The sha256 and size of a file, streamed.
 pub fn file_digest(path: &Path) -> std::io::Result<(String, u64)> {
     let mut f = File::open(path)?;
