@@ -16,6 +16,8 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+pub mod controls;
+
 /// What a pin's difference means.
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 #[serde(rename_all = "snake_case")]
@@ -429,6 +431,15 @@ impl std::fmt::Display for DeclareError {
 
 impl std::error::Error for DeclareError {}
 
+/// One user declaration on its way to a run's identity: `--declare KEY=VALUE` or a key of
+/// `--identity FILE.toml` (`route` names which, and is the provenance recorded).
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct Declaration {
+    pub key: String,
+    pub value: Value,
+    pub route: String,
+}
+
 /// The pins a user may declare, for error messages and help.
 pub fn declarable() -> Vec<&'static str> {
     CATALOGUE
@@ -491,6 +502,13 @@ impl Identity {
             },
         );
         Ok(())
+    }
+
+    /// Applies declarations in order; the first refused one is the error.
+    pub fn declare_all(&mut self, declared: &[Declaration]) -> Result<(), DeclareError> {
+        declared
+            .iter()
+            .try_for_each(|d| self.declare(&d.key, d.value.clone(), &d.route))
     }
 
     /// Lists every catalogue pin not known as missing (with `why`), and raises the flags

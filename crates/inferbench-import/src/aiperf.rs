@@ -19,6 +19,7 @@
 //! of wall-clock instants is part of its definitions).
 
 mod files;
+mod identity;
 mod json;
 mod lines;
 mod timeline;
@@ -467,6 +468,7 @@ pub fn import_full(
         tokenizer: tokenizer_name(summary_obj, counted_tokens),
         use_server_token_count: server_tokens,
     };
+    let identity = identity::recover(&files, summary_obj, &version, server_tokens, &records);
     let evidence = Evidence {
         header,
         records,
@@ -490,6 +492,7 @@ pub fn import_full(
             evidence,
             original_summary: summary,
             losses,
+            identity,
         },
         record_metrics,
     })

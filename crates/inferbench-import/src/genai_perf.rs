@@ -27,6 +27,7 @@ use serde_json::Value;
 use crate::{ImportError, ImportedRun, SourceTool};
 
 mod files;
+mod identity;
 mod record;
 
 use files::*;
@@ -370,6 +371,17 @@ pub fn import(
         ));
     }
 
+    // The bodies as sent, for the generation controls when inputs.json is gone.
+    let sent: Vec<serde_json::Map<String, Value>> = requests
+        .iter()
+        .filter_map(|(_, r)| r.inputs?.get("payload")?.as_str())
+        .filter_map(|p| serde_json::from_str::<Value>(p).ok())
+        .filter_map(|v| match v {
+            Value::Object(o) => Some(o),
+            _ => None,
+        })
+        .collect();
+    let identity = identity::recover(&files, summary.as_ref(), &det, &sent, &records);
     let evidence = Evidence {
         header: EvidenceHeader {
             schema_version: inferbench_core::record::EVIDENCE_SCHEMA_VERSION,
@@ -398,6 +410,7 @@ pub fn import(
         evidence,
         original_summary: summary,
         losses,
+        identity,
     })
 }
 

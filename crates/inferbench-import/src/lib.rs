@@ -4,6 +4,7 @@
 
 pub mod aiperf;
 pub mod genai_perf;
+pub mod identity;
 
 use std::path::{Path, PathBuf};
 
@@ -43,6 +44,9 @@ pub struct ImportedRun {
     /// What the files do not let us recover, one sentence each (e.g. "exported at records
     /// level: no chunk timeline, so chunk-gap metrics cannot be computed").
     pub losses: Vec<String>,
+    /// The pins recovered from the files, each with its file and key; the rest listed as
+    /// missing ("not in the artifact").
+    pub identity: inferbench_core::identity::Identity,
 }
 
 #[derive(Debug, thiserror::Error)]

@@ -65,9 +65,6 @@ pub async fn run_one(mut p: Prepared, observer: &Arc<dyn Observer>) -> Result<Ru
 
     let run_dir = PathBuf::from(&plan.artifacts.run_dir);
     let names = inferbench_artifacts::file_names(&plan.artifacts.prefix);
-    clear_run_dir(&run_dir, &names)?;
-    inferbench_artifacts::write_inputs_json(&run_dir, &p.inputs)?;
-
     let header = EvidenceHeader {
         schema_version: EVIDENCE_SCHEMA_VERSION,
         tool: inferbench_core::TOOL_NAME.into(),
@@ -79,10 +76,14 @@ pub async fn run_one(mut p: Prepared, observer: &Arc<dyn Observer>) -> Result<Ru
         tokenizer: p.tokenizer.name().to_string(),
         use_server_token_count: plan.use_server_token_count,
     };
+    // Built before anything is written: a declaration that contradicts a measured pin is a
+    // one-line error that leaves an earlier run's files alone.
+    let mut manifest = first_manifest(&p, &header, started_at, models_response)?;
+    clear_run_dir(&run_dir, &names)?;
+    inferbench_artifacts::write_inputs_json(&run_dir, &p.inputs)?;
     let mut evidence = inferbench_artifacts::EvidenceWriter::create(&run_dir, &header)?;
     // Written now and replaced at the end: a run that is killed leaves a manifest that says
     // it did not finish (and `inferbench metrics DIR --write` can still score its evidence).
-    let mut manifest = first_manifest(&p, &header, started_at, models_response);
     inferbench_artifacts::write_manifest(&run_dir, &manifest)?;
 
     let stop = StopSignal::new();
@@ -288,9 +289,9 @@ fn first_manifest(
     header: &EvidenceHeader,
     started_at: String,
     models_response: Option<serde_json::Value>,
-) -> Manifest {
+) -> Result<Manifest, Failure> {
     let plan: &RunPlan = &p.plan;
-    Manifest {
+    let mut m = Manifest {
         schema_version: inferbench_core::manifest::MANIFEST_SCHEMA_VERSION,
         benchmark_id: header.benchmark_id.clone(),
         tool: crate::identity::tool_identity(),
@@ -319,7 +320,19 @@ fn first_manifest(
         },
         files: Vec::new(),
         identity: None,
-    }
+    };
+    let mut id = crate::run_identity::measured(&crate::run_identity::Facts {
+        manifest: &m,
+        workload: &p.workload,
+        sampling: Some(p.sampling()),
+        profiling_requests: p.engine.phases.last().and_then(|ph| ph.request_count),
+        read_template: true,
+    });
+    crate::run_identity::declare(&mut id, &p.declared, &m)
+        .map_err(|e| Failure::input(e.to_string()))?;
+    id.finish(crate::run_identity::NOT_MEASURED);
+    m.identity = Some(id);
+    Ok(m)
 }
 
 /// Creates the run directory and removes the files an earlier run left there, so that no

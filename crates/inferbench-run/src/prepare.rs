@@ -41,6 +41,8 @@ pub struct Prepared {
     /// `--goodput`, parsed once.
     pub slos: Vec<Slo>,
     pub engine: EngineConfig,
+    /// `--declare` / `--identity`: applied to the manifest's identity.
+    pub declared: Vec<inferbench_core::identity::Declaration>,
 }
 
 impl Prepared {
@@ -81,6 +83,11 @@ impl Prepared {
 
     pub fn has_warmup(&self) -> bool {
         has_warmup(&self.plan)
+    }
+
+    /// The sampler's strategy (the identity's request order).
+    pub fn sampling(&self) -> SamplingStrategy {
+        self.sampling
     }
 }
 
@@ -152,6 +159,7 @@ pub fn prepare(plan: &RunPlan, tokenizer: Arc<Tokenizer>) -> Result<Prepared, Fa
         sampling: built.sampling,
         slos,
         engine,
+        declared: Vec::new(),
     })
 }
 

@@ -41,6 +41,8 @@ pub struct RecordSink {
     /// The configured headers, for the raw export (shown redacted).
     headers: Vec<inferbench_client::headers::ConfiguredHeader>,
     side: SideFiles,
+    /// How reasoning reached the client, for the identity's `reasoning_accounting`.
+    reasoning: crate::run_identity::ReasoningSeen,
 }
 
 /// What the sink wrote.
@@ -80,11 +82,15 @@ impl RecordSink {
             exports,
             workload: spec.workload,
             side: SideFiles::default(),
+            reasoning: crate::run_identity::ReasoningSeen::new(
+                spec.plan.endpoint.reasoning_tags.is_some(),
+            ),
         })
     }
 
     /// One record, its tokens already counted.
     pub fn record(&mut self, r: &Record) -> Result<(), Failure> {
+        self.reasoning.push(r);
         let Some(metrics) = self.fold.push(r) else {
             return Ok(());
         };
@@ -141,6 +147,13 @@ impl RecordSink {
         inputs: &serde_json::Value,
     ) -> Result<Finished, Failure> {
         let scores = self.fold.finish(&self.plan);
+        // The identity's end-of-run pins, from what this sink saw (the same records live and
+        // offline, so a rewrite keeps the same identity).
+        let mut manifest = manifest.clone();
+        if let Some(id) = manifest.identity.as_mut() {
+            crate::run_identity::finish_run(id, &self.reasoning, manifest.stop_reason);
+        }
+        let manifest = &manifest;
         let mut record_files = self.exports.commit()?;
         record_files.extend(self.side.names());
         let stopped_early = end.map(|e| e.stop_reason) != Some(StopReason::Completed);

@@ -53,6 +53,15 @@ pub struct SweepOutcome {
 
 /// Runs a whole `profile` command.
 pub fn run_sweep(sweep: &SweepPlan, observer: Arc<dyn Observer>) -> Result<SweepOutcome, Failure> {
+    run_sweep_declared(sweep, &[], observer)
+}
+
+/// [`run_sweep`] with the user's identity declarations, recorded in every run's manifest.
+pub fn run_sweep_declared(
+    sweep: &SweepPlan,
+    declared: &[inferbench_core::identity::Declaration],
+    observer: Arc<dyn Observer>,
+) -> Result<SweepOutcome, Failure> {
     if !(1..=10).contains(&sweep.runs) {
         return Err(Failure::input(format!(
             "--num-profile-runs {}: must be 1 to 10",
@@ -71,7 +80,9 @@ pub fn run_sweep(sweep: &SweepPlan, observer: Arc<dyn Observer>) -> Result<Sweep
     // Every cell prepared before anything is sent or started.
     let mut prepared = Vec::with_capacity(sweep.cells.len());
     for c in &sweep.cells {
-        prepared.push(prepare(&c.plan, tok.clone())?);
+        let mut p = prepare(&c.plan, tok.clone())?;
+        p.declared = declared.to_vec();
+        prepared.push(p);
     }
     let sim = match first.plan.target {
         Target::Simulated { ttft_ms, itl_ms } => {

@@ -24,6 +24,12 @@ pub fn run(a: &InspectArgs, argv: &[String]) -> Result<u8, Failure> {
             a.count
         )));
     }
+    // Inspect writes no manifest: a declaration would be accepted and lost.
+    if !a.profile.declare.is_empty() || a.profile.identity.is_some() {
+        return Err(Failure::input(
+            "--declare and --identity are for profile: inspect writes no manifest",
+        ));
+    }
     let cells = crate::cli::cells(&a.profile).map_err(Failure::input)?;
     if cells.len() > 1 {
         return Err(Failure::input(

@@ -3,6 +3,7 @@
 
 mod cli;
 mod crosswalk;
+mod grade_cmd;
 mod inspect;
 mod ledger_cmd;
 mod metrics_cmd;
@@ -68,6 +69,7 @@ fn main() -> ExitCode {
         cli::Command::Inspect(a) => inspect::run(&a, &argv),
         cli::Command::Crosswalk(a) => crosswalk::run(&a),
         cli::Command::Ledger(a) => ledger_cmd::run(&a),
+        cli::Command::Grade(a) => grade_cmd::run(&a),
     };
     match result {
         Ok(code) => ExitCode::from(code),

@@ -8,6 +8,7 @@ use crate::cli::ProfileArgs;
 
 pub fn run(a: &ProfileArgs, argv: &[String]) -> Result<u8, Failure> {
     let cells = crate::cli::cells(a).map_err(Failure::input)?;
+    let declared = crate::cli::declarations(a).map_err(Failure::input)?;
     let several = cells.len() > 1 || a.num_profile_runs > 1;
     let mut plans = Vec::with_capacity(cells.len());
     for c in cells {
@@ -38,7 +39,7 @@ pub fn run(a: &ProfileArgs, argv: &[String]) -> Result<u8, Failure> {
         streaming_given,
         progress: Mutex::new(None),
     });
-    let outcome = inferbench_run::run_sweep(&sweep, printer)?;
+    let outcome = inferbench_run::run_sweep_declared(&sweep, &declared, printer)?;
     match outcome.failure {
         Some(f) => Err(f),
         None => Ok(outcome.code),

@@ -32,9 +32,31 @@ pub enum Command {
     /// Set every legacy metric of a run next to its counterpart under another definition
     /// set, with the evidence that decides whether the mapping holds.
     Crosswalk(CrosswalkArgs),
+<<<<<<< HEAD
     /// Keep a ledger of baseline epochs: runs as content-addressed packets, epochs, pinned
     /// baselines, in a hash-chained file that diffs well in git (docs/ledger.md).
     Ledger(LedgerArgs),
+=======
+    /// Grade every metric of a run (ours, or a GenAI-Perf or AIPerf directory):
+    /// reference, comparable, insufficient or unusable, with the field behind each downgrade.
+    Grade(GradeArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct GradeArgs {
+    /// A run directory (inferbench, or a GenAI-Perf or AIPerf artifact directory).
+    pub dir: std::path::PathBuf,
+    /// Definition set whose metrics are graded (default: the run's own).
+    #[arg(long, long_help = definitions_help())]
+    pub definitions: Option<String>,
+    /// Also write the grade as JSON to this file.
+    #[arg(long)]
+    pub json: Option<std::path::PathBuf>,
+    /// Tokenizer for imported runs whose files keep texts but no counts (`builtin` or a
+    /// path; default: the run's own).
+    #[arg(long)]
+    pub tokenizer: Option<String>,
+>>>>>>> helper-identity
 }
 
 #[derive(Args, Debug)]

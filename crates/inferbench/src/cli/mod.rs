@@ -9,6 +9,7 @@
 //! - `plan`: sweep cells and plan building (every value checked, one error naming the flag).
 
 mod args;
+mod declare;
 mod given;
 mod limits;
 mod plan;
@@ -17,10 +18,11 @@ mod unbuilt;
 mod values;
 
 pub use args::{
-    ArrivalArg, Cli, Command, CrosswalkArgs, EndpointArg, ExportLevelArg, InspectArgs, MetricsArgs,
-    MockServerArgs, UiArg,
+    ArrivalArg, Cli, Command, CrosswalkArgs, EndpointArg, ExportLevelArg, GradeArgs, InspectArgs,
+    MetricsArgs, MockServerArgs, UiArg,
 };
 pub use args::{LedgerArgs, LedgerBaselineCommand, LedgerCommand, LedgerEpochCommand};
+pub use declare::declarations;
 pub use given::check_given;
 pub use limits::millis;
 pub use plan::{build_plan, cells};

@@ -360,6 +360,16 @@ pub struct ProfileArgs {
     )]
     pub ui: UiArg,
 
+    // ---- Identity (inferbench only; docs/identity.md)
+    /// Declare a pin of the run's identity, `KEY=VALUE` (repeatable): image, image_digest,
+    /// model_revision, precision, runtime_args, parallelism, gpu_inventory, cache_procedure,
+    /// client_placement, profile, … or note.NAME. Recorded in the manifest with its provenance.
+    #[arg(long = "declare", value_name = "KEY=VALUE", action = ArgAction::Append)]
+    pub declare: Vec<String>,
+    /// A TOML file of declarations: a flat table of the same keys, values of any TOML type.
+    #[arg(long = "identity", value_name = "FILE.toml")]
+    pub identity: Option<String>,
+
     // ---- The built-in simulated server (inferbench only; used when --url is absent)
     /// Time to first token of the simulated server, ms (default 20; only without --url).
     #[arg(long = "sim-ttft-ms", allow_negative_numbers = true)]
