@@ -32,11 +32,9 @@ pub enum Command {
     /// Set every legacy metric of a run next to its counterpart under another definition
     /// set, with the evidence that decides whether the mapping holds.
     Crosswalk(CrosswalkArgs),
-<<<<<<< HEAD
     /// Keep a ledger of baseline epochs: runs as content-addressed packets, epochs, pinned
     /// baselines, in a hash-chained file that diffs well in git (docs/ledger.md).
     Ledger(LedgerArgs),
-=======
     /// Grade every metric of a run (ours, or a GenAI-Perf or AIPerf directory):
     /// reference, comparable, insufficient or unusable, with the field behind each downgrade.
     Grade(GradeArgs),
@@ -56,7 +54,6 @@ pub struct GradeArgs {
     /// path; default: the run's own).
     #[arg(long)]
     pub tokenizer: Option<String>,
->>>>>>> helper-identity
 }
 
 #[derive(Args, Debug)]
