@@ -29,7 +29,10 @@ pub fn parse_declare(s: &str) -> Result<(String, serde_json::Value), Failure> {
     if k.is_empty() {
         return Err(Failure::input(format!("--declare {s}: the key is empty")));
     }
-    Ok((k.trim().to_string(), serde_json::Value::String(v.to_string())))
+    Ok((
+        k.trim().to_string(),
+        serde_json::Value::String(v.to_string()),
+    ))
 }
 
 /// Loads `dir` (ours or an import), applies the declarations and grades it.
