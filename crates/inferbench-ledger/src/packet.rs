@@ -127,7 +127,7 @@ fn write_records(dir: &Path, src: &Source) -> Result<(PacketFile, Value), Failur
             line(&EvidenceLine::Record(Box::new(r.clone())))?;
         }
         for p in &ev.phases {
-            line(&EvidenceLine::Phase(p.clone()))?;
+            line(&EvidenceLine::Phase(*p))?;
         }
         if let Some(e) = &ev.end {
             line(&EvidenceLine::End(e.clone()))?;
