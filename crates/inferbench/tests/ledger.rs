@@ -55,6 +55,12 @@ fn ok(l: &Path, args: &[&str]) -> String {
     String::from_utf8(o.stdout).unwrap()
 }
 
+/// Exit 2 with `want` in the one-line error.
+fn refused(o: &std::process::Output, want: &str) {
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(o));
+    assert!(stderr(o).contains(want), "want {want}: {}", stderr(o));
+}
+
 fn entries(l: &Path) -> Vec<Value> {
     std::fs::read_to_string(l.join("ledger.jsonl"))
         .unwrap()
@@ -113,12 +119,7 @@ fn add_epoch_pin_show_log_verify() {
     let mut again = vec!["add", run_path.to_str().unwrap()];
     again.extend_from_slice(DECLARES);
     let o = ledger(&l, &again);
-    assert_eq!(o.status.code(), Some(2));
-    assert!(
-        stderr(&o).contains("is already in the ledger: line 2"),
-        "{}",
-        stderr(&o)
-    );
+    refused(&o, "is already in the ledger: line 2");
 
     let cid = rec["cid"].as_str().unwrap();
     let out = ok(
@@ -141,11 +142,9 @@ fn add_epoch_pin_show_log_verify() {
     // is `comparable`, so pinning it needs the flag, and the refusal says why.
     assert_eq!(body["grade"]["overall"], "comparable");
     let o = ledger(&l, &["baseline", "pin", "--epoch", "e-sim", cid]);
-    assert_eq!(o.status.code(), Some(2));
-    assert!(
-        stderr(&o).contains("graded comparable, not reference (profile declared without a digest"),
-        "{}",
-        stderr(&o)
+    refused(
+        &o,
+        "graded comparable, not reference (profile declared without a digest",
     );
     ok(
         &l,
@@ -220,12 +219,7 @@ fn add_epoch_pin_show_log_verify() {
             "--allow-comparable",
         ],
     );
-    assert_eq!(o.status.code(), Some(2));
-    assert!(
-        stderr(&o).contains("contract pins differ: workload_digest"),
-        "{}",
-        stderr(&o)
-    );
+    refused(&o, "contract pins differ: workload_digest");
     let out = ok(
         &l,
         &[
@@ -305,12 +299,7 @@ fn a_declaration_changes_the_fingerprint_and_is_recorded() {
             "workload_digest=x",
         ],
     );
-    assert_eq!(o.status.code(), Some(2));
-    assert!(
-        stderr(&o).contains("'workload_digest' is measured"),
-        "{}",
-        stderr(&o)
-    );
+    refused(&o, "'workload_digest' is measured");
     assert_eq!(entries(&l).len(), n);
 }
 
