@@ -291,3 +291,31 @@ fn merge_of_a_linear_ledger_changes_nothing() {
     assert_eq!((r.prefix, r.relinked), (2, 0));
     assert_eq!(merged, l.entries().unwrap());
 }
+
+#[test]
+fn verify_reports_a_missing_packet_and_notes_an_unfinished_one() {
+    let d = tmpdir("packets");
+    let l = Ledger::init(&d, &at("2026-12-01T10:00:00Z")).unwrap();
+    let id = format!("sha256:{}", "cd".repeat(32));
+    l.append(
+        None,
+        "run.record",
+        json!({"packet": id}),
+        &at("2026-12-01T10:00:01Z"),
+    )
+    .unwrap();
+    std::fs::create_dir_all(l.packets().join(".tmp-1-2")).unwrap();
+    let r = verify(&l).unwrap();
+    assert_eq!(
+        r.problems,
+        vec![format!(
+            "ledger.jsonl line 2: body.packet: packet {id} is not in packets/"
+        )]
+    );
+    assert!(
+        r.notes[0].starts_with("packets/.tmp-1-2: an unfinished packet"),
+        "{:?}",
+        r.notes
+    );
+    assert_eq!(r.packets, 0);
+}
