@@ -5,6 +5,7 @@ mod cli;
 mod crosswalk;
 mod grade_cmd;
 mod inspect;
+mod ledger_cmd;
 mod metrics_cmd;
 mod mock;
 mod profile;
@@ -67,6 +68,7 @@ fn main() -> ExitCode {
         cli::Command::Metrics(a) => metrics_cmd::run(&a),
         cli::Command::Inspect(a) => inspect::run(&a, &argv),
         cli::Command::Crosswalk(a) => crosswalk::run(&a),
+        cli::Command::Ledger(a) => ledger_cmd::run(&a),
         cli::Command::Grade(a) => grade_cmd::run(&a),
     };
     match result {

@@ -32,6 +32,9 @@ pub enum Command {
     /// Set every legacy metric of a run next to its counterpart under another definition
     /// set, with the evidence that decides whether the mapping holds.
     Crosswalk(CrosswalkArgs),
+    /// Keep a ledger of baseline epochs: runs as content-addressed packets, epochs, pinned
+    /// baselines, in a hash-chained file that diffs well in git (docs/ledger.md).
+    Ledger(LedgerArgs),
     /// Grade every metric of a run (ours, or a GenAI-Perf or AIPerf directory):
     /// reference, comparable, insufficient or unusable, with the field behind each downgrade.
     Grade(GradeArgs),
@@ -212,4 +215,104 @@ fn definitions_help() -> String {
         "Definition set to score under. Default: aiperf-0.13 for an inferbench run, the tool's own set for an imported one.\n\n{}",
         inferbench_metrics::help_text()
     )
+}
+
+#[derive(Args, Debug)]
+pub struct LedgerArgs {
+    /// The ledger directory (holds ledger.jsonl, packets/, epochs/).
+    #[arg(long, default_value = "ledger", global = true)]
+    pub ledger: std::path::PathBuf,
+    /// Who writes the entry (default: $USER).
+    #[arg(long, global = true)]
+    pub by: Option<String>,
+    #[command(subcommand)]
+    pub command: LedgerCommand,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum LedgerCommand {
+    /// Create DIR/ledger.jsonl (with a first ledger.init entry), packets/ and epochs/.
+    Init {
+        /// The ledger directory (default: --ledger).
+        dir: Option<std::path::PathBuf>,
+    },
+    /// Add a run of ours (or each run of a --num-profile-runs directory) as a packet and a
+    /// run.record entry.
+    Add {
+        run: std::path::PathBuf,
+        /// Declare an identity pin the run cannot show, KEY=VALUE (repeatable).
+        #[arg(long = "declare", value_name = "KEY=VALUE")]
+        declare: Vec<String>,
+    },
+    /// Import a GenAI-Perf or AIPerf artifact directory (its files kept byte for byte) as a
+    /// packet and a run.import entry.
+    Import {
+        dir: std::path::PathBuf,
+        /// Declare an identity pin the artifact cannot show, KEY=VALUE (repeatable).
+        #[arg(long = "declare", value_name = "KEY=VALUE")]
+        declare: Vec<String>,
+        /// Tokenizer for texts without counts (`builtin` or a path).
+        #[arg(long)]
+        tokenizer: Option<String>,
+    },
+    /// Epochs: `epoch declare`.
+    Epoch {
+        #[command(subcommand)]
+        command: LedgerEpochCommand,
+    },
+    /// Baselines: `baseline pin`.
+    Baseline {
+        #[command(subcommand)]
+        command: LedgerBaselineCommand,
+    },
+    /// The seed's decision for a candidate run against the pinned baseline, with the pins
+    /// that decided.
+    Decide {
+        run_cid: String,
+        /// The epoch whose baseline to decide against (default: the run's own, by fingerprint).
+        #[arg(long)]
+        against: Option<String>,
+    },
+    /// The head, the epochs, the pinned baselines and the runs with their tiers.
+    Show,
+    /// One line per entry.
+    Log,
+    /// Recompute every content id, hash, the chain and every packet; exit 1 on a problem.
+    Verify,
+    /// After a git merge of two branches that both appended: keep both sides' entries and
+    /// re-link the chain.
+    Merge,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum LedgerEpochCommand {
+    /// Declare an epoch from a run's pins; the decision against --parent is computed.
+    Declare {
+        #[arg(long)]
+        name: String,
+        /// The run (its cid) whose pins define the epoch.
+        #[arg(long = "from", value_name = "RUN_CID")]
+        from: String,
+        #[arg(long)]
+        parent: Option<String>,
+        #[arg(long)]
+        reason: Option<String>,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+pub enum LedgerBaselineCommand {
+    /// Pin runs of an epoch as its baseline (they must carry its fingerprint and a grade
+    /// that can gate).
+    Pin {
+        #[arg(long)]
+        epoch: String,
+        #[arg(value_name = "RUN_CID", required = true)]
+        runs: Vec<String>,
+        #[arg(long)]
+        purpose: Option<String>,
+        /// Pin runs graded `comparable` too (recorded in the entry).
+        #[arg(long = "allow-comparable")]
+        allow_comparable: bool,
+    },
 }

@@ -21,6 +21,7 @@ pub use args::{
     ArrivalArg, Cli, Command, CrosswalkArgs, EndpointArg, ExportLevelArg, GradeArgs, InspectArgs,
     MetricsArgs, MockServerArgs, UiArg,
 };
+pub use args::{LedgerArgs, LedgerBaselineCommand, LedgerCommand, LedgerEpochCommand};
 pub use declare::declarations;
 pub use given::check_given;
 pub use limits::millis;
