@@ -1,9 +1,12 @@
 //! Core types of inferbench: the record (raw evidence of one request), the evidence file
 //! lines, the run plan, the manifest, the frozen workload and metric results. No I/O here.
 
+pub mod canonical;
 pub mod dataset_plan;
 pub mod endpoint_plan;
 pub mod evidence;
+pub mod grade;
+pub mod identity;
 pub mod inputs_json;
 pub mod manifest;
 pub mod plan;

@@ -77,4 +77,8 @@ pub struct Manifest {
     pub server: ServerIdentity,
     /// Files written, relative to the run directory.
     pub files: Vec<String>,
+    /// The pins the run's numbers depend on, measured or declared (docs/baselines.md).
+    /// Absent in manifests written before identity was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub identity: Option<crate::identity::Identity>,
 }

@@ -318,6 +318,7 @@ fn first_manifest(
             },
         },
         files: Vec::new(),
+        identity: None,
     }
 }
 

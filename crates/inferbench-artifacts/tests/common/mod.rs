@@ -324,5 +324,6 @@ pub fn manifest() -> Manifest {
             kind: "url".into(),
         },
         files: vec![],
+        identity: None,
     }
 }
