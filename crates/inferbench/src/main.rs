@@ -2,6 +2,7 @@
 //! work. Errors are one line on stderr and a non-zero exit code.
 
 mod cli;
+mod compare_cmd;
 mod crosswalk;
 mod inspect;
 mod metrics_cmd;
@@ -66,6 +67,7 @@ fn main() -> ExitCode {
         cli::Command::Metrics(a) => metrics_cmd::run(&a),
         cli::Command::Inspect(a) => inspect::run(&a, &argv),
         cli::Command::Crosswalk(a) => crosswalk::run(&a),
+        cli::Command::Compare(a) => compare_cmd::run(&a),
     };
     match result {
         Ok(code) => ExitCode::from(code),

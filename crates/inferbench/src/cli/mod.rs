@@ -17,8 +17,8 @@ mod unbuilt;
 mod values;
 
 pub use args::{
-    ArrivalArg, Cli, Command, CrosswalkArgs, EndpointArg, ExportLevelArg, InspectArgs, MetricsArgs,
-    MockServerArgs, UiArg,
+    ArrivalArg, Cli, Command, CompareArgs, CrosswalkArgs, EndpointArg, ExportLevelArg, InspectArgs,
+    MetricsArgs, MockServerArgs, UiArg,
 };
 pub use given::check_given;
 pub use limits::millis;
