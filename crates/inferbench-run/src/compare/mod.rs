@@ -304,3 +304,6 @@ fn seed(base: &[RunData], cand: &[RunData], key: &str) -> u64 {
     let d = h.finalize();
     u64::from_le_bytes(d[..8].try_into().expect("32 bytes"))
 }
+
+#[cfg(test)]
+mod tests;
