@@ -127,7 +127,10 @@ fn the_epoch_check_refuses_different_contract_pins_unless_allowed() {
     // Re-scored under one set (--definitions), a different native set is no epoch change.
     let gp = [with_identity("d", "sha256:aa", "genai-perf-0.0.13")];
     assert!(check_epoch(&a, &gp, false, false).is_err());
-    assert_eq!(check_epoch(&a, &gp, true, false).unwrap().matched, Some(true));
+    assert_eq!(
+        check_epoch(&a, &gp, true, false).unwrap().matched,
+        Some(true)
+    );
 
     // A run without an identity: not checked, and said.
     let none = [run("e", 1.0, 10, None)];
