@@ -207,15 +207,13 @@ fn fraction(
         });
     }
     r.method = Method::Newcombe;
-    r.difference = Some(DiffReport {
-        estimate: d.difference,
-        low: d.low,
-        high: d.high,
-        confidence: conf,
-        ratio: None,
-        df: None,
-        seed: None,
-    });
+    r.difference = Some(diff_report(
+        d.difference,
+        d.low,
+        d.high,
+        conf,
+        Scale::Fraction,
+    ));
     let greater = |bound: f64| newcombe_p_greater(c, b, bound).unwrap_or(f64::NAN);
     let less = |bound: f64| newcombe_p_less(c, b, bound).unwrap_or(f64::NAN);
     r.p_worse = Some(p_worse(m.direction, margin, &greater, &less));
@@ -256,13 +254,8 @@ fn runs(
     let t = w.tost(margin, alpha).ok_or("no interval")?;
     r.method = Method::WelchTost;
     r.difference = Some(DiffReport {
-        estimate: w.difference,
-        low: t.low,
-        high: t.high,
-        confidence: conf,
-        ratio: (scale == Scale::Log).then(|| [w.difference.exp(), t.low.exp(), t.high.exp()]),
         df: Some(w.df),
-        seed: None,
+        ..diff_report(w.difference, t.low, t.high, conf, scale)
     });
     r.p_worse = Some(p_worse(m.direction, margin, &|b| w.p_greater(b), &|b| {
         w.p_less(b)
@@ -347,13 +340,8 @@ fn requests(
     }
     r.method = Method::Bootstrap;
     r.difference = Some(DiffReport {
-        estimate: d.estimate,
-        low: d.low,
-        high: d.high,
-        confidence: conf,
-        ratio: (scale == Scale::Log).then(|| [d.estimate.exp(), d.low.exp(), d.high.exp()]),
-        df: None,
         seed: Some(seed.to_string()),
+        ..diff_report(d.estimate, d.low, d.high, conf, scale)
     });
     r.p_worse = Some(p_worse(m.direction, margin, &|b| d.p_greater(b), &|b| {
         d.p_less(b)
@@ -364,4 +352,17 @@ fn requests(
         unit: "requests_per_side",
     });
     Ok(())
+}
+
+/// The difference's interval; on the log scale with its ratio candidate/baseline.
+fn diff_report(estimate: f64, low: f64, high: f64, confidence: f64, scale: Scale) -> DiffReport {
+    DiffReport {
+        estimate,
+        low,
+        high,
+        confidence,
+        ratio: (scale == Scale::Log).then(|| [estimate.exp(), low.exp(), high.exp()]),
+        df: None,
+        seed: None,
+    }
 }
