@@ -176,10 +176,26 @@ mod tests {
         );
         assert_eq!(lifted.unwrap().tier, Tier::Comparable);
         // A setting declared is evidence enough.
-        assert_eq!(pin_downgrade("precision", Some(&declared(json!("fp8"))), Tier::Insufficient, ""), None);
+        assert_eq!(
+            pin_downgrade(
+                "precision",
+                Some(&declared(json!("fp8"))),
+                Tier::Insufficient,
+                ""
+            ),
+            None
+        );
         // A revision pinned by its full commit id is held by content.
         let commit = "0123456789abcdef0123456789abcdef01234567";
-        assert_eq!(pin_downgrade("model_revision", Some(&declared(json!(commit))), Tier::Insufficient, ""), None);
+        assert_eq!(
+            pin_downgrade(
+                "model_revision",
+                Some(&declared(json!(commit))),
+                Tier::Insufficient,
+                ""
+            ),
+            None
+        );
         let digest = format!("sha256:{}", "a".repeat(64));
         assert_eq!(
             pin_downgrade(

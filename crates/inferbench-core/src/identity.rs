@@ -425,7 +425,9 @@ impl Pin {
 
 /// A full git commit id (40 lowercase hex digits): a Hugging Face revision pinned by content.
 fn is_git_commit(s: &str) -> bool {
-    s.len() == 40 && s.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+    s.len() == 40
+        && s.bytes()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
 }
 
 /// Something about the identity a reviewer must see (e.g. `image_tag_movable`).

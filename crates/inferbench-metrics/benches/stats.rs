@@ -3,6 +3,7 @@
 use criterion::{Criterion, black_box, criterion_group, criterion_main};
 use inferbench_core::evidence::{EvidenceHeader, PhaseWindow};
 use inferbench_core::{Event, Evidence, Phase, Record, TokenCounts};
+use inferbench_metrics::inference::bootstrap::{self, Scale, Spec, Statistic};
 use inferbench_metrics::{compute, stats::stats};
 
 /// Deterministic pseudo-random values (xorshift), so runs are comparable.
@@ -86,6 +87,24 @@ fn bench(c: &mut Criterion) {
     g.bench_function("compute aiperf-0.13 10k records", |b| {
         b.iter(|| compute("aiperf-0.13", black_box(&ev), Phase::Profiling).unwrap())
     });
+    // The comparison's single-run path: 100 000 requests per side, B = 2 000.
+    let a = values(100_000);
+    let b: Vec<f64> = a.iter().rev().map(|v| v * 1.01 + 1.0).collect();
+    for (name, statistic) in [
+        ("bootstrap p99 100k x2 B=2000", Statistic::Percentile(99.0)),
+        ("bootstrap mean 100k x2 B=2000", Statistic::Mean),
+    ] {
+        let spec = Spec {
+            statistic,
+            scale: Scale::Log,
+            resamples: 2000,
+            seed: 42,
+            confidence: 0.90,
+        };
+        g.bench_function(name, |bch| {
+            bch.iter(|| bootstrap::difference(black_box(&a), black_box(&b), &spec).unwrap())
+        });
+    }
     g.finish();
 }
 

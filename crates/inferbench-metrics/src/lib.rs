@@ -11,6 +11,7 @@ pub mod aiperf;
 pub mod confidence;
 pub mod crosswalk;
 pub mod genai_perf;
+pub mod inference;
 pub mod mlperf;
 pub mod registry;
 pub mod schedule;

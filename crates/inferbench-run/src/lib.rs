@@ -13,6 +13,7 @@
 //!
 //! Nothing here prints: the binary does, from the observer's events and the results.
 
+pub mod compare;
 pub mod describe;
 mod failure;
 pub mod fold;

@@ -2,6 +2,7 @@
 //! work. Errors are one line on stderr and a non-zero exit code.
 
 mod cli;
+mod compare_cmd;
 mod crosswalk;
 mod grade_cmd;
 mod inspect;
@@ -70,6 +71,7 @@ fn main() -> ExitCode {
         cli::Command::Crosswalk(a) => crosswalk::run(&a),
         cli::Command::Ledger(a) => ledger_cmd::run(&a),
         cli::Command::Grade(a) => grade_cmd::run(&a),
+        cli::Command::Compare(a) => compare_cmd::run(&a),
     };
     match result {
         Ok(code) => ExitCode::from(code),

@@ -38,6 +38,10 @@ pub enum Command {
     /// Grade every metric of a run (ours, or a GenAI-Perf or AIPerf directory):
     /// reference, comparable, insufficient or unusable, with the field behind each downgrade.
     Grade(GradeArgs),
+    /// Compare a candidate with a baseline, metric by metric: an interval of the difference
+    /// against a declared margin, a verdict per metric (equivalent, better, worse,
+    /// inconclusive), Holm across metrics. Exit 1 when a metric is worse.
+    Compare(CompareArgs),
 }
 
 #[derive(Args, Debug)]
@@ -52,6 +56,51 @@ pub struct GradeArgs {
     pub json: Option<std::path::PathBuf>,
     /// Tokenizer for imported runs whose files keep texts but no counts (`builtin` or a
     /// path; default: the run's own).
+    #[arg(long)]
+    pub tokenizer: Option<String>,
+}
+
+#[derive(Args, Debug)]
+pub struct CompareArgs {
+    /// BASE CAND: the baseline and the candidate run directories (or use --baseline and
+    /// --candidate). A --num-profile-runs directory contributes its N runs.
+    #[arg(value_name = "DIR", num_args = 0..=2)]
+    pub dirs: Vec<std::path::PathBuf>,
+    /// A baseline directory (repeatable, for a set of runs).
+    #[arg(long = "baseline", value_name = "DIR")]
+    pub baseline: Vec<std::path::PathBuf>,
+    /// A candidate directory (repeatable).
+    #[arg(long = "candidate", value_name = "DIR")]
+    pub candidate: Vec<std::path::PathBuf>,
+    /// Score both sides under this definition set (default: the runs' own set).
+    #[arg(long)]
+    pub definitions: Option<String>,
+    /// METRIC[.STAT]=±VALUE, e.g. time_to_first_token.p99=±5%, request_error_rate=±1.5pp,
+    /// inter_token_latency.avg=±0.5ms (repeatable). Without any, documented defaults apply.
+    #[arg(long = "margin", value_name = "METRIC[.STAT]=±VALUE")]
+    pub margin: Vec<String>,
+    /// A file of margins, one METRIC[.STAT]=±VALUE per line (# comments).
+    #[arg(long = "margins", value_name = "FILE")]
+    pub margins: Option<std::path::PathBuf>,
+    /// Goodput SLOs in the set's --goodput syntax: adds goodput attainment (a fraction).
+    #[arg(long)]
+    pub goodput: Option<String>,
+    /// Compare even when the runs' contract pins (epochs) differ; the differing pins are shown.
+    #[arg(long = "allow-epoch-change")]
+    pub allow_epoch_change: bool,
+    /// One-sided level of each test; intervals are two-sided 1 − 2α.
+    #[arg(long, default_value_t = 0.05)]
+    pub alpha: f64,
+    /// Bootstrap resamples for single-run comparisons.
+    #[arg(long, default_value_t = 2000)]
+    pub resamples: usize,
+    /// Write the comparison as JSON (docs/schemas/compare.schema.json).
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<std::path::PathBuf>,
+    /// Write the comparison as Markdown.
+    #[arg(long, value_name = "FILE")]
+    pub markdown: Option<std::path::PathBuf>,
+    /// Tokenizer for imported runs whose files keep texts but no counts.
     #[arg(long)]
     pub tokenizer: Option<String>,
 }

@@ -18,8 +18,8 @@ mod unbuilt;
 mod values;
 
 pub use args::{
-    ArrivalArg, Cli, Command, CrosswalkArgs, EndpointArg, ExportLevelArg, GradeArgs, InspectArgs,
-    MetricsArgs, MockServerArgs, UiArg,
+    ArrivalArg, Cli, Command, CompareArgs, CrosswalkArgs, EndpointArg, ExportLevelArg, GradeArgs,
+    InspectArgs, MetricsArgs, MockServerArgs, UiArg,
 };
 pub use args::{LedgerArgs, LedgerBaselineCommand, LedgerCommand, LedgerEpochCommand};
 pub use declare::declarations;
