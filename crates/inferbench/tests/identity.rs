@@ -214,12 +214,13 @@ fn a_simulated_run_records_its_measured_pins_and_a_declared_tag_is_movable() {
     assert!(id["missing"].get("image_digest").is_some());
     assert_eq!(flags(id), vec!["image_tag_movable".to_string()]);
 
-    // Grading by §5.2: the image digest is missing (insufficient, every metric); `profile`
-    // is a contract pin nobody declared (comparable); everything else is measured.
+    // Grading by §5.2: the image digest is missing (insufficient, every metric); everything
+    // else is measured (the profile follows from the fixed concurrency: regression).
     let (g, text) = grade(&dir, &[]);
     assert_eq!(g["definition_set"], json!("aiperf-0.13"));
     assert_eq!(g["overall"], json!("insufficient"));
-    let expected = set(&[("image_digest", "insufficient"), ("profile", "comparable")]);
+    assert_eq!(value(id, "profile"), json!("regression"));
+    let expected = set(&[("image_digest", "insufficient")]);
     for metric in [
         "request_latency",
         "time_to_first_token",
@@ -241,8 +242,7 @@ fn a_simulated_run_records_its_measured_pins_and_a_declared_tag_is_movable() {
 }
 
 #[test]
-fn an_undeclared_simulated_run_is_comparable_for_want_of_a_profile_and_an_old_manifest_is_rebuilt()
-{
+fn an_undeclared_simulated_run_is_a_reference_and_an_old_manifest_is_rebuilt() {
     let dir = tmpdir("identity-plain");
     let o = sim_run(&dir, &[]);
     assert!(o.status.success(), "{}", stderr(&o));
@@ -253,18 +253,16 @@ fn an_undeclared_simulated_run_is_comparable_for_want_of_a_profile_and_an_old_ma
         value(&id, "client_binary_digest")
     );
     assert!(flags(&id).is_empty());
+    // Every contract pin measured, the evidence raw and re-scoring reproducing the summary:
+    // nothing downgrades.
     let (g, _) = grade(&dir, &[]);
-    assert_eq!(g["overall"], json!("comparable"));
+    assert_eq!(g["overall"], json!("reference"));
     for metric in [
         "request_latency",
         "output_token_throughput",
         "request_count",
     ] {
-        assert_eq!(
-            downgrades(&g, metric),
-            set(&[("profile", "comparable")]),
-            "{metric}"
-        );
+        assert_eq!(downgrades(&g, metric), set(&[]), "{metric}");
     }
     // A manifest written before identity was recorded: rebuilt from its fields, as
     // recovered pins, and graded the same.
@@ -273,14 +271,11 @@ fn an_undeclared_simulated_run_is_comparable_for_want_of_a_profile_and_an_old_ma
     m.as_object_mut().unwrap().remove("identity");
     std::fs::write(&path, serde_json::to_vec_pretty(&m).unwrap()).unwrap();
     let (old, _) = grade(&dir, &[]);
-    assert_eq!(
-        downgrades(&old, "request_latency"),
-        set(&[("profile", "comparable")])
-    );
+    assert_eq!(downgrades(&old, "request_latency"), set(&[]));
     // Another set's metrics, graded under its own names.
     let (v, _) = grade(&dir, &["--definitions", "vllm-bench"]);
     assert_eq!(v["definition_set"], json!("vllm-bench"));
-    assert_eq!(tier(&v, "ttft"), "comparable");
+    assert_eq!(tier(&v, "ttft"), "reference");
 }
 
 #[test]
@@ -326,12 +321,11 @@ fn a_declared_digest_keeps_its_provenance_and_bad_declarations_are_one_line_erro
     assert!(v.is_valid(&m));
     m["identity"]["pins"]["model_revision"] = json!({"value": "abc", "from": "declared"});
     assert!(!v.is_valid(&m), "a declaration without its route");
-    // A declared digest lifts to nothing; a declared word (profile) to comparable.
+    // A declared digest and declared settings (the GPUs) downgrade nothing; the declared
+    // profile agrees with the one measured.
     let (g, _) = grade(&run_dir, &[]);
-    assert_eq!(
-        downgrades(&g, "request_latency"),
-        set(&[("profile", "comparable")])
-    );
+    assert_eq!(downgrades(&g, "request_latency"), set(&[]));
+    assert_eq!(g["overall"], json!("reference"));
 
     let one_line_error = |args: &[&str], want: &str| {
         let o = sim_run(&dir.join("bad"), args);

@@ -11,8 +11,8 @@ use std::process::Command;
 use common::{read_json, run, stderr, tmpdir};
 use serde_json::Value;
 
-/// The contract pin a simulated run cannot measure, declared so its decisions can be computed.
-const DECLARES: &[&str] = &["--declare", "profile=regression"];
+/// A declaration every add carries: context, outside the fingerprint.
+const DECLARES: &[&str] = &["--declare", "note.purpose=ci"];
 
 fn profile(dir: &Path, seed: &str, extra: &[&str]) {
     let d = dir.to_str().unwrap();
@@ -137,14 +137,23 @@ fn add_epoch_pin_show_log_verify() {
     let ep = entries(&l).pop().unwrap();
     assert_eq!(ep["body"]["fingerprint"], body["fingerprint"]);
     assert_eq!(ep["body"]["pins"]["contract"]["profile"], "regression");
-    // A declared pin has no digest: the run is `comparable` at best and needs the flag.
-    // Every contract pin is known, but `profile` only by declaration (no digest): the run
-    // is `comparable`, so pinning it needs the flag, and the refusal says why.
-    assert_eq!(body["grade"]["overall"], "comparable");
-    let o = ledger(&l, &["baseline", "pin", "--epoch", "e-sim", cid]);
+    // Every pin of a simulated run is measured: it is a `reference` and pins as it is.
+    assert_eq!(body["grade"]["overall"], "reference");
+    // A run whose weights are named by a word, not a commit, is `comparable`: pinning it
+    // needs the flag, and the refusal says why.
+    let word = root.join("run-word");
+    profile(&word, "5", &["--declare", "model_revision=main"]);
+    let mut args = vec!["add", word.to_str().unwrap()];
+    args.extend_from_slice(DECLARES);
+    ok(&l, &args);
+    let word_rec = entries(&l).pop().unwrap();
+    assert_eq!(word_rec["body"]["grade"]["overall"], "comparable");
+    assert_eq!(word_rec["body"]["fingerprint"], body["fingerprint"]);
+    let word_cid = word_rec["cid"].as_str().unwrap();
+    let o = ledger(&l, &["baseline", "pin", "--epoch", "e-sim", word_cid]);
     refused(
         &o,
-        "graded comparable, not reference (profile declared without a digest",
+        "graded comparable, not reference (model_revision declared without a digest",
     );
     ok(
         &l,
@@ -153,15 +162,28 @@ fn add_epoch_pin_show_log_verify() {
             "pin",
             "--epoch",
             "e-sim",
-            cid,
+            word_cid,
             "--allow-comparable",
+            "--purpose",
+            "context",
+        ],
+    );
+    assert_eq!(entries(&l).pop().unwrap()["body"]["allow_comparable"], true);
+    ok(
+        &l,
+        &[
+            "baseline",
+            "pin",
+            "--epoch",
+            "e-sim",
+            cid,
             "--purpose",
             "ci",
         ],
     );
     let pin = entries(&l).pop().unwrap();
     assert_eq!(pin["kind"], "baseline.pin");
-    assert_eq!(pin["body"]["allow_comparable"], true);
+    assert_eq!(pin["body"]["allow_comparable"], false);
     assert_eq!(pin["body"]["purpose"], "ci");
     assert_eq!(pin["body"]["runs"][0], cid);
     assert_eq!(pin["body"]["epoch_cid"], ep["cid"]);
@@ -270,8 +292,27 @@ fn a_declaration_changes_the_fingerprint_and_is_recorded() {
     let (root, l, rec) = with_one_run("declare");
     let run_dir = root.join("run2");
     profile(&run_dir, "5", &[]);
-    // Same run settings, another declared profile: another contract, another fingerprint.
+    // A declaration is recorded with its provenance; context stays out of the fingerprint.
     ok(
+        &l,
+        &[
+            "add",
+            run_dir.to_str().unwrap(),
+            "--declare",
+            "note.ticket=OPS-1",
+        ],
+    );
+    let rec2 = entries(&l).pop().unwrap();
+    assert_eq!(rec2["body"]["fingerprint"], rec["body"]["fingerprint"]);
+    let id = read_json(&packet(&l, &rec2).join("manifest.json"))["identity"].clone();
+    assert_eq!(id["pins"]["note.ticket"]["value"], "OPS-1");
+    assert_eq!(id["pins"]["note.ticket"]["from"], "declared");
+    assert_eq!(id["pins"]["note.ticket"]["route"], "--declare");
+    let declared = rec2["body"]["declared"].as_array().unwrap();
+    assert!(declared.iter().any(|d| d == "note.ticket"), "{declared:?}");
+    // A declaration that contradicts what the run measured is refused, naming both.
+    let n = entries(&l).len();
+    let o = ledger(
         &l,
         &[
             "add",
@@ -280,14 +321,11 @@ fn a_declaration_changes_the_fingerprint_and_is_recorded() {
             "profile=service-load",
         ],
     );
-    let rec2 = entries(&l).pop().unwrap();
-    assert_ne!(rec2["body"]["fingerprint"], rec["body"]["fingerprint"]);
-    let id = read_json(&packet(&l, &rec2).join("manifest.json"))["identity"].clone();
-    assert_eq!(id["pins"]["profile"]["value"], "service-load");
-    assert_eq!(id["pins"]["profile"]["from"], "declared");
-    assert_eq!(id["pins"]["profile"]["route"], "--declare");
-    let declared = rec2["body"]["declared"].as_array().unwrap();
-    assert!(declared.iter().any(|d| d == "profile"), "{declared:?}");
+    refused(
+        &o,
+        "'profile' declared as \"service-load\" but the run measured \"regression\"",
+    );
+    assert_eq!(entries(&l).len(), n);
     // An unknown or measured-only key is refused, naming it; nothing is appended.
     let n = entries(&l).len();
     let o = ledger(
