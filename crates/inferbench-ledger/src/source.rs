@@ -37,7 +37,7 @@ pub fn parse_declare(s: &str) -> Result<(String, serde_json::Value), Failure> {
 
 /// Loads `dir` (ours or an import), applies the declarations and grades it.
 pub fn load(dir: &Path, declares: &[String], tokenizer: Option<&str>) -> Result<Source, Failure> {
-    let mut loaded = inferbench_run::offline::load(dir, tokenizer)?;
+    let mut loaded = inferbench_run::offline::load_streamed(dir, tokenizer)?;
     let mut identity = grade::identity_of(&loaded);
     for d in declares {
         let (k, v) = parse_declare(d)?;
@@ -55,7 +55,15 @@ pub fn load(dir: &Path, declares: &[String], tokenizer: Option<&str>) -> Result<
     }
     let grade = grade::grade(&loaded, None)?;
     let set = loaded.native_set().to_string();
-    let summary = inferbench_run::offline::score_set(&loaded, &set, None)?.summary;
+    // Our run's summary folds its evidence a record at a time; an import's is scored whole.
+    let summary = match (&loaded.manifest, loaded.streamed) {
+        (Some(m), true) => {
+            inferbench_run::offline::rescore(&loaded.run, m)?
+                .0
+                .profiling
+        }
+        _ => inferbench_run::offline::score_set(&loaded, &set, None)?.summary,
+    };
     Ok(Source {
         loaded,
         identity,

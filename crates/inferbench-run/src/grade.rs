@@ -96,6 +96,9 @@ fn tags(loaded: &Loaded, set: &str, has_records: bool) -> Result<Vec<String>, Fa
 pub fn grade(loaded: &Loaded, set: Option<&str>) -> Result<Grade, Failure> {
     let set = set.unwrap_or(loaded.native_set()).to_string();
     inferbench_metrics::find(&set).map_err(|e| Failure::input(format!("--definitions: {e}")))?;
+    if loaded.streamed {
+        return grade_streamed(loaded, &set);
+    }
     let id = identity_of(loaded);
     let has_records = loaded
         .evidence
@@ -110,18 +113,67 @@ pub fn grade(loaded: &Loaded, set: Option<&str>) -> Result<Grade, Failure> {
             i.tool == SourceTool::Aiperf || loaded.evidence.records.iter().any(|r| r.is_error())
         }
     };
-    let client_resources =
-        loaded.imported.is_none() && loaded.run.client_resources().ok().flatten().is_some();
     let ev = rules::Evidence {
         per_request_records: has_records,
         error_counts,
         rescoring: rescoring(loaded),
         reasoning_seen: reasoning_seen(loaded),
-        client_resources,
+        client_resources: client_resources(loaded),
     };
     let tags = tags(loaded, &set, has_records)?;
     let (metrics, flags) = rules::grade_tags(&tags, &id, &ev);
     Ok(Grade::new(&set, metrics, flags))
+}
+
+fn client_resources(loaded: &Loaded) -> bool {
+    loaded.imported.is_none() && loaded.run.client_resources().ok().flatten().is_some()
+}
+
+/// Our run with its records left on disk: one streaming re-score under `aiperf-0.13` gives
+/// the differences from the stored summary and, for that set, the tags; the reasoning seen
+/// is the identity's measured accounting. Another set reads the records whole.
+fn grade_streamed(loaded: &Loaded, set: &str) -> Result<Grade, Failure> {
+    let Some(m) = &loaded.manifest else {
+        return Err(Failure::input("a streamed run without a manifest"));
+    };
+    let id = identity_of(loaded);
+    let (scores, _) = crate::offline::rescore(&loaded.run, m)?;
+    let rescoring = loaded
+        .run
+        .summary()
+        .map_err(|e| e.message)
+        .and_then(|s| s.ok_or_else(|| "the run's summary file is missing".to_string()))
+        .map(|stored| crate::offline::differences(&scores, &stored));
+    let has_records = scores
+        .profiling
+        .metrics
+        .iter()
+        .find(|r| r.tag == "request_count")
+        .and_then(|r| r.avg())
+        .is_some_and(|n| n > 0.0);
+    let reasoning_seen = id
+        .get("reasoning_accounting")
+        .and_then(|p| p.value.as_str())
+        .is_some_and(|v| v != "none");
+    let ev = rules::Evidence {
+        per_request_records: has_records,
+        error_counts: true,
+        rescoring,
+        reasoning_seen,
+        client_resources: client_resources(loaded),
+    };
+    let tags: Vec<String> = if set == loaded.native_set() {
+        scores
+            .profiling
+            .metrics
+            .iter()
+            .map(|r| r.tag.clone())
+            .collect()
+    } else {
+        tags(loaded, set, has_records)?
+    };
+    let (metrics, flags) = rules::grade_tags(&tags, &id, &ev);
+    Ok(Grade::new(set, metrics, flags))
 }
 
 /// The grade as a table: metric, tier, each downgrade's field and reason; then the

@@ -100,6 +100,9 @@ pub struct Loaded {
     pub tokenizer: Arc<Tokenizer>,
     /// Things the user should be told about how the run was read.
     pub notes: Vec<String>,
+    /// Our run, opened by [`load_streamed`]: `evidence` holds the header only, and every
+    /// reader of the records streams them from the file instead.
+    pub streamed: bool,
 }
 
 impl Loaded {
@@ -122,6 +125,18 @@ impl Loaded {
 /// Loads one run whole: our evidence if it is ours, else an import. `tokenizer` overrides
 /// the run's own (an import has none: the built-in one is used unless given).
 pub fn load(dir: &Path, tokenizer: Option<&str>) -> Result<Loaded, Failure> {
+    load_as(dir, tokenizer, false)
+}
+
+/// As [`load`], but our own run's records stay on disk (memory stays flat whatever the
+/// run's size): for grading and the ledger, which fold the evidence a record at a time.
+/// [`score_set`] still works on it (it reads the records then). An import, or a manifest
+/// written before identity was recorded, is loaded whole.
+pub fn load_streamed(dir: &Path, tokenizer: Option<&str>) -> Result<Loaded, Failure> {
+    load_as(dir, tokenizer, true)
+}
+
+fn load_as(dir: &Path, tokenizer: Option<&str>, stream: bool) -> Result<Loaded, Failure> {
     let run = RunDir::single(dir)?;
     if run.layout == Layout::Run {
         let manifest = run.manifest()?;
@@ -131,8 +146,20 @@ pub fn load(dir: &Path, tokenizer: Option<&str>) -> Result<Loaded, Failure> {
         };
         let tok =
             Tokenizer::load(&spec).map_err(|e| Failure::input(format!("--tokenizer: {e}")))?;
+        let streamed = stream && manifest.identity.is_some();
+        let evidence = if streamed {
+            Evidence {
+                header: run.evidence_header()?,
+                records: Vec::new(),
+                phases: Vec::new(),
+                end: None,
+            }
+        } else {
+            run.load_evidence()?
+        };
         return Ok(Loaded {
-            evidence: run.load_evidence()?,
+            evidence,
+            streamed,
             run,
             manifest: Some(manifest),
             imported: None,
@@ -160,6 +187,7 @@ pub fn load(dir: &Path, tokenizer: Option<&str>) -> Result<Loaded, Failure> {
         imported: Some(imported),
         tokenizer: Arc::new(tok),
         notes,
+        streamed: false,
     })
 }
 
@@ -179,8 +207,15 @@ pub fn score_set(
     };
     let tok = loaded.tokenizer.clone();
     let count = move |t: &str| tok.count(t) as u64;
+    let whole;
+    let evidence = if loaded.streamed {
+        whole = loaded.run.load_evidence()?;
+        &whole
+    } else {
+        &loaded.evidence
+    };
     set.score(
-        &loaded.evidence,
+        evidence,
         Phase::Profiling,
         &count,
         &goodput,

@@ -4,12 +4,12 @@
 
 use inferbench_run::Failure;
 use inferbench_run::grade::{grade, identity_of, render};
-use inferbench_run::offline::load;
+use inferbench_run::offline::load_streamed;
 
 use crate::cli::GradeArgs;
 
 pub fn run(a: &GradeArgs) -> Result<u8, Failure> {
-    let loaded = load(&a.dir, a.tokenizer.as_deref())?;
+    let loaded = load_streamed(&a.dir, a.tokenizer.as_deref())?;
     for n in &loaded.notes {
         eprintln!("inferbench: {n}");
     }
