@@ -15,7 +15,7 @@ mkdir -p "$WORK"
 ls -l "$WORK/run/inferbench_evidence.jsonl"
 "$BIN" ledger init "$WORK/ledger" >/dev/null
 /usr/bin/time -v "$BIN" ledger --ledger "$WORK/ledger" add "$WORK/run" \
-    --declare profile=regression 2>"$WORK/time.txt"
+    2>"$WORK/time.txt"
 grep -E "Elapsed \(wall clock\)|Maximum resident set size" "$WORK/time.txt"
 du -sh "$WORK/ledger/packets"/sha256-*/records.jsonl.zst
 /usr/bin/time -v "$BIN" ledger --ledger "$WORK/ledger" verify 2>"$WORK/time-verify.txt"

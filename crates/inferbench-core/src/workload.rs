@@ -40,13 +40,20 @@ impl Workload {
     /// length as 8 little-endian bytes, then the bytes. Body bytes are what is sent, so equal
     /// hashes mean byte-identical requests in the same order.
     pub fn sha256(&self) -> String {
-        let mut h = Sha256::new();
-        for p in &self.payloads {
-            h.update((p.body.len() as u64).to_le_bytes());
-            h.update(p.body.as_bytes());
-        }
-        hex::encode(h.finalize())
+        bodies_sha256(self.payloads.iter().map(|p| p.body.as_str()))
     }
+}
+
+/// The workload hash of [`Workload::sha256`] over request bodies given in order: an
+/// importer hashes the bodies another tool sent with it, so that a replay of the same
+/// bodies by inferbench carries the same digest.
+pub fn bodies_sha256<'a>(bodies: impl IntoIterator<Item = &'a str>) -> String {
+    let mut h = Sha256::new();
+    for b in bodies {
+        h.update((b.len() as u64).to_le_bytes());
+        h.update(b.as_bytes());
+    }
+    hex::encode(h.finalize())
 }
 
 #[cfg(test)]

@@ -71,8 +71,23 @@ pub fn inputs_bodies(inputs: &Value) -> Vec<serde_json::Map<String, Value>> {
     out
 }
 
-/// Records the workload digest (of `inputs.json`'s bytes) and the generation controls its
-/// bodies carry, or, without it, the controls of `fallback` bodies read from `fallback_at`.
+/// The workload digest of bodies in order, by the rule of a live run's
+/// (`Workload::sha256` over each body's compact JSON, key order kept, which is how a replay
+/// of them with `--input-file` sends them): an import and inferbench's replay of the same
+/// bodies carry the same digest.
+fn bodies_digest(bodies: &[serde_json::Map<String, Value>]) -> String {
+    let texts: Vec<String> = bodies
+        .iter()
+        .map(|b| serde_json::to_string(b).unwrap_or_default())
+        .collect();
+    format!(
+        "sha256:{}",
+        inferbench_core::workload::bodies_sha256(texts.iter().map(String::as_str))
+    )
+}
+
+/// Records the workload digest of `inputs.json`'s bodies and the generation controls they
+/// carry, or, without it, of the `fallback` bodies read from `fallback_at`.
 pub fn workload_pins(
     id: &mut Identity,
     inputs: Option<(&std::path::Path, &[u8])>,
@@ -80,27 +95,28 @@ pub fn workload_pins(
 ) {
     let parsed = inputs.and_then(|(p, b)| Some((p, b, serde_json::from_slice::<Value>(b).ok()?)));
     let (bodies, file, key) = match &parsed {
-        Some((p, bytes, v)) => {
+        Some((p, _, v)) if !inputs_bodies(v).is_empty() => {
             let file = name_of(p);
+            let bodies = inputs_bodies(v);
             recovered(
                 id,
                 "workload_digest",
-                json!(format!(
-                    "sha256:{}",
-                    inferbench_core::seed::sha256_hex(bytes)
-                )),
+                json!(bodies_digest(&bodies)),
                 &file,
-                "(the whole file)",
+                "data[*].payload(s)[*]",
             );
-            (inputs_bodies(v), file, "data[*].payload(s)[*]".to_string())
+            (bodies, file, "data[*].payload(s)[*]".to_string())
         }
-        None => {
-            // The bodies as sent hold the workload too: its digest is of their canonical
-            // JSON, in order (not comparable with an inputs.json file's digest).
-            if !fallback.0.is_empty()
-                && let Ok(d) = inferbench_core::canonical::digest(&fallback.0)
-            {
-                recovered(id, "workload_digest", json!(d), fallback.1, fallback.2);
+        _ => {
+            // The bodies as sent hold the workload too.
+            if !fallback.0.is_empty() {
+                recovered(
+                    id,
+                    "workload_digest",
+                    json!(bodies_digest(fallback.0)),
+                    fallback.1,
+                    fallback.2,
+                );
             }
             (
                 fallback.0.to_vec(),

@@ -444,3 +444,66 @@ fn a_genai_perf_fixture_is_graded_with_the_reason_for_each_downgrade() {
         "{text}"
     );
 }
+
+/// The bridge needs one frozen workload on both sides: a replay of GenAI-Perf's
+/// `inputs.json` by inferbench and the import of that artifact carry the same workload
+/// digest, computed here by hand (each body's compact JSON, key order kept: its length as 8
+/// little-endian bytes, then its bytes, in order).
+#[test]
+fn a_replay_of_a_genai_perf_inputs_json_carries_the_imports_workload_digest() {
+    use sha2::{Digest, Sha256};
+    let src = fixture("G12-chat-stream");
+    let inputs = src.join("inputs.json");
+    let mut h = Sha256::new();
+    for entry in read_json(&inputs)["data"].as_array().unwrap() {
+        for body in entry["payload"].as_array().unwrap() {
+            let text = serde_json::to_string(body).unwrap();
+            h.update((text.len() as u64).to_le_bytes());
+            h.update(text.as_bytes());
+        }
+    }
+    let want = format!("sha256:{}", hex::encode(h.finalize()));
+
+    let root = tmpdir("identity-replay");
+    let run_dir = root.join("replay");
+    let o = run(&[
+        "profile",
+        "--input-file",
+        inputs.to_str().unwrap(),
+        "--model",
+        "mock-model",
+        "--streaming",
+        "--request-count",
+        "4",
+        "--ui",
+        "none",
+        "--sim-ttft-ms",
+        "1",
+        "--sim-itl-ms",
+        "0",
+        "--artifact-dir",
+        run_dir.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(value(&identity(&run_dir), "workload_digest"), json!(want));
+
+    let l = root.join("ledger");
+    let o = run(&["ledger", "init", l.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = run(&[
+        "ledger",
+        "--ledger",
+        l.to_str().unwrap(),
+        "import",
+        src.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let packets: Vec<PathBuf> = std::fs::read_dir(l.join("packets"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(packets.len(), 1);
+    let id = &read_json(&packets[0].join("manifest.json"))["identity"];
+    assert_eq!(id["pins"]["workload_digest"]["value"], json!(want));
+    assert_eq!(id["pins"]["workload_digest"]["file"], json!("inputs.json"));
+}

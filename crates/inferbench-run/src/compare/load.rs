@@ -187,7 +187,8 @@ fn score_loaded(
         attempted,
         errors,
         loaded.evidence.header.benchmark_id.clone(),
-        loaded.manifest.as_ref().and_then(|m| m.identity.clone()),
+        // An import's recovered identity, or ours (rebuilt for an older manifest).
+        Some(crate::grade::identity_of(&loaded)),
     ))
 }
 
