@@ -84,7 +84,7 @@ pub const CATALOGUE: &[PinSpec] = &[
         "request_order",
         Contract,
         "workload",
-        Measured,
+        Either,
         "how requests are drawn from the frozen set (sequential, random or shuffle, with its seed)",
     ),
     pin(
@@ -238,7 +238,7 @@ pub const CATALOGUE: &[PinSpec] = &[
     pin(
         "clock_source",
         Contract,
-        "measurement",
+        "harness",
         Measured,
         "the clock request timestamps come from",
     ),
