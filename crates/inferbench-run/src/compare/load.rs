@@ -188,7 +188,7 @@ fn score_loaded(
         errors,
         loaded.evidence.header.benchmark_id.clone(),
         // An import's recovered identity, or ours (rebuilt for an older manifest).
-        Some(crate::grade::identity_of(&loaded)),
+        Some(crate::grade::identity_of(loaded)),
     ))
 }
 
