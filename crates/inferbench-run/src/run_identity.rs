@@ -328,6 +328,9 @@ pub struct ReasoningSeen {
     split_tags: bool,
     separate: bool,
     think: bool,
+    /// The record's content joined, reused from record to record (this runs per record on
+    /// the writer thread).
+    joined: String,
 }
 
 impl ReasoningSeen {
@@ -353,12 +356,11 @@ impl ReasoningSeen {
         }
         if !self.think {
             // A tag may be cut across events: look at the content as a whole.
-            let content: String = r
-                .events
-                .iter()
-                .filter_map(|e| e.content.as_deref())
-                .collect();
-            self.think = content.contains("<think>");
+            self.joined.clear();
+            for c in r.events.iter().filter_map(|e| e.content.as_deref()) {
+                self.joined.push_str(c);
+            }
+            self.think = self.joined.contains("<think>");
         }
     }
 

@@ -134,6 +134,12 @@ impl RunDir {
                 })
                 .collect();
             Layout::Sweep { cells }
+        } else if path.join(MANIFEST_FILE).is_file() {
+            // Our run that lost its evidence: not an import, whatever else the files look like.
+            return Err(Failure::input(format!(
+                "{}: {EVIDENCE_FILE} is missing: the run's manifest is here but not its raw evidence",
+                path.display()
+            )));
         } else if let Some(tool) = inferbench_import::detect(path) {
             Layout::Imported(tool)
         } else if !path.is_dir() {

@@ -498,6 +498,14 @@ fn bad_input_is_one_line_naming_the_thing() {
         assert!(e.contains(want), "want {want}: {e}");
     };
     let n = entries(&l).len();
+    // A run directory missing its evidence is named as ours, not taken for an import.
+    let lost = root.join("lost");
+    profile(&lost, "5", &[]);
+    std::fs::remove_file(lost.join("inferbench_evidence.jsonl")).unwrap();
+    one_line(
+        &ledger(&l, &["add", lost.to_str().unwrap()]),
+        "inferbench_evidence.jsonl is missing",
+    );
     // A run directory missing a file.
     std::fs::remove_file(root.join("run/inferbench_manifest.json")).unwrap();
     one_line(
