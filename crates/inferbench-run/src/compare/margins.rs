@@ -216,7 +216,11 @@ pub fn resolve(
         }
         let Some(m) = summary.get(&e.metric) else {
             let mut known: Vec<&str> = summary.metrics.iter().map(|m| m.tag.as_str()).collect();
-            known.extend([ERROR_RATE, GOOD_FRACTION]);
+            for extra in [ERROR_RATE, GOOD_FRACTION] {
+                if !known.contains(&extra) {
+                    known.push(extra);
+                }
+            }
             return Err(format!(
                 "margin '{}': unknown metric '{}' under {set} (known: {})",
                 e.key,
