@@ -375,12 +375,70 @@ fn url_credentials_and_keys_never_reach_an_artifact_even_after_a_rewrite() {
         all.push_str(&String::from_utf8_lossy(&out.stdout));
         all.push_str(&stderr(out));
     }
-    for e in std::fs::read_dir(&dir).unwrap() {
-        let p = e.unwrap().path();
-        if p.is_file() {
-            all.push_str(&String::from_utf8_lossy(&std::fs::read(&p).unwrap()));
+    // What the baselines commands write from the run: a ledger packet (the evidence inside
+    // it decompressed), the grade and a comparison.
+    let out = tmpdir("secrets-url-out");
+    let l = out.join("ledger");
+    let d = dir.to_str().unwrap();
+    let cmds: [Vec<String>; 5] = [
+        vec!["ledger".into(), "init".into(), l.display().to_string()],
+        vec![
+            "ledger".into(),
+            "--ledger".into(),
+            l.display().to_string(),
+            "add".into(),
+            d.into(),
+        ],
+        vec![
+            "grade".into(),
+            d.into(),
+            "--json".into(),
+            out.join("g.json").display().to_string(),
+        ],
+        vec![
+            "compare".into(),
+            d.into(),
+            d.into(),
+            "--json".into(),
+            out.join("c.json").display().to_string(),
+            "--markdown".into(),
+            out.join("c.md").display().to_string(),
+        ],
+        vec![
+            "ledger".into(),
+            "--ledger".into(),
+            l.display().to_string(),
+            "show".into(),
+        ],
+    ];
+    for c in &cmds {
+        let args: Vec<&str> = c.iter().map(String::as_str).collect();
+        let r = run(&args);
+        assert!(r.status.success(), "{args:?}: {}", stderr(&r));
+        all.push_str(&String::from_utf8_lossy(&r.stdout));
+        all.push_str(&stderr(&r));
+    }
+    fn walk(p: &std::path::Path, all: &mut String) {
+        for e in std::fs::read_dir(p).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                walk(&p, all);
+            } else if p.extension().is_some_and(|x| x == "zst") {
+                let mut b = Vec::new();
+                std::io::Read::read_to_end(
+                    &mut inferbench_ledger::packet::open_records(&p).unwrap(),
+                    &mut b,
+                )
+                .unwrap();
+                all.push_str(&String::from_utf8_lossy(&b));
+            } else {
+                all.push_str(&String::from_utf8_lossy(&std::fs::read(&p).unwrap()));
+            }
         }
     }
+    walk(&dir, &mut all);
+    walk(&out, &mut all);
+    assert!(all.contains("sha256:"), "the packet was read");
     for secret in ["URLSECRET", "TOPSECRET", "alice:"] {
         assert!(!all.contains(secret), "{secret} leaked");
     }
