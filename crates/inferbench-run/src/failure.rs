@@ -12,6 +12,12 @@ pub mod exit {
     pub const INPUT: u8 = 2;
     /// `--fail-on-missed-schedule`: the client did not keep its schedule.
     pub const MISSED_SCHEDULE: u8 = 3;
+    /// `gate`: a precondition rule (serialization, workload, load delivery, client headroom)
+    /// did not pass: the run is not valid evidence, no performance verdict is issued.
+    pub const GATE_INVALID: u8 = 4;
+    /// `gate`: no rule failed, but at least one could not be decided (an interval straddles
+    /// the limit, too few samples, no data).
+    pub const GATE_INCONCLUSIVE: u8 = 5;
     /// Stopped by Ctrl-C or SIGTERM; the artifacts are written and marked partial.
     pub const INTERRUPTED: u8 = 130;
 
@@ -29,6 +35,14 @@ pub mod exit {
         (
             MISSED_SCHEDULE,
             "--fail-on-missed-schedule: the client did not keep its schedule",
+        ),
+        (
+            GATE_INVALID,
+            "gate: INVALID, a precondition (serialization, workload, load delivery, client headroom) did not pass",
+        ),
+        (
+            GATE_INCONCLUSIVE,
+            "gate: INCONCLUSIVE, no rule failed but one could not be decided (too few samples, no data, an interval across the limit)",
         ),
         (
             INTERRUPTED,

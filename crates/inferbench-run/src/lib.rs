@@ -14,9 +14,11 @@
 //! Nothing here prints: the binary does, from the observer's events and the results.
 
 pub mod compare;
+pub mod correctness;
 pub mod describe;
 mod failure;
 pub mod fold;
+pub mod gate;
 pub mod grade;
 pub mod identity;
 pub mod live;

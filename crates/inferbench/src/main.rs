@@ -1,14 +1,17 @@
 //! The `inferbench` binary: flags in, a validated plan out, then the library crates do the
 //! work. Errors are one line on stderr and a non-zero exit code.
 
+mod bridge_cmd;
 mod cli;
 mod compare_cmd;
 mod crosswalk;
+mod gate_cmd;
 mod grade_cmd;
 mod inspect;
 mod ledger_cmd;
 mod metrics_cmd;
 mod mock;
+mod plan_cmd;
 mod profile;
 mod progress;
 
@@ -72,6 +75,9 @@ fn main() -> ExitCode {
         cli::Command::Ledger(a) => ledger_cmd::run(&a),
         cli::Command::Grade(a) => grade_cmd::run(&a),
         cli::Command::Compare(a) => compare_cmd::run(&a),
+        cli::Command::Gate(a) => gate_cmd::run(&a),
+        cli::Command::Plan(a) => plan_cmd::run(&a),
+        cli::Command::Bridge(a) => bridge_cmd::run(&a),
     };
     match result {
         Ok(code) => ExitCode::from(code),

@@ -42,6 +42,14 @@ pub enum Command {
     /// against a declared margin, a verdict per metric (equivalent, better, worse,
     /// inconclusive), Holm across metrics. Exit 1 when a metric is worse.
     Compare(CompareArgs),
+    /// Pass or fail runs against a written gate specification: PASS, FAIL, INCONCLUSIVE
+    /// (with the sample size that would decide) or INVALID (a precondition failed).
+    Gate(Box<super::GateArgs>),
+    /// The traffic matrix as an acceptance plan: regression, service load and trace replay,
+    /// each run, recorded and gated separately.
+    Plan(super::PlanArgs),
+    /// The migration packet from a ledger: what was preserved, validated, conditional, new.
+    Bridge(super::BridgeArgs),
 }
 
 #[derive(Args, Debug)]

@@ -9,10 +9,13 @@
 //! - `plan`: sweep cells and plan building (every value checked, one error naming the flag).
 
 mod args;
+mod bridge_args;
 mod declare;
+mod gate_args;
 mod given;
 mod limits;
 mod plan;
+mod plan_args;
 mod profile_args;
 mod unbuilt;
 mod values;
@@ -22,10 +25,15 @@ pub use args::{
     InspectArgs, MetricsArgs, MockServerArgs, UiArg,
 };
 pub use args::{LedgerArgs, LedgerBaselineCommand, LedgerCommand, LedgerEpochCommand};
+#[allow(unused_imports)]
+pub use bridge_args::{BridgeArgs, BridgeCommand};
 pub use declare::declarations;
+pub use gate_args::GateArgs;
 pub use given::check_given;
 pub use limits::millis;
 pub use plan::{build_plan, cells};
+#[allow(unused_imports)]
+pub use plan_args::{PlanArgs, PlanCommand};
 // The rest of the cli's interface, for callers outside this binary's current modules (the
 // run pipeline moving to its own crate, tests); unused here for now.
 #[allow(unused_imports)]
