@@ -84,6 +84,8 @@ fn manifest_validates_and_never_holds_a_secret() {
     m.plan.target = Target::Simulated {
         ttft_ms: 20.0,
         itl_ms: 5.0,
+        error_rate: 0.0,
+        answer_accuracy: None,
     };
     m.plan.tokenizer = TokenizerSpec::HuggingFace {
         path: "/tok".into(),

@@ -225,6 +225,13 @@ pub enum Target {
     Simulated {
         ttft_ms: f64,
         itl_ms: f64,
+        /// Fraction of requests the simulated server fails with HTTP 500 (`--sim-error-rate`).
+        #[serde(default, skip_serializing_if = "is_zero")]
+        error_rate: f64,
+        /// Fraction of answered questions the simulated server gets right, when the workload
+        /// carries expected answers (`--sim-answer-accuracy`); None: it answers with filler.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        answer_accuracy: Option<f64>,
     },
 }
 
@@ -457,6 +464,10 @@ impl HeaderValue {
     }
 }
 
+fn is_zero(v: &f64) -> bool {
+    *v == 0.0
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -499,3 +510,4 @@ mod tests {
         );
     }
 }
+

@@ -287,7 +287,13 @@ pub fn declare(
 
 /// The deployment the built-in server is: the inferbench binary, no GPUs, no cache.
 fn simulated_deployment(put: &mut impl FnMut(&str, Value), m: &Manifest) {
-    let Target::Simulated { ttft_ms, itl_ms } = m.plan.target else {
+    let Target::Simulated {
+        ttft_ms,
+        itl_ms,
+        error_rate,
+        answer_accuracy,
+    } = m.plan.target
+    else {
         return;
     };
     put(
@@ -306,7 +312,7 @@ fn simulated_deployment(put: &mut impl FnMut(&str, Value), m: &Manifest) {
     );
     put(
         "runtime_args",
-        json!({"sim_ttft_ms": ttft_ms, "sim_itl_ms": itl_ms}),
+        json!({"sim_ttft_ms": ttft_ms, "sim_itl_ms": itl_ms, "sim_error_rate": error_rate, "sim_answer_accuracy": answer_accuracy}),
     );
     for name in [
         "model_revision",

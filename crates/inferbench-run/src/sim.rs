@@ -4,6 +4,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use inferbench_core::plan::Target;
 use inferbench_sim::{SimConfig, SimServer};
 use inferbench_workload::{Corpus, Tokenizer};
 
@@ -23,12 +24,20 @@ pub struct Simulated {
 }
 
 impl Simulated {
-    pub fn start(
-        ttft_ms: f64,
-        itl_ms: f64,
-        model: &str,
-        tok: &Tokenizer,
-    ) -> Result<Simulated, Failure> {
+    /// Starts the server `target` describes (a [`Target::Simulated`]; a URL target is a bug
+    /// of the caller, refused as input).
+    pub fn start(target: &Target, model: &str, tok: &Tokenizer) -> Result<Simulated, Failure> {
+        let Target::Simulated {
+            ttft_ms,
+            itl_ms,
+            error_rate,
+            answer_accuracy: _,
+        } = *target
+        else {
+            return Err(Failure::input(
+                "the simulated server was asked for with a --url",
+            ));
+        };
         let ms = |flag: &str, v: f64| {
             Duration::try_from_secs_f64(v / 1000.0)
                 .map_err(|_| Failure::input(format!("{flag} {v}: not a duration in ms")))
@@ -37,6 +46,7 @@ impl Simulated {
             ttft: ms("--sim-ttft-ms", ttft_ms)?,
             itl: ms("--sim-itl-ms", itl_ms)?,
             model: model.to_string(),
+            error_rate,
             words: Arc::new(sim_words(tok)),
             ..SimConfig::default()
         };

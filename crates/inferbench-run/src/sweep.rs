@@ -85,8 +85,10 @@ pub fn run_sweep_declared(
         prepared.push(p);
     }
     let sim = match first.plan.target {
-        Target::Simulated { ttft_ms, itl_ms } => {
-            let s = Simulated::start(ttft_ms, itl_ms, &first.plan.models[0], &tok)?;
+        Target::Simulated {
+            ttft_ms, itl_ms, ..
+        } => {
+            let s = Simulated::start(&first.plan.target, &first.plan.models[0], &tok)?;
             observer.event(Event::SimulatedServer {
                 url: &s.url,
                 ttft_ms,

@@ -13,6 +13,8 @@ pub fn plan() -> RunPlan {
         target: Target::Simulated {
             ttft_ms: 0.0,
             itl_ms: 0.0,
+            error_rate: 0.0,
+            answer_accuracy: None,
         },
         url: "http://127.0.0.1:1".into(),
         endpoint_type: endpoint,

@@ -44,8 +44,8 @@ pub fn run(a: &InspectArgs, argv: &[String]) -> Result<u8, Failure> {
     );
     let mut prepared = inferbench_run::prepare(&plan, tok.clone())?;
     let sim = match plan.target {
-        Target::Simulated { ttft_ms, itl_ms } => {
-            let s = Simulated::start(ttft_ms, itl_ms, &plan.models[0], &tok)?;
+        Target::Simulated { .. } => {
+            let s = Simulated::start(&plan.target, &plan.models[0], &tok)?;
             prepared.retarget(&s.url)?;
             Some(s)
         }

@@ -299,9 +299,9 @@ pub fn build_plan(a: &ProfileArgs, argv: &[String], cell: &CellValues) -> Result
     }
     let target = match url_given.as_deref() {
         Some(u) => {
-            if a.sim_ttft_ms.is_some() || a.sim_itl_ms.is_some() {
+            if a.sim_ttft_ms.is_some() || a.sim_itl_ms.is_some() || a.sim_error_rate.is_some() {
                 return Err(
-                    "--sim-ttft-ms/--sim-itl-ms set the built-in simulated server, which is not used with --url".into(),
+                    "--sim-ttft-ms/--sim-itl-ms/--sim-error-rate set the built-in simulated server, which is not used with --url".into(),
                 );
             }
             Target::Url {
@@ -313,7 +313,18 @@ pub fn build_plan(a: &ProfileArgs, argv: &[String], cell: &CellValues) -> Result
             let itl_ms = a.sim_itl_ms.unwrap_or(5.0);
             millis("--sim-ttft-ms", ttft_ms)?;
             millis("--sim-itl-ms", itl_ms)?;
-            Target::Simulated { ttft_ms, itl_ms }
+            let error_rate = a.sim_error_rate.unwrap_or(0.0);
+            if !(0.0..=1.0).contains(&error_rate) {
+                return Err(format!(
+                    "--sim-error-rate {error_rate}: a fraction between 0 and 1"
+                ));
+            }
+            Target::Simulated {
+                ttft_ms,
+                itl_ms,
+                error_rate,
+                answer_accuracy: None,
+            }
         }
     };
     let mut models: Vec<String> = a
