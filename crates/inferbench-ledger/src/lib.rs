@@ -7,6 +7,7 @@
 
 pub mod entry;
 pub mod epochs;
+pub mod gates;
 pub mod merge;
 pub mod packet;
 pub mod runs;
