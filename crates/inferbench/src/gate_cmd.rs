@@ -53,7 +53,11 @@ pub fn run(a: &GateArgs) -> Result<u8, Failure> {
     {
         baseline = pin.body["runs"]
             .as_array()
-            .map(|v| v.iter().filter_map(|c| c.as_str().map(str::to_string)).collect())
+            .map(|v| {
+                v.iter()
+                    .filter_map(|c| c.as_str().map(str::to_string))
+                    .collect()
+            })
             .unwrap_or_default();
     }
     for r in &baseline {
@@ -110,11 +114,18 @@ fn resolve(
     let e = epochs::find_run(entries, run)
         .map_err(|f| Failure::input(format!("{run}: {}", f.message)))?;
     let id = e.body["packet"].as_str().ok_or_else(|| {
-        Failure::input(format!("{}: line {}: body.packet: missing", l.file().display(), e.seq))
+        Failure::input(format!(
+            "{}: line {}: body.packet: missing",
+            l.file().display(),
+            e.seq
+        ))
     })?;
     let dir = packet::packet_dir(l, id);
     let manifest = packet::read_manifest(l, id)?;
-    Ok((dir, manifest["evidence"]["sha256"].as_str().map(str::to_string)))
+    Ok((
+        dir,
+        manifest["evidence"]["sha256"].as_str().map(str::to_string),
+    ))
 }
 
 fn write(path: &Path, bytes: &[u8]) -> Result<(), Failure> {

@@ -46,7 +46,11 @@ impl Verdict {
     /// each rule came out as it did.
     pub fn markdown(&self) -> String {
         let mut s = String::new();
-        let _ = writeln!(s, "# Acceptance gate: {} (version {})\n", self.gate.name, self.gate.version);
+        let _ = writeln!(
+            s,
+            "# Acceptance gate: {} (version {})\n",
+            self.gate.name, self.gate.version
+        );
         let _ = writeln!(s, "**Verdict: {}**\n", self.verdict.as_str());
         let _ = writeln!(s, "| | |\n|---|---|");
         let _ = writeln!(s, "| gate spec | `{}` |", self.gate.digest);
@@ -55,7 +59,10 @@ impl Verdict {
             let _ = writeln!(s, "| traffic profile | {p} |");
         }
         if let Some(e) = &self.epoch {
-            let fp = e.fingerprint.as_deref().map_or("unresolved".to_string(), |f| format!("`{f}`"));
+            let fp = e
+                .fingerprint
+                .as_deref()
+                .map_or("unresolved".to_string(), |f| format!("`{f}`"));
             let _ = writeln!(
                 s,
                 "| epoch | {} ({fp}); runs match: {} |",
@@ -69,7 +76,11 @@ impl Verdict {
             let _ = writeln!(s, "| baseline runs | {} |", ids(&self.runs.baseline));
         }
         if let Some(m) = &self.multiplicity {
-            let _ = writeln!(s, "| multiplicity | {} over {} rule(s) |", m.method, m.family_size);
+            let _ = writeln!(
+                s,
+                "| multiplicity | {} over {} rule(s) |",
+                m.method, m.family_size
+            );
         }
         let _ = writeln!(s, "| exit code | {} |", self.exit_code);
         s.push('\n');
@@ -171,10 +182,13 @@ fn detail(s: &mut String, r: &RuleVerdict) {
     if let Some(n) = &r.needed {
         lines.push(format!("to decide: {}", observed(n)));
     }
-    lines.push(format!("burden: {}", match r.burden {
-        super::spec::Burden::DemonstratePass => "the runs must demonstrate the bound is met",
-        super::spec::Burden::DemonstrateFail => "the runs must demonstrate the bound is broken",
-    }));
+    lines.push(format!(
+        "burden: {}",
+        match r.burden {
+            super::spec::Burden::DemonstratePass => "the runs must demonstrate the bound is met",
+            super::spec::Burden::DemonstrateFail => "the runs must demonstrate the bound is broken",
+        }
+    ));
     if lines.is_empty() && r.checks.is_empty() {
         return;
     }
@@ -208,11 +222,17 @@ fn bold_unless_pass(o: Outcome) -> String {
 }
 
 fn unit(r: &RuleVerdict) -> String {
-    r.unit.as_deref().map(|u| format!(" {u}")).unwrap_or_default()
+    r.unit
+        .as_deref()
+        .map(|u| format!(" {u}"))
+        .unwrap_or_default()
 }
 
 fn ids(v: &[String]) -> String {
-    v.iter().map(|i| format!("`{}`", short(i))).collect::<Vec<_>>().join(", ")
+    v.iter()
+        .map(|i| format!("`{}`", short(i)))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// `sha256:` and 12 hex digits, as `ledger log` prints them.
@@ -229,7 +249,10 @@ fn num(v: f64) -> String {
     } else if v.abs() >= 100.0 {
         format!("{v:.1}")
     } else {
-        format!("{v:.4}").trim_end_matches('0').trim_end_matches('.').to_string()
+        format!("{v:.4}")
+            .trim_end_matches('0')
+            .trim_end_matches('.')
+            .to_string()
     }
 }
 
