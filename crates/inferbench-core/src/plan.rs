@@ -225,7 +225,7 @@ pub enum Target {
     Simulated {
         ttft_ms: f64,
         itl_ms: f64,
-        /// Fraction of requests the simulated server fails with HTTP 500 (`--sim-error-rate`).
+        /// Percent of requests the simulated server fails with HTTP 500 (`--sim-error-rate`).
         #[serde(default, skip_serializing_if = "is_zero")]
         error_rate: f64,
         /// Fraction of answered questions the simulated server gets right, when the workload

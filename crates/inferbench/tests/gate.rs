@@ -138,7 +138,7 @@ fn the_example_spec_passes_a_clean_run_and_says_the_same_twice() {
 
 #[test]
 fn ten_percent_injected_errors_fail_the_goodput_rule() {
-    let run_dir = demo_run("gate-errors", &["--sim-error-rate", "0.1"]);
+    let run_dir = demo_run("gate-errors", &["--sim-error-rate", "10"]);
     let out = tmpdir("gate-errors-out");
     let j = out.join("v.json");
     let o = run(&[

@@ -314,9 +314,9 @@ pub fn build_plan(a: &ProfileArgs, argv: &[String], cell: &CellValues) -> Result
             millis("--sim-ttft-ms", ttft_ms)?;
             millis("--sim-itl-ms", itl_ms)?;
             let error_rate = a.sim_error_rate.unwrap_or(0.0);
-            if !(0.0..=1.0).contains(&error_rate) {
+            if !(0.0..=100.0).contains(&error_rate) {
                 return Err(format!(
-                    "--sim-error-rate {error_rate}: a fraction between 0 and 1"
+                    "--sim-error-rate {error_rate}: a percentage between 0 and 100"
                 ));
             }
             Target::Simulated {

@@ -377,8 +377,8 @@ pub struct ProfileArgs {
     /// Inter-token latency of the simulated server, ms (default 5; only without --url).
     #[arg(long = "sim-itl-ms", allow_negative_numbers = true)]
     pub sim_itl_ms: Option<f64>,
-    /// Fraction of requests the simulated server fails with HTTP 500, 0–1 (default 0; only
-    /// without --url): fault injection for goodput and gate checks.
+    /// Percent of requests the simulated server fails with HTTP 500, 0–100 (default 0; only
+    /// without --url; as mock-server --error-rate): fault injection for goodput and gates.
     #[arg(long = "sim-error-rate")]
     pub sim_error_rate: Option<f64>,
 }
