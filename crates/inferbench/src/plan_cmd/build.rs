@@ -98,7 +98,15 @@ fn build(plan: &PlanSpec, p: &ProfileSpec) -> Result<Ready, String> {
         }
         argv.extend(["--declare".to_string(), d.value.clone()]);
     }
-    let (a, warnings) = parse_profile_argv(&argv).map_err(at_load)?;
+    let (a, warnings) = parse_profile_argv(&argv)
+        .map_err(|e| {
+            if e.contains("cannot be used multiple times") && !plan.defaults.is_empty() {
+                format!("{e} (a flag of defaults.args may not be given again by a profile)")
+            } else {
+                e
+            }
+        })
+        .map_err(at_load)?;
     let cells = crate::cli::cells(&a).map_err(at_load)?;
     if cells.len() > 1 {
         return Err(at_load(format!(
