@@ -11,8 +11,7 @@ use common::{read_json, run, stderr, tmpdir};
 use serde_json::Value;
 
 /// Flags every profile shares: a fast simulated server, no progress display.
-const DEFAULTS: &str =
-    r#"args = ["--sim-ttft-ms", "1", "--sim-itl-ms", "0", "--ui", "none"]"#;
+const DEFAULTS: &str = r#"args = ["--sim-ttft-ms", "1", "--sim-itl-ms", "0", "--ui", "none"]"#;
 
 const REGRESSION: &str = r#"[[profile]]
 name = "regression"
@@ -410,4 +409,35 @@ fn a_profile_directory_already_holding_files_is_refused() {
         "{e}"
     );
     assert!(!d.join("ledger").exists());
+}
+
+#[test]
+fn a_regression_with_varying_lengths_and_a_service_load_without_its_shape_are_refused() {
+    let body = REGRESSION.replace(
+        "\"--isl\", \"16\",",
+        "\"--isl\", \"16\", \"--isl-stddev\", \"2\",",
+    );
+    refused(
+        "isl-stddev",
+        &body,
+        "args = [\"--concurrency\"",
+        &["--synthetic-input-tokens-stddev 2: a regression's lengths are fixed (0)"],
+    );
+    let body = SERVICE_LOAD.replace("\"--arrival-smoothness\", \"2\",", "");
+    refused(
+        "gamma-no-smoothness",
+        &body,
+        "args = [\"--request-rate\"",
+        &["--arrival-pattern gamma: give its --arrival-smoothness"],
+    );
+    let body = SERVICE_LOAD.replace(
+        "\"--arrival-pattern\", \"gamma\", \"--arrival-smoothness\", \"2\",",
+        "\"--arrival-pattern\", \"constant\",",
+    );
+    refused(
+        "constant",
+        &body,
+        "args = [\"--request-rate\"",
+        &["--arrival-pattern constant: a service load is arrival-driven"],
+    );
 }

@@ -373,3 +373,85 @@ fn check_name(name: &str) -> Result<(), String> {
         ))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const HEAD: &str = "[plan]\nname = \"p\"\nledger = \"l\"\noutput = \"o\"\n";
+
+    fn err(body: &str) -> String {
+        parse("p.toml", &format!("{HEAD}{body}"), Path::new("base")).unwrap_err()
+    }
+
+    #[test]
+    fn paths_resolve_against_the_plan_directory() {
+        let p = parse(
+            "p.toml",
+            &format!("{HEAD}[[profile]]\nname = \"a\"\nkind = \"regression\"\nargs = []\ngate = \"../g.toml\"\n"),
+            Path::new("dir/sub"),
+        )
+        .unwrap();
+        assert_eq!(p.ledger, PathBuf::from("dir/sub/l"));
+        assert_eq!(p.output, PathBuf::from("dir/sub/o"));
+        assert_eq!(
+            p.profiles[0].gate.as_ref().unwrap().value,
+            PathBuf::from("dir/g.toml")
+        );
+        assert_eq!(p.profiles[0].gate.as_ref().unwrap().line, 9);
+        assert_eq!(p.profiles[0].repeats, 1);
+    }
+
+    #[test]
+    fn shape_errors_name_the_line_and_field() {
+        assert_eq!(
+            parse("p.toml", "[defaults]\nargs = []\n", Path::new("")).unwrap_err(),
+            "p.toml:1: plan: missing the [plan] table (name, ledger, output)"
+        );
+        assert_eq!(
+            err(""),
+            "p.toml:1: profile: the plan declares no [[profile]]"
+        );
+        // Line 5 is `[[profile]]`, 6 name, 7 kind, 8 the load.
+        let both = "[[profile]]\nname = \"a\"\nkind = \"regression\"\nargs = []\naiperf_config = \"x.yaml\"\n";
+        assert_eq!(
+            err(both),
+            "p.toml:9: profile[1].aiperf_config: give either args or aiperf_config, not both"
+        );
+        let scen =
+            "[[profile]]\nname = \"a\"\nkind = \"regression\"\nargs = []\nscenario = \"s\"\n";
+        assert!(
+            err(scen).starts_with("p.toml:9: profile[1].scenario: "),
+            "{}",
+            err(scen)
+        );
+        let reps = "[[profile]]\nname = \"a\"\nkind = \"regression\"\nargs = []\nrepeats = 11\n";
+        assert_eq!(
+            err(reps),
+            "p.toml:9: profile[1].repeats: 11: must be 1 to 10 (--num-profile-runs)"
+        );
+        let dup = "[[profile]]\nname = \"a\"\nkind = \"regression\"\nargs = []\n[[profile]]\nname = \"a\"\nkind = \"regression\"\nargs = []\n";
+        assert_eq!(
+            err(dup),
+            "p.toml:10: profile[2].name: \"a\" is already profile[1] (line 5)"
+        );
+        let bad = "[[profile]]\nname = \"../x\"\nkind = \"regression\"\nargs = []\n";
+        assert!(err(bad).starts_with("p.toml:6: profile[1].name: \"../x\": a directory name"));
+        let nokind = "[[profile]]\nname = \"a\"\nargs = []\n";
+        assert!(err(nokind).starts_with("p.toml:5: profile[1].kind: missing"));
+    }
+
+    #[test]
+    fn resolve_folds_parent_components() {
+        assert_eq!(resolve_in(Path::new("a/b"), "../c"), PathBuf::from("a/c"));
+        assert_eq!(resolve_in(Path::new(""), "../c"), PathBuf::from("../c"));
+        assert_eq!(
+            resolve_in(Path::new("a"), "/abs/x"),
+            PathBuf::from("/abs/x")
+        );
+        assert_eq!(
+            resolve_in(Path::new("a"), "./x/./y"),
+            PathBuf::from("a/x/y")
+        );
+    }
+}
