@@ -68,11 +68,29 @@ fn validate(path: &Path) -> Result<(spec::PlanSpec, Vec<Ready>), Failure> {
             )));
         }
     }
-    if plan.ledger.exists() {
-        Ledger::open(&plan.ledger)
-            .map_err(|f| Failure::input(format!("{}: plan.ledger: {}", plan.file, f.message)))?;
+    // An existing ledger must open; a directory without one must be empty (init refuses
+    // anything else, and that would come after the check).
+    let at_ledger = |m: String| {
+        Failure::input(spec::located(
+            &plan.file,
+            plan.ledger_line,
+            "plan.ledger",
+            m,
+        ))
+    };
+    if has_ledger(&plan.ledger) {
+        Ledger::open(&plan.ledger).map_err(|f| at_ledger(f.message))?;
+    } else if std::fs::read_dir(&plan.ledger).is_ok_and(|mut d| d.next().is_some()) {
+        return Err(at_ledger(format!(
+            "{} holds files but no ledger.jsonl: not a ledger",
+            plan.ledger.display()
+        )));
     }
     Ok((plan, ready))
+}
+
+fn has_ledger(dir: &Path) -> bool {
+    dir.join("ledger.jsonl").exists()
 }
 
 fn stamp() -> Stamp {
@@ -85,7 +103,7 @@ fn stamp() -> Stamp {
 
 fn run_plan(path: &Path) -> Result<u8, Failure> {
     let (plan, ready) = validate(path)?;
-    let ledger = if plan.ledger.exists() {
+    let ledger = if has_ledger(&plan.ledger) {
         Ledger::open(&plan.ledger)?
     } else {
         Ledger::init(&plan.ledger, &stamp())?

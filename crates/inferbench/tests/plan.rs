@@ -441,3 +441,19 @@ fn a_regression_with_varying_lengths_and_a_service_load_without_its_shape_are_re
         &["--arrival-pattern constant: a service load is arrival-driven"],
     );
 }
+
+#[test]
+fn a_ledger_directory_that_is_not_a_ledger_is_refused_before_anything_runs() {
+    let (d, p) = plan_dir("not-a-ledger", SERVICE_LOAD);
+    std::fs::create_dir_all(d.join("ledger")).unwrap();
+    std::fs::write(d.join("ledger/notes.txt"), "x").unwrap();
+    let o = plan(&["run", p.to_str().unwrap()]);
+    let e = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{e}");
+    // `ledger = "ledger"` is line 3 of the plan.
+    assert!(
+        e.contains(&format!("{}:3: plan.ledger: ", p.display())) && e.contains("not a ledger"),
+        "{e}"
+    );
+    assert!(!d.join("out").exists());
+}

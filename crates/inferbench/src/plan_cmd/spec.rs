@@ -120,6 +120,8 @@ pub struct PlanSpec {
     pub file: String,
     pub name: String,
     pub ledger: PathBuf,
+    /// The line of `ledger`, for errors about the ledger directory.
+    pub ledger_line: usize,
     pub output: PathBuf,
     pub defaults: Vec<At<String>>,
     pub profiles: Vec<ProfileSpec>,
@@ -173,6 +175,7 @@ pub fn parse(file: &str, text: &str, base: &Path) -> Result<PlanSpec, String> {
     };
     let name = non_empty(&plan.name, "plan.name")?;
     let ledger = resolve(&non_empty(&plan.ledger, "plan.ledger")?);
+    let ledger_line = line(plan.ledger.span());
     let output = resolve(&non_empty(&plan.output, "plan.output")?);
     let strings = |v: Spanned<Vec<Spanned<String>>>| -> Vec<At<String>> {
         v.into_inner()
@@ -325,6 +328,7 @@ pub fn parse(file: &str, text: &str, base: &Path) -> Result<PlanSpec, String> {
         file: file.to_string(),
         name,
         ledger,
+        ledger_line,
         output,
         defaults,
         profiles,
