@@ -457,3 +457,38 @@ fn a_ledger_directory_that_is_not_a_ledger_is_refused_before_anything_runs() {
     );
     assert!(!d.join("out").exists());
 }
+
+#[test]
+fn the_example_plan_runs_on_the_simulated_server() {
+    // examples/plan.toml writes to ../artifacts/ beside its directory: run a copy, so that
+    // stays inside a temporary directory.
+    let root = tmpdir("example");
+    let ex = root.join("examples");
+    std::fs::create_dir_all(&ex).unwrap();
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples");
+    for f in ["plan.toml", "plan-service-load.yaml", "plan-trace.jsonl"] {
+        std::fs::copy(src.join(f), ex.join(f)).unwrap();
+    }
+    let p = ex.join("plan.toml");
+    let o = plan(&["check", p.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let o = plan(&["run", p.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let result = read_json(&root.join("artifacts/plan-demo/plan_result.json"));
+    let kinds: Vec<&str> = result["profiles"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds, ["regression", "service-load", "trace-replay"]);
+    // The regression repeats twice: four runs in all.
+    let entries = ledger_entries(&root.join("artifacts/plan-demo-ledger"));
+    assert_eq!(
+        entries.iter().filter(|e| e["kind"] == "run.record").count(),
+        4
+    );
+    // 24 rows in the trace: 24 requests replayed.
+    let trace = common::evidence_records(&root.join("artifacts/plan-demo/trace-replay"));
+    assert_eq!(trace.len(), 24);
+}
