@@ -1,6 +1,7 @@
 //! The `inferbench` binary: flags in, a validated plan out, then the library crates do the
 //! work. Errors are one line on stderr and a non-zero exit code.
 
+mod aiperf_config;
 mod bridge_cmd;
 mod cli;
 mod compare_cmd;

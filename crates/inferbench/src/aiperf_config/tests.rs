@@ -1,0 +1,320 @@
+//! The mapping against AIPerf 0.13's own templates (copied unchanged into
+//! `tests/data/aiperf-config/`) and a few configs written for these tests (`ours/`). Expected
+//! flags are written by hand from each file.
+
+use std::path::PathBuf;
+
+use super::{Options, profile_flags};
+
+fn data(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/aiperf-config")
+        .join(name)
+}
+
+fn flags(name: &str, opts: &Options) -> Result<Vec<String>, String> {
+    profile_flags(&data(name), opts)
+}
+
+fn ok(name: &str, opts: &Options) -> Vec<String> {
+    flags(name, opts).unwrap_or_else(|e| panic!("{name}: {e}"))
+}
+
+fn s(v: &[&str]) -> Vec<String> {
+    v.iter().map(|x| x.to_string()).collect()
+}
+
+/// The error, checked to be one line naming the file.
+fn refused(name: &str, opts: &Options) -> String {
+    let e = flags(name, opts).expect_err(name);
+    assert!(!e.contains('\n'), "{e}");
+    assert!(e.starts_with(&data(name).display().to_string()), "{e}");
+    e
+}
+
+#[test]
+fn aiperf_config_every_template_maps_or_is_refused_by_name_never_schema_invalid() {
+    // AIPerf's own templates are valid AIPerf input: the embedded schema (with duration
+    // strings read as seconds) must accept each one that is not refused before validation.
+    let dir = data("");
+    let mut n = 0;
+    let mut bad = Vec::new();
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let p = entry.unwrap().path();
+        if p.extension().and_then(|e| e.to_str()) != Some("yaml") {
+            continue;
+        }
+        n += 1;
+        if let Err(e) = profile_flags(&p, &Options::default())
+            && (e.contains("schema") || e.contains("not YAML"))
+        {
+            bad.push(e);
+        }
+    }
+    assert_eq!(n, 27, "AIPerf 0.13 ships 27 templates");
+    assert!(bad.is_empty(), "{bad:#?}");
+}
+
+#[test]
+fn aiperf_config_an_invalid_file_is_refused_by_the_schema() {
+    // concurrency 0 is below the schema's minimum of 1.
+    let text = "schemaVersion: \"2.0\"\nbenchmark:\n  endpoint:\n    url: http://h:1\n  phases:\n    type: concurrency\n    concurrency: 0\n";
+    let e = super::flags_from_str(
+        "x.yaml",
+        text,
+        std::path::Path::new(""),
+        &Options::default(),
+    )
+    .unwrap_err();
+    assert!(
+        e.starts_with("x.yaml: benchmark.phases") && e.contains("AIPerf 0.13's schema"),
+        "{e}"
+    );
+}
+
+#[test]
+fn aiperf_config_minimal_template_maps_to_flags() {
+    assert_eq!(
+        ok("minimal.yaml", &Options::default()),
+        s(&[
+            "--model",
+            "meta-llama/Llama-3.1-8B-Instruct",
+            "--url",
+            "http://localhost:8000",
+            // AIPerf's YAML default: not streaming.
+            "--no-streaming",
+            // AIPerf's YAML default for a synthetic dataset.
+            "--dataset-sampling-strategy",
+            "sequential",
+            "--num-dataset-entries",
+            "100",
+            "--isl",
+            "512",
+            "--osl",
+            "128",
+            "--concurrency",
+            "8",
+            "--request-count",
+            "100",
+        ])
+    );
+}
+
+#[test]
+fn aiperf_config_a_scenario_is_merged_over_the_base_benchmark() {
+    let opts = Options {
+        scenario: Some("chatbot".into()),
+        simulated: false,
+    };
+    assert_eq!(
+        ok("ours/scenarios.yaml", &opts),
+        s(&[
+            "--random-seed",
+            "42",
+            "--model",
+            "my-model",
+            "--url",
+            "http://localhost:8000",
+            "--endpoint-type",
+            "chat",
+            "--custom-endpoint",
+            "/v1/chat/completions",
+            "--streaming",
+            "--dataset-sampling-strategy",
+            "sequential",
+            "--num-dataset-entries",
+            "1000",
+            // The scenario's lengths over the base's 512/50 and 128/25.
+            "--isl",
+            "128",
+            "--isl-stddev",
+            "20",
+            "--osl",
+            "64",
+            "--osl-stddev",
+            "10",
+            // The profiling phase: the scenario's rate and concurrency, the base's type,
+            // duration and grace period.
+            "--request-rate",
+            "50",
+            "--arrival-pattern",
+            "poisson",
+            "--concurrency",
+            "128",
+            "--benchmark-duration",
+            "180",
+            "--benchmark-grace-period",
+            "60",
+            "--warmup-request-count",
+            "50",
+            "--warmup-concurrency",
+            "8",
+        ])
+    );
+}
+
+#[test]
+fn aiperf_config_scenario_selection_errors_name_the_part() {
+    let e = refused("ours/scenarios.yaml", &Options::default());
+    assert!(
+        e.contains("sweep.type \"scenarios\": select one") && e.contains("chatbot, summarization"),
+        "{e}"
+    );
+    let nope = Options {
+        scenario: Some("nope".into()),
+        simulated: false,
+    };
+    let e = refused("ours/scenarios.yaml", &nope);
+    assert!(e.contains("sweep.runs: no scenario \"nope\""), "{e}");
+    // summarization's ISL has a median over the base's stddev: not a distribution we build.
+    let summ = Options {
+        scenario: Some("summarization".into()),
+        simulated: false,
+    };
+    let e = refused("ours/scenarios.yaml", &summ);
+    assert!(
+        e.contains("benchmark.dataset.prompts.isl.median 3421: not built in inferbench plans"),
+        "{e}"
+    );
+    let e = refused(
+        "minimal.yaml",
+        &Options {
+            scenario: Some("x".into()),
+            simulated: false,
+        },
+    );
+    assert!(e.contains("sweep: scenario \"x\" selected"), "{e}");
+}
+
+#[test]
+fn aiperf_config_a_fixed_schedule_trace_maps_with_auto_offset_on() {
+    let trace = data("ours/trace.jsonl").display().to_string();
+    let want = |url: bool| {
+        let mut v = s(&["--model", "my-model"]);
+        if url {
+            v.extend(s(&["--url", "http://localhost:8000"]));
+        }
+        v.extend(s(&[
+            "--no-streaming",
+            "--dataset-sampling-strategy",
+            "sequential",
+            "--input-file",
+            &trace,
+            "--custom-dataset-type",
+            "mooncake_trace",
+            "--fixed-schedule",
+            // autoOffset defaults to true in AIPerf's YAML.
+            "--fixed-schedule-auto-offset",
+            "--concurrency",
+            "16",
+        ]));
+        v
+    };
+    assert_eq!(ok("ours/fixed_trace.yaml", &Options::default()), want(true));
+    let sim = Options {
+        scenario: None,
+        simulated: true,
+    };
+    assert_eq!(ok("ours/fixed_trace.yaml", &sim), want(false));
+}
+
+#[test]
+fn aiperf_config_a_regression_maps_its_extra_inputs_and_warmup() {
+    assert_eq!(
+        ok("ours/regression.yaml", &Options::default()),
+        s(&[
+            "--random-seed",
+            "7",
+            "--model",
+            "mock-model",
+            "--url",
+            "http://localhost:8000",
+            "--request-timeout-seconds",
+            "30",
+            "--streaming",
+            "--extra-inputs",
+            r#"{"ignore_eos":true,"min_tokens":8}"#,
+            "--dataset-sampling-strategy",
+            "sequential",
+            "--num-dataset-entries",
+            "64",
+            "--isl",
+            "32",
+            "--osl",
+            "8",
+            "--osl-stddev",
+            "0",
+            "--concurrency",
+            "4",
+            "--request-count",
+            "24",
+            "--warmup-request-count",
+            "4",
+            "--warmup-concurrency",
+            "2",
+        ])
+    );
+}
+
+#[test]
+fn aiperf_config_a_missing_trace_file_names_the_field() {
+    let e = refused("ours/missing_trace.yaml", &Options::default());
+    assert!(
+        e.contains("benchmark.dataset.path: \"no_such_trace.jsonl\": no such file"),
+        "{e}"
+    );
+}
+
+#[test]
+fn aiperf_config_templates_with_parts_not_built_are_refused_by_name() {
+    for (name, want) in [
+        (
+            "sweep_distributions.yaml",
+            "sweep.type \"grid\": not built in inferbench plans",
+        ),
+        (
+            "multi_url_load_balancing.yaml",
+            "benchmark.endpoint.urls: 4 URLs: multi-URL load balancing is not built",
+        ),
+        (
+            "scenario_workload_profiles.yaml",
+            "benchmark.model: \"${MODEL_NAME:meta-llama/Llama-3.1-8B-Instruct}\": environment and template substitution is not built",
+        ),
+        (
+            "goodput_slo.yaml",
+            "benchmark.slos: not built in inferbench plans",
+        ),
+        (
+            "warmup_profiling.yaml",
+            "benchmark.artifacts: not built in inferbench plans",
+        ),
+        (
+            "time_based_soak.yaml",
+            "benchmark.artifacts: not built in inferbench plans",
+        ),
+        (
+            "latency_test.yaml",
+            "benchmark.artifacts: not built in inferbench plans",
+        ),
+        (
+            "fixed_schedule.yaml",
+            "benchmark.artifacts: not built in inferbench plans",
+        ),
+        (
+            "trace_replay.yaml",
+            "benchmark.dataset.synthesis: not built in inferbench plans",
+        ),
+    ] {
+        let e = refused(name, &Options::default());
+        assert!(e.contains(want), "{name}: want {want}: {e}");
+    }
+}
+
+#[test]
+fn aiperf_config_durations_read_as_aiperf_writes_them() {
+    assert_eq!(super::map::duration("30"), Some(30.0));
+    assert_eq!(super::map::duration("30s"), Some(30.0));
+    assert_eq!(super::map::duration("1.5 min"), Some(90.0));
+    assert_eq!(super::map::duration("2h"), Some(7200.0));
+    assert_eq!(super::map::duration("inf"), None);
+}
