@@ -76,10 +76,10 @@ pub fn run(a: &GateArgs) -> Result<u8, Failure> {
     let verdict = evaluate(&spec, &input)?;
     print!("{}", verdict.console());
     if let Some(p) = &a.json {
-        write(p, verdict.to_json().as_bytes())?;
+        crate::metrics_cmd::write_report(p, verdict.to_json().as_bytes())?;
     }
     if let Some(p) = &a.markdown {
-        write(p, verdict.markdown().as_bytes())?;
+        crate::metrics_cmd::write_report(p, verdict.markdown().as_bytes())?;
     }
     if let Some(l) = &ledger {
         let by =
@@ -126,19 +126,4 @@ fn resolve(
         dir,
         manifest["evidence"]["sha256"].as_str().map(str::to_string),
     ))
-}
-
-fn write(path: &Path, bytes: &[u8]) -> Result<(), Failure> {
-    let dir = path
-        .parent()
-        .filter(|d| !d.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let name = path
-        .file_name()
-        .ok_or_else(|| Failure::input(format!("{}: not a file name", path.display())))?;
-    std::fs::create_dir_all(dir)
-        .map_err(|e| Failure::run(format!("{}: cannot create: {e}", dir.display())))?;
-    let p = crate::metrics_cmd::write_file(dir, &name.to_string_lossy(), bytes)?;
-    eprintln!("inferbench: wrote {}", p.display());
-    Ok(())
 }

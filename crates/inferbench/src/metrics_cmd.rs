@@ -124,6 +124,23 @@ pub fn run(a: &MetricsArgs) -> Result<u8, Failure> {
 }
 
 /// Writes `dir/name` atomically (a reader never sees half a file).
+/// Writes a report to a path given by a flag (its directory created), atomically, and says so
+/// on stderr.
+pub fn write_report(path: &Path, bytes: &[u8]) -> Result<(), Failure> {
+    let dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let name = path
+        .file_name()
+        .ok_or_else(|| Failure::input(format!("{}: not a file name", path.display())))?;
+    std::fs::create_dir_all(dir)
+        .map_err(|e| Failure::run(format!("{}: cannot create: {e}", dir.display())))?;
+    let p = write_file(dir, &name.to_string_lossy(), bytes)?;
+    eprintln!("inferbench: wrote {}", p.display());
+    Ok(())
+}
+
 pub fn write_file(dir: &Path, name: &str, bytes: &[u8]) -> Result<std::path::PathBuf, Failure> {
     let mut f = inferbench_artifacts::AtomicFile::create(dir, name)?;
     f.write_all(bytes)?;

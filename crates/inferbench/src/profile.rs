@@ -24,15 +24,7 @@ pub fn run(a: &ProfileArgs, argv: &[String]) -> Result<u8, Failure> {
             dir_name: c.dir_name,
         });
     }
-    let sweep = SweepPlan {
-        cells: plans,
-        runs: a.num_profile_runs,
-        confidence_level: a.confidence_level,
-        profile_run_cooldown_s: a.profile_run_cooldown_seconds,
-        parameter_sweep_cooldown_s: a.parameter_sweep_cooldown_seconds,
-        disable_warmup_after_first: a.profile_run_disable_warmup_after_first,
-        artifact_dir_given: a.artifact_dir.is_some(),
-    };
+    let sweep = sweep_plan(a, plans, a.artifact_dir.is_some());
     let streaming_given = argv.iter().any(|s| s == "--streaming");
     let printer = Arc::new(Printer {
         several,
@@ -43,6 +35,19 @@ pub fn run(a: &ProfileArgs, argv: &[String]) -> Result<u8, Failure> {
     match outcome.failure {
         Some(f) => Err(f),
         None => Ok(outcome.code),
+    }
+}
+
+/// The sweep of `cells` with the repeat and cool-down flags of `a`.
+pub fn sweep_plan(a: &ProfileArgs, cells: Vec<CellPlan>, artifact_dir_given: bool) -> SweepPlan {
+    SweepPlan {
+        cells,
+        runs: a.num_profile_runs,
+        confidence_level: a.confidence_level,
+        profile_run_cooldown_s: a.profile_run_cooldown_seconds,
+        parameter_sweep_cooldown_s: a.parameter_sweep_cooldown_seconds,
+        disable_warmup_after_first: a.profile_run_disable_warmup_after_first,
+        artifact_dir_given,
     }
 }
 

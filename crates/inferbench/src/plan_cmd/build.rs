@@ -149,15 +149,7 @@ fn build(plan: &PlanSpec, p: &ProfileSpec) -> Result<Ready, String> {
             Some((g.value.clone(), spec))
         }
     };
-    let sweep = SweepPlan {
-        cells: plans,
-        runs: a.num_profile_runs,
-        confidence_level: a.confidence_level,
-        profile_run_cooldown_s: a.profile_run_cooldown_seconds,
-        parameter_sweep_cooldown_s: a.parameter_sweep_cooldown_seconds,
-        disable_warmup_after_first: a.profile_run_disable_warmup_after_first,
-        artifact_dir_given: true,
-    };
+    let sweep = crate::profile::sweep_plan(&a, plans, true);
     Ok(Ready {
         spec: p.clone(),
         streaming_given: argv.iter().any(|s| s == "--streaming"),
