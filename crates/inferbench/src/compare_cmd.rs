@@ -108,7 +108,8 @@ fn side_in_ledger(
     Ok((e.cid.clone(), dir))
 }
 
-fn write(path: &Path, bytes: &[u8]) -> Result<(), Failure> {
+/// Writes `path` atomically, creating its directory (also for `bridge report`).
+pub fn write(path: &Path, bytes: &[u8]) -> Result<(), Failure> {
     let dir = path
         .parent()
         .filter(|d| !d.as_os_str().is_empty())
