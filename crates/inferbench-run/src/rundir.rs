@@ -209,7 +209,7 @@ impl RunDir {
     pub fn writable(&self, what: &str) -> Result<(), Failure> {
         match &self.packet {
             Some(p) => Err(Failure::input(format!(
-                "{}: a ledger packet is immutable: {what} would write into it (write elsewhere, e.g. with --output-dir)",
+                "{}: a ledger packet is immutable: {what} would write into it",
                 p.display()
             ))),
             None => Ok(()),

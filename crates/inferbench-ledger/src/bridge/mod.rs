@@ -119,8 +119,10 @@ pub struct Equivalence {
     pub overall: String,
     /// Metric key → verdict.
     pub verdicts: BTreeMap<String, String>,
-    /// SUT pin → value, equal on both sides.
+    /// SUT pin → value, known and equal on every side (the deployment pins among them).
     pub sut: BTreeMap<String, Value>,
+    /// SUT pins known on some sides only: not shown equal.
+    pub sut_one_sided: Vec<String>,
 }
 
 #[derive(Clone, Debug, Default, Serialize)]
@@ -132,7 +134,8 @@ pub struct Conditional {
     pub decisions: Vec<ConditionalDecision>,
     /// Inconclusive metrics of recorded comparisons.
     pub inconclusive: Vec<InconclusiveMetric>,
-    /// Comparisons whose sides' SUT pins are unknown or differ (not a same-deployment proof).
+    /// Legacy-against-ours comparisons not shown to be on the same deployment: a
+    /// [`DEPLOYMENT_PINS`] pin unknown on a side, or a SUT pin that differs.
     pub sut: Vec<SutProblem>,
 }
 
@@ -320,30 +323,54 @@ fn sut_pins(id: &Identity) -> BTreeMap<String, Value> {
         .collect()
 }
 
-/// Equal / unknown / differs between the SUT pins of every run of both sides.
-fn sut_status(
-    sides: &[BTreeMap<String, Value>],
-) -> (&'static str, Vec<String>, BTreeMap<String, Value>) {
+/// The SUT pins that name the deployment: a comparison shows the same deployment only when
+/// they are known on every side (the server image by digest and the weights).
+pub const DEPLOYMENT_PINS: &[&str] = &["image_digest", "model_revision"];
+
+/// What the SUT pins of every run of both sides show.
+struct SutCheck {
+    /// `equal`, `unknown` or `differs`.
+    status: &'static str,
+    /// The pins behind `unknown` (deployment pins missing on a side) or `differs`.
+    pins: Vec<String>,
+    /// Pins known and equal on every side.
+    equal: BTreeMap<String, Value>,
+    /// Pins known on some sides only: not shown equal, listed with the evidence.
+    one_sided: Vec<String>,
+}
+
+/// `differs` when a pin known on two sides differs; `unknown` when a deployment pin is
+/// missing on a side; else `equal`.
+fn sut_check(sides: &[BTreeMap<String, Value>]) -> SutCheck {
+    let mut c = SutCheck {
+        status: "equal",
+        pins: Vec::new(),
+        equal: BTreeMap::new(),
+        one_sided: Vec::new(),
+    };
     let mut differs = Vec::new();
-    let mut unknown = Vec::new();
+    let mut missing = Vec::new();
     for p in CATALOGUE.iter().filter(|p| p.class == PinClass::Sut) {
-        let vals: Vec<Option<&Value>> = sides.iter().map(|m| m.get(p.name)).collect();
-        if vals.iter().any(Option::is_none) {
-            unknown.push(p.name.to_string());
-        } else if vals.windows(2).any(|w| w[0] != w[1]) {
+        let known: Vec<&Value> = sides.iter().filter_map(|m| m.get(p.name)).collect();
+        if known.windows(2).any(|w| w[0] != w[1]) {
             differs.push(p.name.to_string());
+        } else if known.len() == sides.len() && !known.is_empty() {
+            c.equal.insert(p.name.to_string(), known[0].clone());
+        } else {
+            if DEPLOYMENT_PINS.contains(&p.name) {
+                missing.push(p.name.to_string());
+            }
+            if !known.is_empty() {
+                c.one_sided.push(p.name.to_string());
+            }
         }
     }
     if !differs.is_empty() {
-        return ("differs", differs, BTreeMap::new());
+        (c.status, c.pins) = ("differs", differs);
+    } else if !missing.is_empty() {
+        (c.status, c.pins) = ("unknown", missing);
     }
-    // Same deployment: every SUT pin known somewhere is known and equal everywhere, and at
-    // least one is known (no pin at all proves nothing).
-    let known: BTreeMap<String, Value> = sides.first().cloned().unwrap_or_default();
-    if known.is_empty() || sides.iter().any(|m| m.len() != known.len()) {
-        return ("unknown", unknown, BTreeMap::new());
-    }
-    ("equal", Vec::new(), known)
+    c
 }
 
 fn tier_at_most_comparable(t: Tier) -> bool {
@@ -534,13 +561,13 @@ pub fn report(ledger: &Ledger) -> Result<Report, Failure> {
         for c in base.iter().chain(&cand) {
             sides.push(sut_pins(&identity(c)?));
         }
-        let (status, pins, sut) = sut_status(&sides);
-        if status != "equal" {
+        let sut = sut_check(&sides);
+        if sut.status != "equal" {
             conditional.sut.push(SutProblem {
                 comparison: e.cid.clone(),
                 short: short(&e.cid),
-                status,
-                pins,
+                status: sut.status,
+                pins: sut.pins,
             });
             continue;
         }
@@ -553,7 +580,8 @@ pub fn report(ledger: &Ledger) -> Result<Report, Failure> {
             definition_set: s(&b["definition_set"]),
             overall: s(&b["overall"]),
             verdicts,
-            sut,
+            sut: sut.equal,
+            sut_one_sided: sut.one_sided,
         });
     }
     let gates: Vec<GateVerdict> = kind("gate.verdict")

@@ -122,14 +122,19 @@ pub fn markdown(r: &Report) -> String {
         let sut: Vec<String> = e.sut.iter().map(|(k, v)| format!("{k}={v}")).collect();
         let _ = writeln!(
             o,
-            "Comparison `{}` (line {}), baseline {} against candidate {} under `{}`: **{}**. SUT: {}.\n\n| metric | verdict |\n|---|---|",
+            "Comparison `{}` (line {}), baseline {} against candidate {} under `{}`: **{}**. SUT pins equal: {}; known on one side only: {}.\n\n| metric | verdict |\n|---|---|",
             e.short,
             e.line,
             shorts(&e.baseline),
             shorts(&e.candidate),
             e.definition_set,
             e.overall,
-            cell(&sut.join(", "))
+            cell(&sut.join(", ")),
+            if e.sut_one_sided.is_empty() {
+                "none".to_string()
+            } else {
+                e.sut_one_sided.join(", ")
+            }
         );
         for (k, v) in &e.verdicts {
             let _ = writeln!(o, "| {k} | {v} |");
