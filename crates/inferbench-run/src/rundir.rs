@@ -444,3 +444,7 @@ impl RunDir {
         }))
     }
 }
+
+#[cfg(test)]
+#[path = "rundir_tests.rs"]
+mod tests;
