@@ -220,6 +220,7 @@ fn packets_read_as_their_runs_and_refuse_writes() {
     for args in [
         vec!["metrics", p(&po), "--write"],
         vec!["metrics", p(&po), "--format", "json"],
+        vec!["crosswalk", p(&po), "--from", "genai-perf-0.0.13"],
         vec![
             "metrics",
             p(&pi),
