@@ -11,7 +11,6 @@ use inferbench_core::canonical;
 use inferbench_run::Failure;
 use inferbench_run::compare::{Report, Verdict};
 use serde_json::{Map, Value, json};
-use sha2::{Digest, Sha256};
 
 use crate::entry::{Entry, Stamp};
 use crate::epochs::RUN_KINDS;
@@ -96,11 +95,9 @@ pub fn record(
 }
 
 fn file_digest(p: &Path) -> Result<String, Failure> {
-    let mut f =
-        std::fs::File::open(p).map_err(|e| Failure::input(format!("{}: {e}", p.display())))?;
-    let mut h = Sha256::new();
-    std::io::copy(&mut f, &mut h).map_err(|e| Failure::input(format!("{}: {e}", p.display())))?;
-    Ok(format!("sha256:{}", hex::encode(h.finalize())))
+    packet::file_digest(p)
+        .map(|(d, _)| d)
+        .map_err(|e| Failure::input(format!("{}: {e}", p.display())))
 }
 
 fn files_below(dir: &Path, rel: &str, out: &mut Vec<(String, String)>) -> Result<(), Failure> {

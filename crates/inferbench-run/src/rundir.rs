@@ -136,6 +136,36 @@ fn run_dirs(dir: &Path) -> Vec<PathBuf> {
     out
 }
 
+/// A packet's `records.jsonl.zst` (of our run or an import's rebuilt records), decompressed
+/// as read.
+pub fn packet_records(packet: &Path) -> Result<EvidenceStream, Failure> {
+    let p = packet.join(PACKET_RECORDS);
+    let f = std::fs::File::open(&p).map_err(|e| Failure::input(format!("{}: {e}", p.display())))?;
+    let dec = zstd::stream::read::Decoder::new(f)
+        .map_err(|e| Failure::input(format!("{}: {e}", p.display())))?;
+    let input: Box<dyn BufRead + Send> = Box::new(BufReader::with_capacity(1 << 16, dec));
+    EvidenceReader::new(input, &p.display().to_string()).map_err(|e| Failure::input(e.to_string()))
+}
+
+/// A whole evidence stream, read into memory.
+pub fn collect_evidence(mut s: EvidenceStream) -> Result<Evidence, Failure> {
+    let mut ev = Evidence {
+        header: s.header().clone(),
+        records: Vec::new(),
+        phases: Vec::new(),
+        end: None,
+    };
+    for line in &mut s {
+        match line.map_err(|e| Failure::input(e.to_string()))? {
+            EvidenceLine::Record(r) => ev.records.push(*r),
+            EvidenceLine::Phase(w) => ev.phases.push(w),
+            EvidenceLine::End(e) => ev.end = Some(e),
+            EvidenceLine::Header(_) => {}
+        }
+    }
+    Ok(ev)
+}
+
 /// Whether `path` is a ledger packet: the schema of its `manifest.json`, and whether it is
 /// an import's. None when it is not a packet.
 fn packet_kind(path: &Path) -> Result<Option<bool>, Failure> {
@@ -330,21 +360,13 @@ impl RunDir {
 
     /// The evidence, streamed: the header is read (and checked) now, the lines as iterated.
     pub fn evidence(&self) -> Result<EvidenceStream, Failure> {
-        let packed = self.packet.is_some() && self.layout == Layout::Run;
-        let p = self.path.join(if packed {
-            PACKET_RECORDS
-        } else {
-            EVIDENCE_FILE
-        });
+        if self.packet.is_some() && self.layout == Layout::Run {
+            return packet_records(&self.path);
+        }
+        let p = self.path.join(EVIDENCE_FILE);
         let f =
             std::fs::File::open(&p).map_err(|e| Failure::input(format!("{}: {e}", p.display())))?;
-        let input: Box<dyn BufRead + Send> = if packed {
-            let dec = zstd::stream::read::Decoder::new(f)
-                .map_err(|e| Failure::input(format!("{}: {e}", p.display())))?;
-            Box::new(BufReader::with_capacity(1 << 16, dec))
-        } else {
-            Box::new(BufReader::new(f))
-        };
+        let input: Box<dyn BufRead + Send> = Box::new(BufReader::new(f));
         EvidenceReader::new(input, &p.display().to_string())
             .map_err(|e| Failure::input(e.to_string()))
     }
@@ -356,22 +378,7 @@ impl RunDir {
 
     /// The whole evidence, for the definition sets that score a run as a whole.
     pub fn load_evidence(&self) -> Result<Evidence, Failure> {
-        let mut s = self.evidence()?;
-        let mut ev = Evidence {
-            header: s.header().clone(),
-            records: Vec::new(),
-            phases: Vec::new(),
-            end: None,
-        };
-        for line in &mut s {
-            match line.map_err(|e| Failure::input(e.to_string()))? {
-                EvidenceLine::Record(r) => ev.records.push(*r),
-                EvidenceLine::Phase(w) => ev.phases.push(w),
-                EvidenceLine::End(e) => ev.end = Some(e),
-                EvidenceLine::Header(_) => {}
-            }
-        }
-        Ok(ev)
+        collect_evidence(self.evidence()?)
     }
 
     /// `inputs.json` as written.

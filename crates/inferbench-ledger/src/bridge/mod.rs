@@ -11,12 +11,10 @@
 pub mod render;
 
 use std::collections::BTreeMap;
-use std::io::BufReader;
 
-use inferbench_core::evidence::EvidenceReader;
 use inferbench_core::grade::{Grade, Tier};
 use inferbench_core::identity::{CATALOGUE, Identity, PinClass};
-use inferbench_core::{Evidence, EvidenceLine, Phase, canonical};
+use inferbench_core::{Phase, canonical};
 use inferbench_run::Failure;
 use serde::Serialize;
 use serde_json::{Value, json};
@@ -234,32 +232,6 @@ fn strings(v: &Value) -> Vec<String> {
         .collect()
 }
 
-/// A packet's evidence, decompressed whole (an import's rebuilt records, counted when it was
-/// imported).
-fn packet_evidence(ledger: &Ledger, id: &str) -> Result<Evidence, Failure> {
-    let p = packet::packet_dir(ledger, id).join(packet::RECORDS);
-    let f = std::fs::File::open(&p).map_err(|e| Failure::input(format!("{}: {e}", p.display())))?;
-    let dec = zstd::stream::read::Decoder::new(f)
-        .map_err(|e| Failure::input(format!("{}: {e}", p.display())))?;
-    let mut r = EvidenceReader::new(BufReader::new(dec), &p.display().to_string())
-        .map_err(|e| Failure::input(e.to_string()))?;
-    let mut ev = Evidence {
-        header: r.header().clone(),
-        records: Vec::new(),
-        phases: Vec::new(),
-        end: None,
-    };
-    for line in &mut r {
-        match line.map_err(|e| Failure::input(e.to_string()))? {
-            EvidenceLine::Record(x) => ev.records.push(*x),
-            EvidenceLine::Phase(w) => ev.phases.push(w),
-            EvidenceLine::End(e) => ev.end = Some(e),
-            EvidenceLine::Header(_) => {}
-        }
-    }
-    Ok(ev)
-}
-
 /// A word count: the crosswalk's decisions never rest on it (only the multi-token fact does,
 /// and no mapping checks that), and the report shows no values.
 fn words(t: &str) -> u64 {
@@ -270,7 +242,10 @@ fn words(t: &str) -> u64 {
 fn mapping(ledger: &Ledger, e: &Entry) -> Result<RunMapping, Failure> {
     let id = s(&e.body["packet"]);
     let from = s(&e.body["definition_set"]);
-    let ev = packet_evidence(ledger, &id)?;
+    // The import's records as rebuilt (and counted) when it was imported.
+    let ev = inferbench_run::rundir::collect_evidence(inferbench_run::rundir::packet_records(
+        &packet::packet_dir(ledger, &id),
+    )?)?;
     let score = |set: &str| {
         inferbench_metrics::compute_set(set, &ev, Phase::Profiling, &words, None, 0.95)
             .map(|c| c.summary)
