@@ -5,6 +5,8 @@
 //!
 //! Nothing here prints: every command returns data or a rendered `String`.
 
+pub mod bridge;
+pub mod comparisons;
 pub mod entry;
 pub mod epochs;
 pub mod gates;

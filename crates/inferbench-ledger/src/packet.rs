@@ -24,8 +24,10 @@ pub const MANIFEST: &str = "manifest.json";
 pub const SUMMARY: &str = "summary.json";
 pub const RECORDS: &str = "records.jsonl.zst";
 pub const GRADE: &str = "grade.json";
-pub const IMPORT_DIR: &str = "import";
-pub const PACKET_SCHEMA: &str = "inferbench.packet/1";
+pub use inferbench_run::rundir::{
+    PACKET_IMPORT as IMPORT_DIR, PACKET_RUN_FILES, PACKET_RUN_MANIFEST, PACKET_SCHEMA,
+};
+use inferbench_run::side_files::CLIENT_RESOURCES as CLIENT_RESOURCES_FILE;
 const ZSTD_LEVEL: i32 = 3;
 
 /// One file of a packet, as its manifest lists it.
@@ -166,6 +168,46 @@ fn copy_tree(from: &Path, to: &Path, rel: &str, out: &mut Vec<PacketFile>) -> Re
     Ok(())
 }
 
+/// Copies one file byte for byte into the packet as `rel`, listing it.
+fn copy_file(from: &Path, tmp: &Path, rel: &str, out: &mut Vec<PacketFile>) -> Result<(), Failure> {
+    let dst = tmp.join(rel);
+    if let Some(parent) = dst.parent() {
+        std::fs::create_dir_all(parent).map_err(|e| io(parent, e))?;
+    }
+    let mut w = hashing(&dst)?;
+    let mut f = File::open(from).map_err(|e| io(from, e))?;
+    std::io::copy(&mut f, &mut w).map_err(|e| io(from, e))?;
+    out.push(finish_file(rel, w, &dst)?);
+    Ok(())
+}
+
+/// A run of ours: its manifest as `run_manifest.json`, and under `run/` the files the
+/// readers need to treat the packet as the run (`RunDir::open`): the frozen inputs, the
+/// summary the live run wrote (grading checks the re-score against it) and the client
+/// resources side file, each when present. Exports and the console are derived: left out.
+fn copy_run_files(tmp: &Path, src: &Source, out: &mut Vec<PacketFile>) -> Result<(), Failure> {
+    let run = &src.loaded.run;
+    let dir = &run.path;
+    copy_file(
+        &dir.join(inferbench_core::manifest::MANIFEST_FILE),
+        tmp,
+        PACKET_RUN_MANIFEST,
+        out,
+    )?;
+    let names = run.names();
+    for name in [
+        names.inputs_json.as_str(),
+        names.summary_json.as_str(),
+        CLIENT_RESOURCES_FILE,
+    ] {
+        let from = dir.join(name);
+        if from.is_file() {
+            copy_file(&from, tmp, &format!("{PACKET_RUN_FILES}/{name}"), out)?;
+        }
+    }
+    Ok(())
+}
+
 /// The source a manifest names: which tool wrote the run (the path is not content, so it
 /// is left out: the same run added from another path is the same packet).
 fn source_of(src: &Source) -> Value {
@@ -220,6 +262,8 @@ fn build_in(tmp: &Path, src: &Source) -> Result<Value, Failure> {
     files.push(records);
     if let Some(i) = &src.loaded.imported {
         copy_tree(&i.dir, &tmp.join(IMPORT_DIR), IMPORT_DIR, &mut files)?;
+    } else {
+        copy_run_files(tmp, src, &mut files)?;
     }
     files.sort_by(|a, b| a.path.cmp(&b.path));
     let manifest = json!({

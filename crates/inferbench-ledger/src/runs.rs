@@ -10,6 +10,7 @@ use inferbench_run::{Failure, Layout, RunDir};
 use serde_json::{Map, Value, json};
 
 use crate::entry::{Entry, Stamp};
+use crate::epochs;
 use crate::packet::{self, IMPORT_DIR, Packet, PacketFile};
 use crate::source::{self, DECLARE_ROUTE, Source};
 use crate::store::Ledger;
@@ -102,6 +103,70 @@ fn record(
     })
 }
 
+/// A packet is in a ledger already: adding it again would copy a copy.
+fn already_a_packet(rd: &RunDir, given: &Path) -> Result<(), Failure> {
+    match rd.packet() {
+        Some(_) => Err(Failure::input(format!(
+            "{}: a ledger packet, already recorded: add or import the run's own directory",
+            given.display()
+        ))),
+        None => Ok(()),
+    }
+}
+
+/// The packet directory of a run: `cid` is a run entry's cid (whole, or 8 or more hex
+/// digits of it, as [`epochs::find_run`]) or a packet id (`sha256:<hex>`, `sha256-<hex>` or
+/// a unique prefix of the hex, 8 digits or more). The directory must exist.
+pub fn resolve(ledger: &Ledger, cid: &str) -> Result<PathBuf, Failure> {
+    let entries = ledger.entries()?;
+    let id = match epochs::find_run(&entries, cid) {
+        Ok(e) => e
+            .body
+            .get("packet")
+            .and_then(Value::as_str)
+            .ok_or_else(|| Failure::input(format!("line {}: body.packet: missing", e.seq)))?
+            .to_string(),
+        Err(run_err) => match packet_by_prefix(&entries, cid)? {
+            Some(id) => id,
+            None => return Err(run_err),
+        },
+    };
+    let dir = packet::packet_dir(ledger, &id);
+    if !dir.join(packet::MANIFEST).is_file() {
+        return Err(Failure::input(format!(
+            "{cid}: packet {id} is named by the ledger but {} is missing",
+            dir.display()
+        )));
+    }
+    Ok(dir)
+}
+
+/// The packet id a run entry records that starts with `cid`'s hex (None when none does).
+fn packet_by_prefix(entries: &[Entry], cid: &str) -> Result<Option<String>, Failure> {
+    let hex = cid
+        .strip_prefix("sha256:")
+        .or_else(|| cid.strip_prefix("sha256-"))
+        .unwrap_or(cid);
+    if hex.len() < 8 || !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return Ok(None);
+    }
+    let mut hits: Vec<&str> = entries
+        .iter()
+        .filter(|e| epochs::RUN_KINDS.contains(&e.kind.as_str()))
+        .filter_map(|e| e.body.get("packet").and_then(Value::as_str))
+        .filter(|p| p["sha256:".len()..].starts_with(hex))
+        .collect();
+    hits.dedup();
+    match hits.as_slice() {
+        [] => Ok(None),
+        [p] => Ok(Some((*p).to_string())),
+        _ => Err(Failure::input(format!(
+            "packet id '{cid}' is ambiguous: {} packets start with it",
+            hits.len()
+        ))),
+    }
+}
+
 /// `ledger add RUN`: one run of ours, or each run of a `--num-profile-runs` directory (or
 /// of a sweep), in order.
 pub fn add(
@@ -111,6 +176,7 @@ pub fn add(
     stamp: &Stamp,
 ) -> Result<Vec<Added>, Failure> {
     let dir = RunDir::open(run)?;
+    already_a_packet(&dir, run)?;
     if let Layout::Imported(tool) = &dir.layout {
         return Err(Failure::input(format!(
             "{}: a {} artifact directory: use `inferbench ledger import {}`",
@@ -156,6 +222,7 @@ pub fn import(
     stamp: &Stamp,
 ) -> Result<Added, Failure> {
     let rd = RunDir::open(dir)?;
+    already_a_packet(&rd, dir)?;
     if !matches!(rd.layout, Layout::Imported(_)) {
         return Err(Failure::input(format!(
             "{}: not a GenAI-Perf or AIPerf artifact directory (a run of ours is added with `inferbench ledger add`)",

@@ -33,6 +33,17 @@ pub fn log(entries: &[Entry]) -> String {
                 b["epoch"].as_str().unwrap_or("?"),
                 b["runs"].as_array().map_or(0, Vec::len)
             ),
+            "comparison.record" => format!(
+                "{} runs against {} under {}: {}",
+                b["candidate"].as_array().map_or(0, Vec::len),
+                b["baseline"].as_array().map_or(0, Vec::len),
+                b["definition_set"].as_str().unwrap_or("?"),
+                b["overall"].as_str().unwrap_or("?")
+            ),
+            "bridge.record" => format!(
+                "report {}",
+                short(b["report_digest"].as_str().unwrap_or("?"))
+            ),
             _ => String::new(),
         };
         s.push_str(&format!(

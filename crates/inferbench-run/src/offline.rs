@@ -25,6 +25,7 @@ fn slos(manifest: &Manifest) -> Result<Vec<inferbench_metrics::aiperf::Slo>, Fai
 /// wrote them (side files are kept as they are). `manifest` is the run's, possibly with
 /// another `--goodput`.
 pub fn rewrite(run: &RunDir, manifest: &Manifest) -> Result<Finished, Failure> {
+    run.writable("--write")?;
     let mut lines = run.evidence()?;
     let header = lines.header().clone();
     let plan = &manifest.plan;
@@ -171,7 +172,8 @@ fn load_as(dir: &Path, tokenizer: Option<&str>, stream: bool) -> Result<Loaded, 
         .map_err(|e| Failure::input(format!("--tokenizer: {e}")))?;
     let count = |t: &str| tok.count(t) as u64;
     let imported =
-        inferbench_import::import(dir, &count).map_err(|e| Failure::input(e.to_string()))?;
+        // `run.path`: a packet's `import/` when `dir` is a ledger packet.
+        inferbench_import::import(&run.path, &count).map_err(|e| Failure::input(e.to_string()))?;
     let mut notes = Vec::new();
     if tokenizer.is_none() {
         notes.push(format!(

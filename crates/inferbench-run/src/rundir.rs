@@ -2,8 +2,14 @@
 //! (`profile_runs/run_NNNN` with `aggregate/`), a sweep (cell directories with
 //! `sweep_aggregate/`), or another tool's artifact directory — and reads our own files back
 //! as types. Evidence is streamed, a line at a time.
+//!
+//! A ledger packet (`packets/sha256-…/`, `manifest.json` with `"schema":
+//! "inferbench.packet/1"`) opens as the run it holds: an import's packet as that import
+//! (its `import/` files), a packet of ours as a run whose evidence is `records.jsonl.zst`
+//! (decompressed as read), whose manifest is `run_manifest.json` and whose other files are
+//! the copies under `run/`. A packet is immutable: [`RunDir::writable`] refuses it.
 
-use std::io::BufReader;
+use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 
 use inferbench_artifacts::FileNames;
@@ -37,7 +43,24 @@ pub struct RunDir {
     pub layout: Layout,
     /// The run's file names (its `--profile-export-prefix`, read once from the manifest).
     names: FileNames,
+    /// The packet directory when this run is read from a ledger packet.
+    packet: Option<PathBuf>,
+    /// Where the run's own files are: `path`, or a packet's `run/`.
+    files: PathBuf,
 }
+
+/// A ledger packet's manifest (its `schema` is [`PACKET_SCHEMA`]).
+pub const PACKET_MANIFEST: &str = "manifest.json";
+pub const PACKET_SCHEMA: &str = "inferbench.packet/1";
+/// The evidence file of a packet, zstd-compressed.
+pub const PACKET_RECORDS: &str = "records.jsonl.zst";
+/// A packet of our run: the run's `inferbench_manifest.json`, byte for byte.
+pub const PACKET_RUN_MANIFEST: &str = "run_manifest.json";
+/// A packet of our run: copies of the run files readers need (inputs, summary, client
+/// resources), under their own names.
+pub const PACKET_RUN_FILES: &str = "run";
+/// A packet of an import: the original artifact files.
+pub const PACKET_IMPORT: &str = "import";
 
 /// One metric of a stored summary (`profile_export_aiperf.json`): its unit and every
 /// statistic it has (`avg`, `p50`, …), in the file's order.
@@ -92,8 +115,8 @@ pub struct StoredAggregate {
     pub document: serde_json::Value,
 }
 
-/// The evidence file, read a line at a time.
-pub type EvidenceStream = EvidenceReader<BufReader<std::fs::File>>;
+/// The evidence file, read a line at a time (a packet's decompressed as read).
+pub type EvidenceStream = EvidenceReader<Box<dyn BufRead + Send>>;
 
 fn read_json(path: &Path) -> Result<serde_json::Value, Failure> {
     let text = std::fs::read_to_string(path)
@@ -113,9 +136,121 @@ fn run_dirs(dir: &Path) -> Vec<PathBuf> {
     out
 }
 
+/// A packet's `records.jsonl.zst` (of our run or an import's rebuilt records), decompressed
+/// as read.
+pub fn packet_records(packet: &Path) -> Result<EvidenceStream, Failure> {
+    let p = packet.join(PACKET_RECORDS);
+    let f = std::fs::File::open(&p).map_err(|e| Failure::input(format!("{}: {e}", p.display())))?;
+    let dec = zstd::stream::read::Decoder::new(f)
+        .map_err(|e| Failure::input(format!("{}: {e}", p.display())))?;
+    let input: Box<dyn BufRead + Send> = Box::new(BufReader::with_capacity(1 << 16, dec));
+    EvidenceReader::new(input, &p.display().to_string()).map_err(|e| Failure::input(e.to_string()))
+}
+
+/// A whole evidence stream, read into memory.
+pub fn collect_evidence(mut s: EvidenceStream) -> Result<Evidence, Failure> {
+    let mut ev = Evidence {
+        header: s.header().clone(),
+        records: Vec::new(),
+        phases: Vec::new(),
+        end: None,
+    };
+    for line in &mut s {
+        match line.map_err(|e| Failure::input(e.to_string()))? {
+            EvidenceLine::Record(r) => ev.records.push(*r),
+            EvidenceLine::Phase(w) => ev.phases.push(w),
+            EvidenceLine::End(e) => ev.end = Some(e),
+            EvidenceLine::Header(_) => {}
+        }
+    }
+    Ok(ev)
+}
+
+/// Whether `path` is a ledger packet: the schema of its `manifest.json`, and whether it is
+/// an import's. None when it is not a packet.
+fn packet_kind(path: &Path) -> Result<Option<bool>, Failure> {
+    let m = path.join(PACKET_MANIFEST);
+    if !m.is_file() {
+        return Ok(None);
+    }
+    let Ok(doc) = read_json(&m) else {
+        return Ok(None);
+    };
+    if doc["schema"] != PACKET_SCHEMA {
+        return Ok(None);
+    }
+    let imported = doc["source"]["imported"]
+        .as_bool()
+        .ok_or_else(|| Failure::input(format!("{}: source.imported: missing", m.display())))?;
+    Ok(Some(imported))
+}
+
 impl RunDir {
+    /// A ledger packet as its run.
+    fn open_packet(path: &Path, imported: bool) -> Result<RunDir, Failure> {
+        if imported {
+            let dir = path.join(PACKET_IMPORT);
+            let Some(tool) = inferbench_import::detect(&dir) else {
+                return Err(Failure::input(format!(
+                    "{}: not a GenAI-Perf or AIPerf artifact directory (the packet's original files)",
+                    dir.display()
+                )));
+            };
+            return Ok(RunDir {
+                path: dir.clone(),
+                layout: Layout::Imported(tool),
+                names: inferbench_artifacts::file_names("profile_export"),
+                packet: Some(path.to_path_buf()),
+                files: dir,
+            });
+        }
+        let rm = path.join(PACKET_RUN_MANIFEST);
+        if !rm.is_file() {
+            return Err(Failure::input(format!(
+                "{}: this packet predates {PACKET_RUN_MANIFEST} (written by an older `ledger add`): add the run again from its own directory to read it as a run",
+                path.display()
+            )));
+        }
+        if !path.join(PACKET_RECORDS).is_file() {
+            return Err(Failure::input(format!(
+                "{}: {PACKET_RECORDS} is absent (evidence kept outside the ledger): restore it to read the packet as a run",
+                path.display()
+            )));
+        }
+        let prefix = read_json(&rm)?["plan"]["artifacts"]["prefix"]
+            .as_str()
+            .map(str::to_string);
+        Ok(RunDir {
+            path: path.to_path_buf(),
+            layout: Layout::Run,
+            names: inferbench_artifacts::file_names(prefix.as_deref().unwrap_or("profile_export")),
+            packet: Some(path.to_path_buf()),
+            files: path.join(PACKET_RUN_FILES),
+        })
+    }
+
+    /// The packet this run is read from, if any.
+    pub fn packet(&self) -> Option<&Path> {
+        self.packet.as_deref()
+    }
+
+    /// Refuses to write into a ledger packet (immutable: its digest is its id); `what`
+    /// names the write in the message.
+    pub fn writable(&self, what: &str) -> Result<(), Failure> {
+        match &self.packet {
+            Some(p) => Err(Failure::input(format!(
+                "{}: a ledger packet is immutable: {what} would write into it",
+                p.display()
+            ))),
+            None => Ok(()),
+        }
+    }
+
     /// Recognizes `path`'s layout; an error says what would have been accepted.
     pub fn open(path: &Path) -> Result<RunDir, Failure> {
+        if let Some(imported) = packet_kind(path)? {
+            return RunDir::open_packet(path, imported);
+        }
         let layout = if path.join(EVIDENCE_FILE).is_file() {
             Layout::Run
         } else if path.join("profile_runs").is_dir() {
@@ -165,6 +300,8 @@ impl RunDir {
             path: path.to_path_buf(),
             layout,
             names: inferbench_artifacts::file_names(prefix.as_deref().unwrap_or("profile_export")),
+            packet: None,
+            files: path.to_path_buf(),
         })
     }
 
@@ -206,7 +343,10 @@ impl RunDir {
     }
 
     pub fn manifest(&self) -> Result<Manifest, Failure> {
-        let p = self.path.join(MANIFEST_FILE);
+        let p = match &self.packet {
+            Some(pk) if self.layout == Layout::Run => pk.join(PACKET_RUN_MANIFEST),
+            _ => self.path.join(MANIFEST_FILE),
+        };
         let text = std::fs::read_to_string(&p)
             .map_err(|e| Failure::input(format!("{}: {e}", p.display())))?;
         serde_json::from_str(&text)
@@ -220,10 +360,14 @@ impl RunDir {
 
     /// The evidence, streamed: the header is read (and checked) now, the lines as iterated.
     pub fn evidence(&self) -> Result<EvidenceStream, Failure> {
+        if self.packet.is_some() && self.layout == Layout::Run {
+            return packet_records(&self.path);
+        }
         let p = self.path.join(EVIDENCE_FILE);
         let f =
             std::fs::File::open(&p).map_err(|e| Failure::input(format!("{}: {e}", p.display())))?;
-        EvidenceReader::new(BufReader::new(f), &p.display().to_string())
+        let input: Box<dyn BufRead + Send> = Box::new(BufReader::new(f));
+        EvidenceReader::new(input, &p.display().to_string())
             .map_err(|e| Failure::input(e.to_string()))
     }
 
@@ -234,32 +378,17 @@ impl RunDir {
 
     /// The whole evidence, for the definition sets that score a run as a whole.
     pub fn load_evidence(&self) -> Result<Evidence, Failure> {
-        let mut s = self.evidence()?;
-        let mut ev = Evidence {
-            header: s.header().clone(),
-            records: Vec::new(),
-            phases: Vec::new(),
-            end: None,
-        };
-        for line in &mut s {
-            match line.map_err(|e| Failure::input(e.to_string()))? {
-                EvidenceLine::Record(r) => ev.records.push(*r),
-                EvidenceLine::Phase(w) => ev.phases.push(w),
-                EvidenceLine::End(e) => ev.end = Some(e),
-                EvidenceLine::Header(_) => {}
-            }
-        }
-        Ok(ev)
+        collect_evidence(self.evidence()?)
     }
 
     /// `inputs.json` as written.
     pub fn inputs(&self) -> Result<serde_json::Value, Failure> {
-        read_json(&self.path.join(&self.names().inputs_json))
+        read_json(&self.files.join(&self.names().inputs_json))
     }
 
     /// The frozen workload back from `inputs.json` (its bodies, compact, in order).
     pub fn workload(&self) -> Result<Workload, Failure> {
-        let p = self.path.join(&self.names().inputs_json);
+        let p = self.files.join(&self.names().inputs_json);
         let text = std::fs::read_to_string(&p)
             .map_err(|e| Failure::input(format!("{}: {e}", p.display())))?;
         let sessions = inferbench_core::inputs_json::read_aiperf(&text)
@@ -269,7 +398,7 @@ impl RunDir {
 
     /// `profile_export_aiperf.json` (None when the run has not written it).
     pub fn summary(&self) -> Result<Option<StoredSummary>, Failure> {
-        let p = self.path.join(&self.names().summary_json);
+        let p = self.files.join(&self.names().summary_json);
         if !p.is_file() {
             return Ok(None);
         }
@@ -278,7 +407,7 @@ impl RunDir {
 
     /// The client's resources side file (None when absent).
     pub fn client_resources(&self) -> Result<Option<ClientResources>, Failure> {
-        let p = self.path.join(CLIENT_RESOURCES);
+        let p = self.files.join(CLIENT_RESOURCES);
         if !p.is_file() {
             return Ok(None);
         }
@@ -322,3 +451,7 @@ impl RunDir {
         }))
     }
 }
+
+#[cfg(test)]
+#[path = "rundir_tests.rs"]
+mod tests;

@@ -1,8 +1,11 @@
 //! `inferbench compare BASE CAND`: flags → `inferbench_run::compare` → the table on stdout,
 //! `--json` and `--markdown` files, and the exit code (0 nothing worse, 1 a metric worse, 2
-//! bad input). Guide: `docs/compare.md`.
+//! bad input). Guide: `docs/compare.md`. With `--ledger DIR` the sides may be run cids and
+//! the comparison is recorded as a `comparison.record` entry.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
+
+use inferbench_ledger::{Ledger, comparisons, runs};
 
 use inferbench_run::Failure;
 use inferbench_run::compare::{CompareSpec, compare, parse_margin, parse_margins_file};
@@ -33,6 +36,22 @@ pub fn run(a: &CompareArgs) -> Result<u8, Failure> {
         margins
             .extend(parse_margins_file(f).map_err(|e| Failure::input(format!("--margins {e}")))?);
     }
+    // With a ledger: every side named by its run entry (a cid resolves to its packet).
+    let ledger = a.ledger.as_ref().map(|d| Ledger::open(d)).transpose()?;
+    let mut sides = (Vec::new(), Vec::new());
+    if let Some(l) = &ledger {
+        let entries = l.entries()?;
+        for (given, cids) in [
+            (&mut baseline, &mut sides.0),
+            (&mut candidate, &mut sides.1),
+        ] {
+            for g in given.iter_mut() {
+                let (cid, dir) = side_in_ledger(l, &entries, g)?;
+                cids.push(cid);
+                *g = dir;
+            }
+        }
+    }
     let report = compare(&CompareSpec {
         baseline,
         candidate,
@@ -51,10 +70,46 @@ pub fn run(a: &CompareArgs) -> Result<u8, Failure> {
     if let Some(p) = &a.markdown {
         write(p, report.markdown().as_bytes())?;
     }
+    if let Some(l) = &ledger {
+        let e = comparisons::record(
+            l,
+            &report,
+            &sides.0,
+            &sides.1,
+            &crate::ledger_cmd::stamp_of(None),
+        )?;
+        eprintln!(
+            "inferbench: recorded {} line {} cid {} (overall {})",
+            e.kind,
+            e.seq,
+            e.cid,
+            e.body["overall"].as_str().unwrap_or_default()
+        );
+    }
     Ok(report.exit_code)
 }
 
-fn write(path: &Path, bytes: &[u8]) -> Result<(), Failure> {
+/// A side given on the command line, in the ledger: a directory is found by its content
+/// (`comparisons::run_of_dir`), anything else is a run cid or packet id; (cid, directory to
+/// read).
+fn side_in_ledger(
+    l: &Ledger,
+    entries: &[inferbench_ledger::Entry],
+    given: &Path,
+) -> Result<(String, PathBuf), Failure> {
+    if given.is_dir() {
+        let e = comparisons::run_of_dir(l, entries, given)?;
+        return Ok((e.cid.clone(), given.to_path_buf()));
+    }
+    let text = given.to_string_lossy();
+    let dir = runs::resolve(l, &text)
+        .map_err(|f| Failure::input(format!("{text}: neither a directory nor {}", f.message)))?;
+    let e = comparisons::run_of_dir(l, entries, &dir)?;
+    Ok((e.cid.clone(), dir))
+}
+
+/// Writes `path` atomically, creating its directory (also for `bridge report`).
+pub fn write(path: &Path, bytes: &[u8]) -> Result<(), Failure> {
     let dir = path
         .parent()
         .filter(|d| !d.as_os_str().is_empty())

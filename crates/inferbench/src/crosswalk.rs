@@ -14,6 +14,9 @@ pub fn run(a: &CrosswalkArgs) -> Result<u8, Failure> {
     let from_set = inferbench_metrics::find(&a.from).map_err(|e| Failure::input(e.to_string()))?;
     let to_set = inferbench_metrics::find(&a.to).map_err(|e| Failure::input(e.to_string()))?;
     let loaded = load(&a.dir, a.tokenizer.as_deref())?;
+    if a.output_dir.is_none() {
+        loaded.run.writable("crosswalk without --output-dir")?;
+    }
     for n in &loaded.notes {
         eprintln!("inferbench: {n}");
     }

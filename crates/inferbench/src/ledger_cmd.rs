@@ -6,11 +6,17 @@ use crate::Failure;
 use crate::cli::{LedgerArgs, LedgerBaselineCommand, LedgerCommand, LedgerEpochCommand};
 
 fn stamp(a: &LedgerArgs) -> Stamp {
-    let by =
-        a.by.clone()
-            .or_else(|| std::env::var("USER").ok())
-            .filter(|s| !s.is_empty())
-            .unwrap_or_else(|| "unknown".into());
+    stamp_of(a.by.as_deref())
+}
+
+/// The wall clock, and `by`, else `$USER`, else `unknown` (also for `compare --ledger` and
+/// `bridge report --record`).
+pub fn stamp_of(by: Option<&str>) -> Stamp {
+    let by = by
+        .map(str::to_string)
+        .or_else(|| std::env::var("USER").ok())
+        .filter(|s| !s.is_empty())
+        .unwrap_or_else(|| "unknown".into());
     Stamp::now(&by)
 }
 

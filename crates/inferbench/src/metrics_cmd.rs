@@ -42,6 +42,13 @@ pub fn render_table(summary: &Summary) -> String {
 pub fn run(a: &MetricsArgs) -> Result<u8, Failure> {
     let dir = &a.dir;
     let run = RunDir::single(dir)?;
+    if a.write || (a.format.is_some() && a.output_dir.is_none()) {
+        run.writable(if a.write {
+            "--write"
+        } else {
+            "--format without --output-dir"
+        })?;
+    }
     // Our own runs under AIPerf's set: the streaming path (schedule evidence, --write), with
     // --goodput replacing the run's own SLOs.
     let native = inferbench_metrics::aiperf::NAME;

@@ -106,7 +106,24 @@ fn add_epoch_pin_show_log_verify() {
         .iter()
         .map(|f| f["path"].as_str().unwrap())
         .collect();
-    assert_eq!(listed, ["grade.json", "records.jsonl.zst", "summary.json"]);
+    // The run's manifest and the files a reader of the packet as a run needs (docs/ledger.md).
+    assert_eq!(
+        listed,
+        [
+            "grade.json",
+            "records.jsonl.zst",
+            "run/inferbench_client_resources.json",
+            "run/inputs.json",
+            "run/profile_export_aiperf.json",
+            "run_manifest.json",
+            "summary.json"
+        ]
+    );
+    assert_eq!(
+        std::fs::read(p.join("run_manifest.json")).unwrap(),
+        std::fs::read(root.join("run/inferbench_manifest.json")).unwrap(),
+        "the run's manifest, byte for byte"
+    );
     assert_eq!(m["fingerprint"], body["fingerprint"]);
     let original = std::fs::read(root.join("run/inferbench_evidence.jsonl")).unwrap();
     let unpacked = zstd_decode(&p.join("records.jsonl.zst"));

@@ -111,6 +111,10 @@ pub struct CompareArgs {
     /// Tokenizer for imported runs whose files keep texts but no counts.
     #[arg(long)]
     pub tokenizer: Option<String>,
+    /// Record the comparison in this ledger (a `comparison.record` entry). Sides may then be
+    /// run cids (or packet ids); a side given as a directory must be in the ledger.
+    #[arg(long, value_name = "DIR")]
+    pub ledger: Option<std::path::PathBuf>,
 }
 
 #[derive(Args, Debug)]
