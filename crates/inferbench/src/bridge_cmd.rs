@@ -18,10 +18,10 @@ pub fn run(a: &BridgeArgs) -> Result<u8, Failure> {
     let r = bridge::report(&l)?;
     let md = r.markdown();
     if let Some(p) = json {
-        crate::compare_cmd::write(p, r.to_json()?.as_bytes())?;
+        crate::metrics_cmd::write_report(p, r.to_json()?.as_bytes())?;
     }
     match markdown {
-        Some(p) => crate::compare_cmd::write(p, md.as_bytes())?,
+        Some(p) => crate::metrics_cmd::write_report(p, md.as_bytes())?,
         None if json.is_none() => print!("{md}"),
         None => {}
     }

@@ -65,10 +65,10 @@ pub fn run(a: &CompareArgs) -> Result<u8, Failure> {
     })?;
     print!("{}", report.console());
     if let Some(p) = &a.json {
-        write(p, report.to_json().as_bytes())?;
+        crate::metrics_cmd::write_report(p, report.to_json().as_bytes())?;
     }
     if let Some(p) = &a.markdown {
-        write(p, report.markdown().as_bytes())?;
+        crate::metrics_cmd::write_report(p, report.markdown().as_bytes())?;
     }
     if let Some(l) = &ledger {
         let e = comparisons::record(
@@ -108,18 +108,3 @@ fn side_in_ledger(
     Ok((e.cid.clone(), dir))
 }
 
-/// Writes `path` atomically, creating its directory (also for `bridge report`).
-pub fn write(path: &Path, bytes: &[u8]) -> Result<(), Failure> {
-    let dir = path
-        .parent()
-        .filter(|d| !d.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let name = path
-        .file_name()
-        .ok_or_else(|| Failure::input(format!("{}: not a file name", path.display())))?;
-    std::fs::create_dir_all(dir)
-        .map_err(|e| Failure::run(format!("{}: cannot create: {e}", dir.display())))?;
-    let p = crate::metrics_cmd::write_file(dir, &name.to_string_lossy(), bytes)?;
-    eprintln!("inferbench: wrote {}", p.display());
-    Ok(())
-}
