@@ -1,10 +1,144 @@
-//! `inferbench gate --spec FILE RUN...`.
+//! `inferbench gate --spec FILE RUN...`: the spec parsed, the runs resolved (directories, or
+//! packet cids in `--ledger`), `inferbench_run::gate::evaluate`, the verdict printed and
+//! written, recorded in the ledger when one is given. Exit: the verdict's code (README).
 
+use std::path::{Path, PathBuf};
+
+use inferbench_ledger::{Entry, Ledger, Stamp, epochs, gates, packet};
 use inferbench_run::Failure;
+use inferbench_run::gate::{GateInput, evaluate, parse_file};
 
 use crate::cli::GateArgs;
 
 pub fn run(a: &GateArgs) -> Result<u8, Failure> {
-    let _ = a;
-    Err(Failure::run("gate is not built yet"))
+    let spec = parse_file(&a.spec)?;
+    let ledger = a.ledger.as_deref().map(Ledger::open).transpose()?;
+    let entries = match &ledger {
+        Some(l) => l.entries()?,
+        None => Vec::new(),
+    };
+    let mut input = GateInput {
+        tokenizer: a.tokenizer.clone(),
+        ..GateInput::default()
+    };
+    for r in &a.runs {
+        let (p, id) = resolve(ledger.as_ref(), &entries, r)?;
+        input.candidate.push(p);
+        input.candidate_ids.push(id.unwrap_or_default());
+    }
+    // The epoch's fingerprint: written out in the spec, or the ledger's epoch of that name.
+    if let Some(e) = &spec.epoch {
+        if inferbench_core::canonical::is_sha256_id(e) {
+            input.epoch_fingerprint = Some(e.clone());
+        } else if let Some(l) = &ledger {
+            let found = epochs::find_epoch(&entries, e).ok_or_else(|| {
+                Failure::input(format!(
+                    "{}: [gate] epoch: no epoch \"{e}\" in {}",
+                    a.spec.display(),
+                    l.file().display()
+                ))
+            })?;
+            input.epoch_fingerprint = found.body["fingerprint"].as_str().map(str::to_string);
+        } else {
+            return Err(Failure::input(format!(
+                "{}: [gate] epoch: \"{e}\" names a ledger epoch: give --ledger DIR (or write the fingerprint sha256:… in the spec)",
+                a.spec.display()
+            )));
+        }
+    }
+    let mut baseline: Vec<String> = a.baseline.clone();
+    if baseline.is_empty()
+        && let (Some(_), Some(e)) = (&ledger, &spec.epoch)
+        && let Some(pin) = epochs::find_pin(&entries, e)
+    {
+        baseline = pin.body["runs"]
+            .as_array()
+            .map(|v| {
+                v.iter()
+                    .filter_map(|c| c.as_str().map(str::to_string))
+                    .collect()
+            })
+            .unwrap_or_default();
+    }
+    for r in &baseline {
+        let (p, id) = resolve(ledger.as_ref(), &entries, r)?;
+        input.baseline.push(p);
+        input.baseline_ids.push(id.unwrap_or_default());
+    }
+    // Ids are known for every run or none: a partial list would misalign after expansion.
+    if input.candidate_ids.iter().any(String::is_empty) {
+        input.candidate_ids.clear();
+    }
+    if input.baseline_ids.iter().any(String::is_empty) {
+        input.baseline_ids.clear();
+    }
+
+    let verdict = evaluate(&spec, &input)?;
+    print!("{}", verdict.console());
+    if let Some(p) = &a.json {
+        write(p, verdict.to_json().as_bytes())?;
+    }
+    if let Some(p) = &a.markdown {
+        write(p, verdict.markdown().as_bytes())?;
+    }
+    if let Some(l) = &ledger {
+        let by =
+            a.by.clone()
+                .or_else(|| std::env::var("USER").ok())
+                .filter(|s| !s.is_empty())
+                .unwrap_or_else(|| "unknown".into());
+        let e = gates::record_verdict(l, &verdict, &Stamp::now(&by))?;
+        println!("recorded: gate.verdict line {} cid {}", e.seq, e.cid);
+    }
+    Ok(verdict.exit_code)
+}
+
+/// A run given on the command line: an existing directory as it is; otherwise, with a
+/// ledger, a run cid (whole or ≥ 8 hex digits) → its packet directory. The id is the
+/// digest of the run's evidence as the packet recorded it, so a run named by cid and the
+/// same run named by its directory carry the same id.
+fn resolve(
+    ledger: Option<&Ledger>,
+    entries: &[Entry],
+    run: &str,
+) -> Result<(PathBuf, Option<String>), Failure> {
+    let p = Path::new(run);
+    if p.is_dir() {
+        return Ok((p.to_path_buf(), None));
+    }
+    let Some(l) = ledger else {
+        return Err(Failure::input(format!(
+            "{run}: no such directory (a run cid needs --ledger DIR)"
+        )));
+    };
+    let e = epochs::find_run(entries, run)
+        .map_err(|f| Failure::input(format!("{run}: {}", f.message)))?;
+    let id = e.body["packet"].as_str().ok_or_else(|| {
+        Failure::input(format!(
+            "{}: line {}: body.packet: missing",
+            l.file().display(),
+            e.seq
+        ))
+    })?;
+    let dir = packet::packet_dir(l, id);
+    let manifest = packet::read_manifest(l, id)?;
+    Ok((
+        dir,
+        manifest["evidence"]["sha256"].as_str().map(str::to_string),
+    ))
+}
+
+fn write(path: &Path, bytes: &[u8]) -> Result<(), Failure> {
+    let dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let name = path
+        .file_name()
+        .ok_or_else(|| Failure::input(format!("{}: not a file name", path.display())))?;
+    std::fs::create_dir_all(dir)
+        .map_err(|e| Failure::run(format!("{}: cannot create: {e}", dir.display())))?;
+    let p = crate::metrics_cmd::write_file(dir, &name.to_string_lossy(), bytes)?;
+    eprintln!("inferbench: wrote {}", p.display());
+    Ok(())
 }
