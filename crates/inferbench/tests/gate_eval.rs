@@ -1,0 +1,337 @@
+//! The gate's evaluator (`inferbench_run::gate::evaluate`) over real runs of the built-in
+//! simulated server (127.0.0.1:0), with specs built in code: a clean run passes, a run with
+//! 10 % errors fails on goodput, a run that could not keep its schedule is INVALID with the
+//! performance rules not judged, a p99 over 50 requests is INCONCLUSIVE needing 299, and the
+//! verdict is byte-identical when evaluated twice.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use common::*;
+use inferbench_run::gate::spec::*;
+use inferbench_run::gate::{GateInput, Outcome, Overall, evaluate};
+
+fn profile(dir: &Path, extra: &[&str]) {
+    let d = dir.to_str().unwrap();
+    let mut args = vec![
+        "profile",
+        "--isl",
+        "32",
+        "--osl",
+        "16",
+        "--random-seed",
+        "7",
+        "--sim-itl-ms",
+        "1",
+        "--ui",
+        "none",
+        "--artifact-dir",
+        d,
+    ];
+    if !extra.contains(&"--sim-ttft-ms") {
+        args.extend_from_slice(&["--sim-ttft-ms", "2"]);
+    }
+    args.extend_from_slice(extra);
+    let o = run(&args);
+    assert!(o.status.success(), "{}", stderr(&o));
+}
+
+fn made(cell: &'static OnceLock<PathBuf>, name: &str, extra: &[&str]) -> PathBuf {
+    cell.get_or_init(|| {
+        let d = tmpdir(name);
+        profile(&d, extra);
+        d
+    })
+    .clone()
+}
+
+/// 200 requests at 100/s under a ceiling of 50 (never reached at ~20 ms a request).
+const RATE_RUN: &[&str] = &[
+    "--request-count",
+    "200",
+    "--request-rate",
+    "100",
+    "--concurrency",
+    "50",
+];
+
+fn clean() -> PathBuf {
+    static C: OnceLock<PathBuf> = OnceLock::new();
+    made(&C, "gate-clean", RATE_RUN)
+}
+
+fn errors() -> PathBuf {
+    static C: OnceLock<PathBuf> = OnceLock::new();
+    let mut a = RATE_RUN.to_vec();
+    a.extend_from_slice(&["--sim-error-rate", "0.1"]);
+    made(&C, "gate-errors", &a)
+}
+
+fn spec(rules: Vec<Rule>) -> GateSpec {
+    GateSpec {
+        file: "gate.toml".into(),
+        digest: "sha256:0000".into(),
+        name: "it".into(),
+        version: 1,
+        epoch: None,
+        definition_set: "aiperf-0.13".into(),
+        profile: None,
+        alpha: 0.05,
+        burden: Burden::DemonstratePass,
+        on_missing: OnMissing::Fail,
+        multiplicity: MultiplicityMethod::None,
+        evidence: EvidenceRequirements {
+            min_runs: 1,
+            min_requests_per_run: 0,
+            resamples: 500,
+        },
+        rules,
+    }
+}
+
+fn rule(id: &str, body: RuleBody) -> Rule {
+    Rule {
+        id: id.into(),
+        line: 1,
+        body,
+    }
+}
+
+fn latency(id: &str, q: f64, limit: f64) -> Rule {
+    rule(
+        id,
+        RuleBody::Latency(LatencyRule {
+            metric: "time_to_first_token".into(),
+            population: "per_request".into(),
+            timing_origin: TimingOrigin::Sent,
+            stat: StatSpec::Percentile(q),
+            op: Op::Le,
+            limit,
+            unit: "ms".into(),
+            method: BoundMethod::OrderStatistic,
+            include_errors: false,
+            min_samples: None,
+        }),
+    )
+}
+
+/// Latency p50/p95 with generous limits, goodput ≥ 95 % (a 10 % error rate cannot reach
+/// it), and load delivery with limits a shared 2-core machine keeps.
+fn acceptance() -> GateSpec {
+    spec(vec![
+        rule(
+            "load.delivered",
+            RuleBody::LoadDelivery(LoadDeliveryRule {
+                arrival: Some(ArrivalSpec {
+                    mode: "rate".into(),
+                    rate_rps: Some(100.0),
+                    concurrency: Some(50),
+                    process: Some("poisson".into()),
+                }),
+                achieved_rate_band: Some((0.5, 1.5)),
+                send_lag_p99_ms_max: Some(1000.0),
+                dispatched_fraction_min: Some(0.999),
+                unapproved_throttle: Throttle::Forbid,
+            }),
+        ),
+        latency("latency.ttft.p50", 50.0, 2000.0),
+        latency("latency.ttft.p95", 95.0, 5000.0),
+        rule(
+            "goodput.attainment",
+            RuleBody::Goodput(GoodputRule {
+                slo: vec![
+                    ("time_to_first_token".into(), 5000.0),
+                    ("request_latency".into(), 10000.0),
+                ],
+                denominator: Denominator::Attempted,
+                min_fraction: 0.95,
+                bound: FractionBound::WilsonLower,
+            }),
+        ),
+    ])
+}
+
+fn input(dir: PathBuf) -> GateInput {
+    GateInput {
+        candidate: vec![dir],
+        ..GateInput::default()
+    }
+}
+
+fn rule_of<'a>(
+    v: &'a inferbench_run::gate::Verdict,
+    id: &str,
+) -> &'a inferbench_run::gate::verdict::RuleVerdict {
+    v.rules
+        .iter()
+        .find(|r| r.id == id)
+        .unwrap_or_else(|| panic!("no rule {id}"))
+}
+
+#[test]
+fn clean_run_passes() {
+    let v = evaluate(&acceptance(), &input(clean())).unwrap();
+    assert_eq!(v.verdict, Overall::Pass, "{}", v.to_json());
+    assert_eq!(v.exit_code, 0);
+    assert_eq!(v.preconditions, Overall::Pass);
+    let g = rule_of(&v, "goodput.attainment");
+    assert_eq!(g.observed["attempted"], 200);
+    assert_eq!(g.observed["good"], 200);
+    // 200 of 200: the one-sided 95 % Wilson lower bound is n/(n + z²) = 200/202.7055.
+    let lower = g.interval.as_ref().unwrap().lower.unwrap();
+    assert!((lower - 200.0 / 202.705543).abs() < 1e-6, "{lower}");
+    let l = rule_of(&v, "load.delivered");
+    assert_eq!(l.observed["dispatched_fraction"], 1.0);
+    assert_eq!(l.observed["throttled_requests"], 0);
+    assert_eq!(rule_of(&v, "latency.ttft.p95").n, Some(200));
+    // The run id is the evidence file's sha256.
+    assert!(v.runs.candidate[0].starts_with("sha256:"));
+}
+
+#[test]
+fn errors_fail_the_goodput_rule() {
+    let run_dir = errors();
+    let failed = evidence_records(&run_dir)
+        .iter()
+        .filter(|r| r.get("error").is_some())
+        .count();
+    assert_eq!(
+        failed, 20,
+        "--sim-error-rate 0.1 should fail 20 of 200 requests (inferbench-run/src/sim.rs hands the fraction to SimConfig::error_rate, which is a percent)"
+    );
+    let v = evaluate(&acceptance(), &input(run_dir)).unwrap();
+    assert_eq!(v.verdict, Overall::Fail, "{}", v.to_json());
+    assert_eq!(v.exit_code, 1);
+    let g = rule_of(&v, "goodput.attainment");
+    assert_eq!(g.verdict, Outcome::Fail);
+    // Exactly 10 % of 200 fail (the simulated server spreads its faults evenly).
+    assert_eq!(g.observed["attempted"], 200);
+    assert_eq!(g.observed["errors"], 20);
+    assert_eq!(g.observed["good"], 180);
+    assert!(g.judged);
+    // Latency is over the completed requests only: it still passes.
+    assert_eq!(rule_of(&v, "latency.ttft.p50").verdict, Outcome::Pass);
+    assert_eq!(rule_of(&v, "latency.ttft.p50").n, Some(180));
+}
+
+#[test]
+fn a_schedule_not_kept_is_invalid_and_not_judged() {
+    // 2 000 requests/s through one slot against a server taking ~40 ms a request.
+    let d = tmpdir("gate-throttled");
+    profile(
+        &d,
+        &[
+            "--request-count",
+            "40",
+            "--request-rate",
+            "2000",
+            "--concurrency",
+            "1",
+            "--sim-ttft-ms",
+            "20",
+        ],
+    );
+    let mut s = acceptance();
+    if let RuleBody::LoadDelivery(l) = &mut s.rules[0].body {
+        l.arrival = None;
+    }
+    let v = evaluate(&s, &input(d)).unwrap();
+    assert_eq!(v.verdict, Overall::Invalid, "{}", v.to_json());
+    assert_eq!(v.exit_code, 4);
+    assert_eq!(v.preconditions, Overall::Invalid);
+    let l = rule_of(&v, "load.delivered");
+    assert_eq!(l.verdict, Outcome::Fail);
+    assert!(l.reason.contains("unapproved_throttle"), "{}", l.reason);
+    // All but the first request planned while the single slot was busy.
+    assert!(
+        l.observed["throttled_requests"].as_u64().unwrap() >= 30,
+        "{}",
+        l.observed
+    );
+    for r in v.rules.iter().filter(|r| !r.family.is_precondition()) {
+        assert!(!r.judged, "{} judged", r.id);
+    }
+    assert!(l.judged);
+}
+
+#[test]
+fn p99_over_50_requests_is_inconclusive_needing_299() {
+    let d = tmpdir("gate-small");
+    profile(&d, &["--request-count", "50", "--concurrency", "4"]);
+    let s = spec(vec![latency("latency.ttft.p99", 99.0, 5000.0)]);
+    let v = evaluate(&s, &input(d)).unwrap();
+    assert_eq!(v.verdict, Overall::Inconclusive, "{}", v.to_json());
+    assert_eq!(v.exit_code, 5);
+    let r = rule_of(&v, "latency.ttft.p99");
+    assert_eq!(r.n, Some(50));
+    assert_eq!(
+        r.needed,
+        Some(serde_json::json!({"requests_for_decision": 299}))
+    );
+}
+
+#[test]
+fn evaluating_twice_is_byte_identical_and_names_no_path() {
+    let dir = clean();
+    let mut s = acceptance();
+    // A bootstrap rule too: its seed comes from the run ids.
+    s.rules.push(rule(
+        "latency.ttft.mean",
+        RuleBody::Latency(LatencyRule {
+            metric: "time_to_first_token".into(),
+            population: "per_request".into(),
+            timing_origin: TimingOrigin::PlannedSend,
+            stat: StatSpec::Mean,
+            op: Op::Le,
+            limit: 5000.0,
+            unit: "ms".into(),
+            method: BoundMethod::Bootstrap,
+            include_errors: false,
+            min_samples: None,
+        }),
+    ));
+    s.rules.push(rule(
+        "serialization.contract",
+        RuleBody::Serialization(SerializationRule {
+            frozen_workload: None,
+            chat_template: None,
+            inspect_sample: 3,
+            require: vec![
+                Requirement::Streaming,
+                Requirement::Terminated,
+                Requirement::NoUnparsedEvents,
+            ],
+        }),
+    ));
+    let a = evaluate(&s, &input(dir.clone())).unwrap().to_json();
+    let b = evaluate(&s, &input(dir.clone())).unwrap().to_json();
+    assert_eq!(a, b);
+    assert!(!a.contains(dir.to_str().unwrap()), "a path in the verdict");
+    assert!(!a.contains("NaN") && !a.contains("Infinity"));
+    let v: serde_json::Value = serde_json::from_str(&a).unwrap();
+    let ser = v["rules"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["id"] == "serialization.contract")
+        .unwrap();
+    assert_eq!(ser["verdict"], "PASS", "{ser}");
+    let pairs = ser["observed"]["inspect_sample"][0]["pairs"]
+        .as_array()
+        .unwrap();
+    assert_eq!(pairs.len(), 3);
+    assert_eq!(pairs[0]["record"], 0);
+}
+
+#[test]
+fn a_missing_directory_is_an_input_error() {
+    let e = evaluate(
+        &acceptance(),
+        &input(PathBuf::from("/nonexistent/gate-run")),
+    )
+    .unwrap_err();
+    assert_eq!(e.code, 2, "{}", e.message);
+    assert!(e.message.contains("candidate"), "{}", e.message);
+}
