@@ -335,3 +335,89 @@ fn a_missing_directory_is_an_input_error() {
     assert_eq!(e.code, 2, "{}", e.message);
     assert!(e.message.contains("candidate"), "{}", e.message);
 }
+
+#[test]
+fn gate_requirements_invalidate_a_mismatched_run() {
+    // The clean run is rate-driven (profile service-load), has 200 requests and its own
+    // fingerprint: a spec wanting another epoch, another profile and 300 requests is INVALID
+    // on each, as a serialization-family rule.
+    let mut s = acceptance();
+    s.epoch = Some("sha256:feed".into());
+    s.profile = Some("regression".into());
+    s.evidence.min_requests_per_run = 300;
+    let v = evaluate(&s, &input(clean())).unwrap();
+    assert_eq!(v.verdict, Overall::Invalid, "{}", v.to_json());
+    for id in ["gate.epoch", "gate.profile", "gate.evidence"] {
+        let r = rule_of(&v, id);
+        assert_eq!(r.verdict, Outcome::Fail, "{id}: {}", r.reason);
+        assert_eq!(r.family, Family::Serialization);
+    }
+    let e = v.epoch.as_ref().unwrap();
+    assert!(!e.matches);
+    assert_eq!(e.fingerprint.as_deref(), Some("sha256:feed"));
+    assert!(!rule_of(&v, "goodput.attainment").judged);
+    // The same spec with what the run carries passes again.
+    let fp = {
+        let m = read_json(&clean().join("inferbench_manifest.json"));
+        let id: inferbench_core::identity::Identity =
+            serde_json::from_value(m["identity"].clone()).unwrap();
+        id.fingerprint()
+    };
+    s.epoch = Some(fp);
+    s.profile = Some("service-load".into());
+    s.evidence.min_requests_per_run = 200;
+    let v = evaluate(&s, &input(clean())).unwrap();
+    assert_eq!(v.verdict, Overall::Pass, "{}", v.to_json());
+    assert!(v.epoch.unwrap().matches);
+}
+
+#[test]
+fn run_level_rules_on_one_run() {
+    // Throughput: 200 requests at 100/s → about 100 requests/s, far above 10; one run is a
+    // point value. Reproducibility against itself needs two runs: on_missing (fail), naming
+    // the runs needed.
+    let s = spec(vec![
+        rule(
+            "throughput.floor",
+            RuleBody::Throughput(ThroughputRule {
+                metric: "request_throughput".into(),
+                compare: None,
+                non_inferiority: None,
+                min: Some(10.0),
+                unit: None,
+            }),
+        ),
+        rule(
+            "repro.self",
+            RuleBody::Reproducibility(ReproducibilityRule {
+                compare: CompareWith::SelfRuns,
+                margins: vec![("request_throughput".into(), "±5%".into())],
+            }),
+        ),
+    ]);
+    let v = evaluate(&s, &input(clean())).unwrap();
+    let t = rule_of(&v, "throughput.floor");
+    assert_eq!(t.verdict, Outcome::Pass, "{}", t.reason);
+    assert!(t.reason.contains("one run"), "{}", t.reason);
+    let r = rule_of(&v, "repro.self");
+    assert_eq!(r.verdict, Outcome::Fail, "{}", r.reason);
+    assert_eq!(r.needed, Some(serde_json::json!({"runs": 2})));
+    assert_eq!(v.verdict, Overall::Fail);
+    // Two runs (the clean run twice): a run-level metric needs 3 runs per side in compare
+    // (INCONCLUSIVE, naming them); a per-request one is bootstrapped over the requests and
+    // the same requests on both sides are equivalent within ±50 %.
+    let mut two = input(clean());
+    two.candidate.push(clean());
+    let v = evaluate(&s, &two).unwrap();
+    let r = rule_of(&v, "repro.self");
+    assert_eq!(r.verdict, Outcome::Inconclusive, "{}", r.reason);
+    assert_eq!(r.needed.as_ref().unwrap()["per_metric"][0]["value"], 3);
+    let mut s2 = s.clone();
+    s2.rules[1].body = RuleBody::Reproducibility(ReproducibilityRule {
+        compare: CompareWith::SelfRuns,
+        margins: vec![("time_to_first_token.p50".into(), "±50%".into())],
+    });
+    let v = evaluate(&s2, &two).unwrap();
+    let r = rule_of(&v, "repro.self");
+    assert_eq!(r.verdict, Outcome::Pass, "{}", v.to_json());
+}

@@ -128,7 +128,7 @@ pub fn newcombe_p_less(candidate: (u64, u64), baseline: (u64, u64), bound: f64) 
 /// out of range.
 pub fn wilson_bound_of_fraction(p: f64, n: f64, confidence: f64, lower: bool) -> Option<f64> {
     let c = level(confidence)?;
-    if !(n > 0.0) || !(0.0..=1.0).contains(&p) {
+    if n.is_nan() || n <= 0.0 || !(0.0..=1.0).contains(&p) {
         return None;
     }
     let z = super::z(c);

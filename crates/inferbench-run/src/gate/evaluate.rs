@@ -159,7 +159,12 @@ fn rule_verdict(ctx: &Ctx, rule: &Rule) -> Result<(RuleVerdict, Option<f64>), Fa
 /// Holm over the `compare = "baseline"` rules: a FAIL whose adjusted p-value of "worse" is
 /// above alpha is not shown at the family level and becomes INCONCLUSIVE. A rule of the
 /// family without a p-value counts in the family size with p = 1.
-fn apply_holm(verdicts: &mut [RuleVerdict], p: &[(usize, f64)], family: usize, alpha: f64) {
+pub(super) fn apply_holm(
+    verdicts: &mut [RuleVerdict],
+    p: &[(usize, f64)],
+    family: usize,
+    alpha: f64,
+) {
     if family == 0 {
         return;
     }

@@ -291,7 +291,10 @@ fn from_planned(r: &Record, tag: &str) -> Option<f64> {
 
 /// Each requirement on one record: `Some(true)` broken, `Some(false)` kept, `None` when it
 /// does not apply (a failed request's stream is judged by goodput, not here).
-fn requirement_checks(r: &Record, reasoning_expected: bool) -> Vec<(Requirement, Option<bool>)> {
+pub(crate) fn requirement_checks(
+    r: &Record,
+    reasoning_expected: bool,
+) -> Vec<(Requirement, Option<bool>)> {
     let completed = !r.is_error() && !r.cancelled;
     let data: Vec<_> = r
         .events

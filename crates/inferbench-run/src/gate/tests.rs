@@ -354,3 +354,81 @@ fn combine_invalidates_on_a_failed_precondition() {
     perf.verdict = Outcome::Fail;
     assert_eq!(Overall::combine(&[perf]), Overall::Fail);
 }
+
+fn event(
+    kind: inferbench_core::EventKind,
+    content: Option<&str>,
+) -> inferbench_core::record::Event {
+    inferbench_core::record::Event {
+        kind: inferbench_core::record::EventKindOpt(kind),
+        content: content.map(str::to_string),
+        ..Default::default()
+    }
+}
+
+fn broken(r: &inferbench_core::Record, reasoning: bool) -> Vec<&'static str> {
+    super::observe::requirement_checks(r, reasoning)
+        .into_iter()
+        .filter(|(_, b)| *b == Some(true))
+        .map(|(req, _)| req.as_str())
+        .collect()
+}
+
+#[test]
+fn requirements_on_one_record() {
+    use inferbench_core::EventKind::{Data, Done, Other};
+    let mut usage = event(Data, None);
+    usage.usage = Some(json!({"completion_tokens": 2}));
+    let mut r = inferbench_core::Record {
+        streaming: true,
+        events: vec![
+            event(Data, None),
+            event(Data, Some("hi")),
+            usage.clone(),
+            event(Done, None),
+        ],
+        ..Default::default()
+    };
+    // Role-only first chunk, usage last, [DONE]: everything holds.
+    assert!(broken(&r, false).is_empty(), "{:?}", broken(&r, false));
+    // <think> markup in the content breaks reasoning_separated, with or without reasoning.
+    r.events[1].content = Some("<think>hmm</think>hi".into());
+    assert_eq!(broken(&r, true), ["reasoning_separated"]);
+    assert_eq!(broken(&r, false), ["reasoning_separated"]);
+    // Text in the first chunk, no usage, an unparsed event, no [DONE].
+    r.events = vec![event(Data, Some("hi")), event(Other, None)];
+    assert_eq!(
+        broken(&r, false),
+        [
+            "usage_in_final_chunk",
+            "no_unparsed_events",
+            "role_only_first_chunk",
+            "terminated"
+        ]
+    );
+    // A request not sent streaming breaks `streaming`.
+    r.streaming = false;
+    r.events = vec![event(inferbench_core::EventKind::Body, Some("hi"))];
+    assert!(broken(&r, false).contains(&"streaming"));
+}
+
+#[test]
+fn holm_turns_an_unshown_failure_inconclusive() {
+    // Two baseline comparisons failed with p = 0.02 and 0.04; Holm at 0.05: 0.02·2 = 0.04
+    // ≤ 0.05 rejected, then max(0.04, 0.04·1) = 0.04 ≤ 0.05 rejected: both stay FAIL. With
+    // p = 0.03 and 0.2: 0.06 > 0.05, neither is shown: both INCONCLUSIVE.
+    let s = spec(Vec::new());
+    let (rule, _) = latency_rule(50.0, 1.0);
+    let fail = {
+        let mut v = super::rules::base(&rule, &s, Outcome::Fail, "worse".into());
+        v.family = Family::Throughput;
+        v
+    };
+    let mut vs = vec![fail.clone(), fail.clone()];
+    super::evaluate::apply_holm(&mut vs, &[(0, 0.02), (1, 0.04)], 2, 0.05);
+    assert!(vs.iter().all(|v| v.verdict == Outcome::Fail));
+    let mut vs = vec![fail.clone(), fail];
+    super::evaluate::apply_holm(&mut vs, &[(0, 0.03), (1, 0.2)], 2, 0.05);
+    assert!(vs.iter().all(|v| v.verdict == Outcome::Inconclusive));
+    assert!(vs[0].reason.contains("Holm"), "{}", vs[0].reason);
+}

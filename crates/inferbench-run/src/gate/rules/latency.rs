@@ -118,6 +118,13 @@ pub fn latency(ctx: &Ctx, rule: &Rule, l: &LatencyRule) -> Result<RuleVerdict, F
         );
         return Ok(v);
     }
+    if bounds.is_none() && l.method != BoundMethod::Point && l.stat != StatSpec::Max {
+        // The bootstrap refuses non-finite values: errors counted as +inf latency.
+        v.reason = format!(
+            "no bootstrap bound over {n} samples (errors counted as +inf latency have none): use method = \"order_statistic\""
+        );
+        return Ok(v);
+    }
     let Some(b) = bounds else {
         v.verdict = if holds(point) {
             Outcome::Pass
