@@ -72,7 +72,7 @@ fn errors() -> PathBuf {
 fn spec(rules: Vec<Rule>) -> GateSpec {
     GateSpec {
         file: "gate.toml".into(),
-        digest: "sha256:0000".into(),
+        digest: "sha256:0000000000000000000000000000000000000000000000000000000000000000".into(),
         name: "it".into(),
         version: 1,
         epoch: None,
@@ -153,6 +153,21 @@ fn acceptance() -> GateSpec {
     ])
 }
 
+/// The verdict is valid against `docs/schemas/gate-verdict.schema.json`.
+fn assert_schema(v: &inferbench_run::gate::Verdict) {
+    static S: OnceLock<serde_json::Value> = OnceLock::new();
+    let schema = S.get_or_init(|| {
+        read_json(
+            &PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+                .join("../../docs/schemas/gate-verdict.schema.json"),
+        )
+    });
+    let doc: serde_json::Value = serde_json::from_str(&v.to_json()).unwrap();
+    let validator = jsonschema::validator_for(schema).unwrap();
+    let errors: Vec<String> = validator.iter_errors(&doc).map(|e| e.to_string()).collect();
+    assert!(errors.is_empty(), "{errors:?}");
+}
+
 fn input(dir: PathBuf) -> GateInput {
     GateInput {
         candidate: vec![dir],
@@ -173,6 +188,7 @@ fn rule_of<'a>(
 #[test]
 fn clean_run_passes() {
     let v = evaluate(&acceptance(), &input(clean())).unwrap();
+    assert_schema(&v);
     assert_eq!(v.verdict, Overall::Pass, "{}", v.to_json());
     assert_eq!(v.exit_code, 0);
     assert_eq!(v.preconditions, Overall::Pass);
@@ -202,6 +218,7 @@ fn errors_fail_the_goodput_rule() {
         "--sim-error-rate 0.1 should fail 20 of 200 requests (inferbench-run/src/sim.rs hands the fraction to SimConfig::error_rate, which is a percent)"
     );
     let v = evaluate(&acceptance(), &input(run_dir)).unwrap();
+    assert_schema(&v);
     assert_eq!(v.verdict, Overall::Fail, "{}", v.to_json());
     assert_eq!(v.exit_code, 1);
     let g = rule_of(&v, "goodput.attainment");
@@ -238,6 +255,7 @@ fn a_schedule_not_kept_is_invalid_and_not_judged() {
         l.arrival = None;
     }
     let v = evaluate(&s, &input(d)).unwrap();
+    assert_schema(&v);
     assert_eq!(v.verdict, Overall::Invalid, "{}", v.to_json());
     assert_eq!(v.exit_code, 4);
     assert_eq!(v.preconditions, Overall::Invalid);
@@ -262,6 +280,7 @@ fn p99_over_50_requests_is_inconclusive_needing_299() {
     profile(&d, &["--request-count", "50", "--concurrency", "4"]);
     let s = spec(vec![latency("latency.ttft.p99", 99.0, 5000.0)]);
     let v = evaluate(&s, &input(d)).unwrap();
+    assert_schema(&v);
     assert_eq!(v.verdict, Overall::Inconclusive, "{}", v.to_json());
     assert_eq!(v.exit_code, 5);
     let r = rule_of(&v, "latency.ttft.p99");
@@ -305,7 +324,9 @@ fn evaluating_twice_is_byte_identical_and_names_no_path() {
             ],
         }),
     ));
-    let a = evaluate(&s, &input(dir.clone())).unwrap().to_json();
+    let first = evaluate(&s, &input(dir.clone())).unwrap();
+    assert_schema(&first);
+    let a = first.to_json();
     let b = evaluate(&s, &input(dir.clone())).unwrap().to_json();
     assert_eq!(a, b);
     assert!(!a.contains(dir.to_str().unwrap()), "a path in the verdict");
@@ -342,10 +363,12 @@ fn gate_requirements_invalidate_a_mismatched_run() {
     // fingerprint: a spec wanting another epoch, another profile and 300 requests is INVALID
     // on each, as a serialization-family rule.
     let mut s = acceptance();
-    s.epoch = Some("sha256:feed".into());
+    s.epoch =
+        Some("sha256:00000000000000000000000000000000000000000000000000000000000000ff".into());
     s.profile = Some("regression".into());
     s.evidence.min_requests_per_run = 300;
     let v = evaluate(&s, &input(clean())).unwrap();
+    assert_schema(&v);
     assert_eq!(v.verdict, Overall::Invalid, "{}", v.to_json());
     for id in ["gate.epoch", "gate.profile", "gate.evidence"] {
         let r = rule_of(&v, id);
@@ -354,7 +377,10 @@ fn gate_requirements_invalidate_a_mismatched_run() {
     }
     let e = v.epoch.as_ref().unwrap();
     assert!(!e.matches);
-    assert_eq!(e.fingerprint.as_deref(), Some("sha256:feed"));
+    assert_eq!(
+        e.fingerprint.as_deref(),
+        Some("sha256:00000000000000000000000000000000000000000000000000000000000000ff")
+    );
     assert!(!rule_of(&v, "goodput.attainment").judged);
     // The same spec with what the run carries passes again.
     let fp = {
@@ -367,6 +393,7 @@ fn gate_requirements_invalidate_a_mismatched_run() {
     s.profile = Some("service-load".into());
     s.evidence.min_requests_per_run = 200;
     let v = evaluate(&s, &input(clean())).unwrap();
+    assert_schema(&v);
     assert_eq!(v.verdict, Overall::Pass, "{}", v.to_json());
     assert!(v.epoch.unwrap().matches);
 }
@@ -396,6 +423,7 @@ fn run_level_rules_on_one_run() {
         ),
     ]);
     let v = evaluate(&s, &input(clean())).unwrap();
+    assert_schema(&v);
     let t = rule_of(&v, "throughput.floor");
     assert_eq!(t.verdict, Outcome::Pass, "{}", t.reason);
     assert!(t.reason.contains("one run"), "{}", t.reason);
@@ -409,6 +437,7 @@ fn run_level_rules_on_one_run() {
     let mut two = input(clean());
     two.candidate.push(clean());
     let v = evaluate(&s, &two).unwrap();
+    assert_schema(&v);
     let r = rule_of(&v, "repro.self");
     assert_eq!(r.verdict, Outcome::Inconclusive, "{}", r.reason);
     assert_eq!(r.needed.as_ref().unwrap()["per_metric"][0]["value"], 3);
@@ -418,6 +447,7 @@ fn run_level_rules_on_one_run() {
         margins: vec![("time_to_first_token.p50".into(), "±50%".into())],
     });
     let v = evaluate(&s2, &two).unwrap();
+    assert_schema(&v);
     let r = rule_of(&v, "repro.self");
     assert_eq!(r.verdict, Outcome::Pass, "{}", v.to_json());
 }
