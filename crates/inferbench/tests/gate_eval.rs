@@ -451,3 +451,76 @@ fn run_level_rules_on_one_run() {
     let r = rule_of(&v, "repro.self");
     assert_eq!(r.verdict, Outcome::Pass, "{}", v.to_json());
 }
+
+#[test]
+fn headroom_needs_a_qualification_and_baseline_throughput_needs_runs() {
+    let mut s = spec(vec![
+        rule(
+            "client.headroom",
+            RuleBody::ClientHeadroom(ClientHeadroomRule {
+                worker_levels_min: Some(3),
+                plateau_tolerance: Some(0.01),
+                client_cpu_pressure_some_avg10_max: None,
+                client_cpu_utilization_max: Some(10_000.0),
+                backlog_growth: Throttle::Forbid,
+            }),
+        ),
+        rule(
+            "regression.throughput",
+            RuleBody::Throughput(ThroughputRule {
+                metric: "output_token_throughput".into(),
+                compare: Some(CompareWith::Baseline),
+                non_inferiority: Some(-0.02),
+                min: None,
+                unit: None,
+            }),
+        ),
+        {
+            let mut r = latency("latency.ttfo.planned", 50.0, 5000.0);
+            if let RuleBody::Latency(l) = &mut r.body {
+                l.metric = "time_to_first_output_token".into();
+                l.timing_origin = TimingOrigin::PlannedSend;
+            }
+            r
+        },
+    ]);
+    s.multiplicity = MultiplicityMethod::Holm;
+    let mut inp = input(clean());
+    inp.baseline = vec![clean()];
+    let v = evaluate(&s, &inp).unwrap();
+    assert_schema(&v);
+    // The qualification does not exist yet: INCONCLUSIVE, named as a gap → INVALID.
+    let h = rule_of(&v, "client.headroom");
+    assert_eq!(h.verdict, Outcome::Inconclusive, "{}", h.reason);
+    let names: Vec<&str> = h.checks.iter().map(|c| c.name.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "client_saturation",
+            "client_cpu_utilization",
+            "backlog_growth"
+        ]
+    );
+    assert_eq!(h.checks[1].verdict, Outcome::Pass);
+    assert!(
+        v.evidence_gaps
+            .iter()
+            .any(|g| g == "client-saturation qualification not run"),
+        "{:?}",
+        v.evidence_gaps
+    );
+    assert_eq!(v.verdict, Overall::Invalid);
+    // One run a side: a run-level comparison needs 3 per side (compare's rule).
+    let t = rule_of(&v, "regression.throughput");
+    assert_eq!(t.verdict, Outcome::Inconclusive, "{}", t.reason);
+    assert_eq!(t.needed, Some(serde_json::json!({"runs_per_side": 3})));
+    assert!(!t.judged);
+    assert_eq!(v.multiplicity.as_ref().unwrap().family_size, 1);
+    assert_eq!(v.runs.baseline.len(), 1);
+    // Output-only first token from the planned send: one value per completed request.
+    assert_eq!(
+        rule_of(&v, "latency.ttfo.planned").metric.as_deref(),
+        Some("time_to_first_output_token_from_planned")
+    );
+    assert_eq!(rule_of(&v, "latency.ttfo.planned").n, Some(200));
+}

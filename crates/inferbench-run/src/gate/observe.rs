@@ -28,6 +28,9 @@ pub const OSL: &str = "output_sequence_length";
 /// defines them (first / last content response − `planned_ns`).
 pub const TTFT_FROM_PLANNED: &str = "time_to_first_token_from_planned";
 pub const LATENCY_FROM_PLANNED: &str = "request_latency_from_planned";
+/// The first **output** text (content or tool call, reasoning excluded) − `planned_ns`: the
+/// planned-send twin of `time_to_first_output_token`.
+pub const TTFO_FROM_PLANNED: &str = "time_to_first_output_token_from_planned";
 
 /// One profiling record, reduced to what the rules read.
 #[derive(Clone, Debug)]
@@ -119,7 +122,8 @@ pub fn latency_tag(metric: &str, origin: TimingOrigin) -> String {
     match origin {
         TimingOrigin::Sent => metric.to_string(),
         TimingOrigin::PlannedSend => match metric {
-            "time_to_first_token" | "time_to_first_output_token" => TTFT_FROM_PLANNED.into(),
+            "time_to_first_token" => TTFT_FROM_PLANNED.into(),
+            "time_to_first_output_token" => TTFO_FROM_PLANNED.into(),
             "request_latency" => LATENCY_FROM_PLANNED.into(),
             m if m.ends_with("_from_planned") => m.to_string(),
             m => format!("{m}_from_planned"),
@@ -277,11 +281,16 @@ fn value(m: &RecordMetric) -> Option<f64> {
     }
 }
 
-/// `schedule.rs`'s `_from_planned` definitions for one valid record, in ms.
+/// `schedule.rs`'s `_from_planned` definitions for one valid record, in ms (and the
+/// output-only twin of the first one).
 fn from_planned(r: &Record, tag: &str) -> Option<f64> {
+    let ms = |t: u64| t.saturating_sub(r.planned_ns) as f64 * 1e-6;
+    if tag == TTFO_FROM_PLANNED {
+        let first = r.events.iter().find(|e| e.has_output_text())?;
+        return r.streaming.then(|| ms(first.t_ns));
+    }
     let mut text = r.text_events();
     let first = text.next()?;
-    let ms = |t: u64| t.saturating_sub(r.planned_ns) as f64 * 1e-6;
     match tag {
         TTFT_FROM_PLANNED if r.streaming => Some(ms(first.t_ns)),
         LATENCY_FROM_PLANNED => Some(ms(text.last().unwrap_or(first).t_ns)),

@@ -300,12 +300,23 @@ pub fn throughput(ctx: &Ctx, rule: &Rule, t: &ThroughputRule) -> Result<Judged, 
                 .map_err(Failure::input)?;
                 let report = run_compare(ctx, rule, b, c, vec![margin])?;
                 let m = report.metrics.iter().find(|m| m.metric == t.metric);
-                match m.and_then(|m| m.difference.as_ref().map(|d| (m, d))) {
+                match m.map(|m| (m, m.difference.as_ref())) {
                     None => parts.push((
                         missing_outcome(spec),
-                        format!("no data: compare computed no interval of {}", t.metric),
+                        format!("no data: compare did not compare {}", t.metric),
                     )),
-                    Some((m, d)) => {
+                    // Too few runs for an interval: compare says how many would do.
+                    Some((m, None)) => {
+                        observed.insert("versus_baseline".into(), metric_json(m));
+                        if let Some(n) = &m.needed {
+                            v.needed = Some(json!({n.unit: n.value}));
+                        }
+                        parts.push((
+                            Outcome::Inconclusive,
+                            format!("versus the baseline: {}", m.reason),
+                        ));
+                    }
+                    Some((m, Some(d))) => {
                         observed.insert("versus_baseline".into(), metric_json(m));
                         // Non-inferiority: only the side where the candidate is worse counts.
                         let (ok, bad) = match m.direction {
