@@ -432,3 +432,53 @@ fn holm_turns_an_unshown_failure_inconclusive() {
     assert!(vs.iter().all(|v| v.verdict == Outcome::Inconclusive));
     assert!(vs[0].reason.contains("Holm"), "{}", vs[0].reason);
 }
+
+#[test]
+fn workload_osl_below_spec_fails() {
+    use super::observe::OSL;
+    use super::rules::precondition;
+    // OSL 128 specified; a server that ignored ignore_eos/min_tokens stopped at 100 on 3 of
+    // 4 requests: exact fraction 1/4 < 0.99, mean (128 + 300) / 4 = 107 → ratio 0.8359 < 0.9.
+    let records = vec![
+        rec(0, false, vec![Some(128.0)]),
+        rec(1, false, vec![Some(100.0)]),
+        rec(2, false, vec![Some(100.0)]),
+        rec(3, false, vec![Some(100.0)]),
+        rec(4, true, vec![None]),
+    ];
+    let o = obs(&[OSL], vec![run(records, 1.0)]);
+    let w = WorkloadRule {
+        token_source: None,
+        isl: None,
+        osl: Some(LengthSpec {
+            mean: 128.0,
+            exact_fraction_min: Some(0.99),
+            mean_band: Some((0.9, 1.1)),
+        }),
+        ignore_eos: None,
+        min_tokens: None,
+    };
+    let rule = Rule {
+        id: "workload.lengths".into(),
+        line: 1,
+        body: RuleBody::Workload(w.clone()),
+    };
+    let s = spec(vec![rule.clone()]);
+    let v = with_ctx(&s, &o, |c| precondition::workload(c, &rule, &w));
+    assert_eq!(v.verdict, Outcome::Fail);
+    assert_eq!(v.observed["osl"]["n"], json!(4));
+    assert_eq!(v.observed["osl"]["exact_fraction"], json!(0.25));
+    let ratio = v.observed["osl"]["mean_ratio"].as_f64().unwrap();
+    assert!((ratio - 107.0 / 128.0).abs() < 1e-12, "{ratio}");
+    assert!(v.checks.iter().all(|c| c.verdict == Outcome::Fail));
+    // Every request at 128: both checks pass.
+    let o = obs(
+        &[OSL],
+        vec![run(
+            (0..4).map(|i| rec(i, false, vec![Some(128.0)])).collect(),
+            1.0,
+        )],
+    );
+    let v = with_ctx(&s, &o, |c| precondition::workload(c, &rule, &w));
+    assert_eq!(v.verdict, Outcome::Pass, "{}", v.reason);
+}
