@@ -296,8 +296,8 @@ fn latency_without_samples_is_on_missing() {
 
 #[test]
 fn throttled_counts_requests_that_waited_for_the_ceiling() {
-    // Ceiling 1. B is planned at 10 while A (0–100) holds the only slot: it waited. C is
-    // planned at 300, nothing in flight.
+    // Ceiling 1. B is planned at 10 while A (planned 0, ending 100) holds the only slot: it
+    // waited. C is planned at 300, nothing in flight.
     let mut r = run(Vec::new(), 1.0);
     let span = |id, planned, start, end| RecordObs {
         id,
@@ -314,6 +314,12 @@ fn throttled_counts_requests_that_waited_for_the_ceiling() {
     ];
     assert_eq!(delivery::throttled(&r, 1), 1);
     assert_eq!(delivery::throttled(&r, 2), 0);
+    // A started late (at 50, after B's planned 10): B still waited behind it.
+    r.records[0].start_ns = 50;
+    assert_eq!(delivery::throttled(&r, 1), 1);
+    // Without A, nothing is ahead of B.
+    r.records.remove(0);
+    assert_eq!(delivery::throttled(&r, 1), 0);
 }
 
 #[test]

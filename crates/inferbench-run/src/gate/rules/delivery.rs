@@ -29,26 +29,27 @@ fn lag_p99(run: &RunObs) -> Option<f64> {
         .filter(|v| v.is_finite())
 }
 
-/// Requests that waited for a slot: at their planned send time, the other profiling requests
-/// in flight (started at or before it, not yet ended) were at least `ceiling`. Warmup
-/// requests still in flight are not counted (the profiling phase starts after them).
+/// Requests that waited for a slot: at their planned send time, the profiling requests
+/// planned before them and not yet ended (in flight, or themselves queued for a slot) were
+/// at least `ceiling`. Counting by planned rather than actual start also catches a wait
+/// behind a request the client started late. Warmup requests still in flight are not
+/// counted (the profiling phase starts after them).
 pub fn throttled(run: &RunObs, ceiling: u64) -> u64 {
-    let mut starts: Vec<u64> = run.records.iter().map(|r| r.start_ns).collect();
+    let mut planned: Vec<u64> = run.records.iter().map(|r| r.planned_ns).collect();
     let mut ends: Vec<u64> = run
         .records
         .iter()
-        .map(|r| r.end_ns.max(r.start_ns))
+        .map(|r| r.end_ns.max(r.planned_ns))
         .collect();
-    starts.sort_unstable();
+    planned.sort_unstable();
     ends.sort_unstable();
     run.records
         .iter()
         .filter(|r| {
             let t = r.planned_ns;
-            let started = starts.partition_point(|&s| s <= t) as u64;
+            let ahead = planned.partition_point(|&p| p < t) as u64;
             let ended = ends.partition_point(|&e| e <= t) as u64;
-            let own = u64::from(r.start_ns <= t && r.end_ns > t);
-            started - ended.min(started) - own >= ceiling
+            ahead.saturating_sub(ended) >= ceiling
         })
         .count() as u64
 }
