@@ -242,3 +242,40 @@ impl Sorted {
         x + self.frac * (y - x)
     }
 }
+
+/// A one-sample bootstrap percentile interval of `statistic` over `values` (the gate's bound
+/// on one run's mean or percentile): `[q_{α/2}, q_{1−α/2}]` of `resamples` resampled
+/// statistics at two-sided `confidence` (each end is then a one-sided bound at
+/// `(1 + confidence)/2`). Seeded as [`difference`]: the same seed gives the same interval.
+/// `None` for an empty sample, a non-finite value, `resamples < 2` or a level out of range.
+pub fn one_sample(
+    values: &[f64],
+    statistic: Statistic,
+    resamples: usize,
+    seed: u64,
+    confidence: f64,
+) -> Option<(f64, f64)> {
+    let c = level(confidence)?;
+    if values.is_empty() || resamples < 2 || values.iter().any(|v| !v.is_finite()) {
+        return None;
+    }
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let mut draws: Vec<f64> = match statistic {
+        Statistic::Percentile(p) => {
+            if !(0.0..=100.0).contains(&p) {
+                return None;
+            }
+            let s = Sorted::new(values, p)?;
+            (0..resamples).map(|_| s.resample(&mut rng)).collect()
+        }
+        Statistic::Mean => (0..resamples)
+            .map(|_| resampled_mean(values, &mut rng))
+            .collect(),
+    };
+    draws.sort_unstable_by(f64::total_cmp);
+    let a = 1.0 - c;
+    Some((
+        percentile_linear(&draws, 100.0 * a / 2.0),
+        percentile_linear(&draws, 100.0 * (1.0 - a / 2.0)),
+    ))
+}

@@ -80,6 +80,66 @@ pub fn quantile_interval(
     ))
 }
 
+/// Which one-sided order-statistic bound a planner asks about.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Side {
+    /// The upper bound `X₍ₛ₎` (rank from [`upper_bound_rank`]).
+    Upper,
+    /// The lower bound `X₍ᵣ₎`, `r` the lower rank of the two-sided `2c − 1` interval.
+    Lower,
+}
+
+/// The one-sided lower bound's rank `r` (`P(X₍ᵣ₎ < ξ_q) ≥ confidence`), `None` when the
+/// sample is too small for one.
+pub fn lower_bound_rank(n: usize, q: f64, confidence: f64) -> Option<usize> {
+    let c = level(confidence)?;
+    quantile_ranks(n, q, 2.0 * c - 1.0)?.lower
+}
+
+/// The smallest sample size whose one-sided bound of quantile `q` would clear a limit, if
+/// the values kept their observed distribution. `frac` is the observed fraction of values on
+/// the side the bound must reach: for [`Side::Upper`] the fraction at or below the limit
+/// (the bound `X₍ₛ₎` is below it once `s/n ≤ frac`), for [`Side::Lower`] the fraction above
+/// it (`X₍ᵣ₎` is above once `(n − r + 1)/n ≤ frac`). `None` when no size up to `max_n` does.
+pub fn requests_to_decide(
+    q: f64,
+    confidence: f64,
+    frac: f64,
+    side: Side,
+    max_n: usize,
+) -> Option<usize> {
+    if !(0.0..=1.0).contains(&frac) {
+        return None;
+    }
+    let decided = |n: usize| -> bool {
+        match side {
+            Side::Upper => {
+                upper_bound_rank(n, q, confidence).is_some_and(|s| s as f64 <= frac * n as f64)
+            }
+            Side::Lower => lower_bound_rank(n, q, confidence)
+                .is_some_and(|r| (n - r + 1) as f64 <= frac * n as f64),
+        }
+    };
+    // Roughly monotone in n (ranks are integers): double to a deciding size, then bisect.
+    let mut hi = 1usize;
+    while !decided(hi) {
+        hi = hi.checked_mul(2)?;
+        if hi > max_n {
+            return None;
+        }
+    }
+    let mut lo = hi / 2;
+    while hi - lo > 1 {
+        let mid = lo + (hi - lo) / 2;
+        if decided(mid) {
+            hi = mid;
+        } else {
+            lo = mid;
+        }
+    }
+    Some(hi)
+}
+
 fn binomial_cdf(n: usize, q: f64) -> Option<impl Fn(usize) -> f64> {
     if n == 0 || !(q > 0.0 && q < 1.0) {
         return None;

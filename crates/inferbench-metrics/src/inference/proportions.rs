@@ -121,3 +121,55 @@ pub fn newcombe_p_less(candidate: (u64, u64), baseline: (u64, u64), bound: f64) 
         -bound,
     )
 }
+
+/// The one-sided Wilson bound (lower when `lower`, else upper) of an observed fraction `p`
+/// over `n` trials at `confidence` (`z = z_{confidence}`), `n` real so that a planner can ask
+/// "at this fraction, how many trials?". `None` for `n ≤ 0`, `p` outside [0, 1] or a level
+/// out of range.
+pub fn wilson_bound_of_fraction(p: f64, n: f64, confidence: f64, lower: bool) -> Option<f64> {
+    let c = level(confidence)?;
+    if n.is_nan() || n <= 0.0 || !(0.0..=1.0).contains(&p) {
+        return None;
+    }
+    let z = super::z(c);
+    let z2 = z * z;
+    let centre = (p + z2 / (2.0 * n)) / (1.0 + z2 / n);
+    let half = z / (1.0 + z2 / n) * (p * (1.0 - p) / n + z2 / (4.0 * n * n)).sqrt();
+    Some(if lower { centre - half } else { centre + half })
+}
+
+/// The smallest number of trials at which a fraction staying at `p` would be decided
+/// against `limit` at one-sided `confidence`: for `p > limit`, the n whose Wilson lower
+/// bound reaches `limit`; for `p < limit`, the n whose upper bound falls below it. `None`
+/// when `p == limit` (no n decides), an argument is out of range, or n would exceed 10¹².
+pub fn wilson_trials_to_decide(p: f64, limit: f64, confidence: f64) -> Option<u64> {
+    if p == limit || !(0.0..=1.0).contains(&limit) {
+        return None;
+    }
+    let decided = |n: u64| -> Option<bool> {
+        let n = n as f64;
+        Some(if p > limit {
+            wilson_bound_of_fraction(p, n, confidence, true)? >= limit
+        } else {
+            wilson_bound_of_fraction(p, n, confidence, false)? < limit
+        })
+    };
+    // The bound tightens monotonically in n: double, then bisect.
+    let mut hi = 1u64;
+    while !decided(hi)? {
+        hi = hi.checked_mul(2)?;
+        if hi > 1_000_000_000_000 {
+            return None;
+        }
+    }
+    let mut lo = hi / 2;
+    while hi - lo > 1 {
+        let mid = lo + (hi - lo) / 2;
+        if decided(mid)? {
+            hi = mid;
+        } else {
+            lo = mid;
+        }
+    }
+    Some(hi)
+}

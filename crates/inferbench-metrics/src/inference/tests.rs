@@ -361,3 +361,80 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn wilson_bound_of_a_fraction_matches_the_counted_bound() {
+    use super::proportions::wilson_bound_of_fraction;
+    // 920 of 1 000 (design note §2.4): one-sided 95 % lower 0.90473.
+    let lb = wilson_bound_of_fraction(0.92, 1000.0, 0.95, true).unwrap();
+    assert!(close(lb, 0.90473, 5e-6), "{lb}");
+    assert!(wilson_bound_of_fraction(0.5, 0.0, 0.95, true).is_none());
+    assert!(wilson_bound_of_fraction(1.5, 10.0, 0.95, true).is_none());
+}
+
+#[test]
+fn wilson_trials_to_decide_by_hand() {
+    use super::proportions::{wilson_bound_of_fraction, wilson_trials_to_decide};
+    // p = 1: the lower bound is n / (n + z²), z = 1.644854 → z² = 2.705543; ≥ 0.9 needs
+    // n ≥ 9 z² = 24.35 → 25.
+    assert_eq!(wilson_trials_to_decide(1.0, 0.9, 0.95), Some(25));
+    // p = 0: the upper bound is z² / (n + z²) < 0.1 needs n > 9 z² → 25.
+    assert_eq!(wilson_trials_to_decide(0.0, 0.1, 0.95), Some(25));
+    // The n is the first that decides.
+    let n = wilson_trials_to_decide(0.905, 0.90, 0.95).unwrap();
+    assert!(wilson_bound_of_fraction(0.905, n as f64, 0.95, true).unwrap() >= 0.90);
+    assert!(wilson_bound_of_fraction(0.905, (n - 1) as f64, 0.95, true).unwrap() < 0.90);
+    assert_eq!(wilson_trials_to_decide(0.9, 0.9, 0.95), None);
+}
+
+#[test]
+fn one_sample_bootstrap_is_seeded_and_covers() {
+    let v: Vec<f64> = (1..=100).map(f64::from).collect();
+    let a = bootstrap::one_sample(&v, Statistic::Mean, 2000, 7, 0.95).unwrap();
+    let b = bootstrap::one_sample(&v, Statistic::Mean, 2000, 7, 0.95).unwrap();
+    assert_eq!(a, b);
+    // Mean 50.5, standard error 29.01/10 = 2.90: the 95 % interval is about ±5.7.
+    assert!(
+        a.0 > 44.0 && a.0 < 50.5 && a.1 > 50.5 && a.1 < 57.0,
+        "{a:?}"
+    );
+    let c = bootstrap::one_sample(&[3.0; 10], Statistic::Percentile(99.0), 100, 1, 0.9);
+    assert_eq!(c, Some((3.0, 3.0)));
+    assert!(bootstrap::one_sample(&[], Statistic::Mean, 100, 1, 0.9).is_none());
+}
+
+#[test]
+fn requests_to_decide_by_hand() {
+    use super::order_stat::{Side, lower_bound_rank, requests_to_decide};
+    // All values under the limit: the upper p99 bound exists, and is under it, from n = 299
+    // (0.99^299 = 0.0495 ≤ 0.05; 0.99^298 = 0.0500 > 0.05).
+    assert_eq!(
+        requests_to_decide(0.99, 0.95, 1.0, Side::Upper, 1 << 20),
+        Some(299)
+    );
+    // All values above: the lower p50 bound X₍ᵣ₎ exists once 0.5^n ≤ 0.05, n = 5 (r = 1).
+    assert_eq!(lower_bound_rank(5, 0.5, 0.95), Some(1));
+    assert_eq!(lower_bound_rank(4, 0.5, 0.95), None);
+    assert_eq!(
+        requests_to_decide(0.5, 0.95, 1.0, Side::Lower, 1 << 20),
+        Some(5)
+    );
+    // 99.5 % under the limit: the n found decides (s/n ≤ 0.995), the one before does not.
+    let n = requests_to_decide(0.99, 0.95, 0.995, Side::Upper, 1 << 24).unwrap();
+    let s = upper_bound_rank(n, 0.99, 0.95).unwrap();
+    assert!(s as f64 <= 0.995 * n as f64, "{n} {s}");
+    // Exactly at the quantile: no size decides.
+    assert_eq!(
+        requests_to_decide(0.99, 0.95, 0.99, Side::Upper, 1 << 16),
+        None
+    );
+}
+
+#[test]
+fn mean_bounds_by_hand() {
+    // 10, 12, 14: mean 12, s = 2, s/√3 = 1.1547; t_{0.95, 2} = 2.919986 → ±3.3717.
+    let (l, u) = super::welch::mean_bounds(&[10.0, 12.0, 14.0], 0.95).unwrap();
+    assert!(close(l, 12.0 - 3.371708, 1e-5), "{l}");
+    assert!(close(u, 12.0 + 3.371708, 1e-5), "{u}");
+    assert!(super::welch::mean_bounds(&[1.0], 0.95).is_none());
+}

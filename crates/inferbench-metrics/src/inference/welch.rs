@@ -164,3 +164,13 @@ fn moments(v: &[f64]) -> Option<(usize, f64, f64)> {
 pub(crate) fn student(df: f64) -> Option<StudentsT> {
     StudentsT::new(0.0, 1.0, df).ok()
 }
+
+/// One-sided `confidence` bounds `(lower, upper)` of the mean of per-run values,
+/// `x̄ ∓ t_{confidence, k−1}·s/√k` (the repeat-run interval of a run-level metric). `None`
+/// with fewer than two values, a non-finite value or a level outside (0, 1).
+pub fn mean_bounds(values: &[f64], confidence: f64) -> Option<(f64, f64)> {
+    let c = level(confidence)?;
+    let (n, m, v) = moments(values)?;
+    let h = student((n - 1) as f64)?.inverse_cdf(c) * (v / n as f64).sqrt();
+    Some((m - h, m + h))
+}

@@ -7,10 +7,16 @@
 //! - [`verdict`]: the verdict document (deterministic JSON); [`render`]: the console lines
 //!   and the Markdown acceptance packet.
 
+pub mod evaluate;
+pub mod observe;
 pub mod parse;
 pub mod render;
+pub mod rules;
 pub mod spec;
 pub mod verdict;
+
+#[cfg(test)]
+mod tests;
 
 use std::path::PathBuf;
 
@@ -41,6 +47,5 @@ pub struct GateInput {
 /// Judges the candidate runs against `spec`. Bad input (a missing directory, a sweep root)
 /// is a [`Failure::input`]; a missing metric is a rule outcome (`on_missing`), never an error.
 pub fn evaluate(spec: &GateSpec, input: &GateInput) -> Result<Verdict, Failure> {
-    let _ = (spec, input);
-    Err(Failure::run("gate evaluation is not built yet"))
+    evaluate::evaluate(spec, input)
 }
