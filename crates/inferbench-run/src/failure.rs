@@ -98,7 +98,7 @@ mod tests {
     #[test]
     fn the_table_lists_each_code_once_in_order() {
         let codes: Vec<u8> = exit::TABLE.iter().map(|(c, _)| *c).collect();
-        assert_eq!(codes, vec![0, 1, 2, 3, 130]);
+        assert_eq!(codes, vec![0, 1, 2, 3, 4, 5, 130]);
     }
 
     #[test]

@@ -65,7 +65,7 @@ fn clean() -> PathBuf {
 fn errors() -> PathBuf {
     static C: OnceLock<PathBuf> = OnceLock::new();
     let mut a = RATE_RUN.to_vec();
-    a.extend_from_slice(&["--sim-error-rate", "0.1"]);
+    a.extend_from_slice(&["--sim-error-rate", "10"]);
     made(&C, "gate-errors", &a)
 }
 
@@ -215,7 +215,7 @@ fn errors_fail_the_goodput_rule() {
         .count();
     assert_eq!(
         failed, 20,
-        "--sim-error-rate 0.1 should fail 20 of 200 requests (inferbench-run/src/sim.rs hands the fraction to SimConfig::error_rate, which is a percent)"
+        "--sim-error-rate 10 (percent) should fail 20 of 200 requests"
     );
     let v = evaluate(&acceptance(), &input(run_dir)).unwrap();
     assert_schema(&v);
