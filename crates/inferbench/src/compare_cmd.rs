@@ -107,4 +107,3 @@ fn side_in_ledger(
     let e = comparisons::run_of_dir(l, entries, &dir)?;
     Ok((e.cid.clone(), dir))
 }
-

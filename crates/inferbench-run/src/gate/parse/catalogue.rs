@@ -25,6 +25,7 @@ pub struct Known {
 const SCHEDULE: &[(&str, &str, bool)] = &[
     ("schedule_lag", "ms", true),
     ("time_to_first_token_from_planned", "ms", true),
+    ("time_to_first_output_token_from_planned", "ms", true),
     ("request_latency_from_planned", "ms", true),
     ("achieved_request_rate", "requests/sec", false),
     ("scheduled_request_rate", "requests/sec", false),

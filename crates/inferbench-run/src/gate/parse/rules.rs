@@ -334,11 +334,11 @@ fn latency(ctx: &Ctx, t: &Table) -> Result<RuleBody, Failure> {
         Some("planned_send") => {
             if !matches!(
                 metric_name.as_str(),
-                "time_to_first_token" | "request_latency"
+                "time_to_first_token" | "time_to_first_output_token" | "request_latency"
             ) {
                 return Err(t.err(
                     "timing_origin",
-                    format!("planned_send: only time_to_first_token and request_latency have a from-planned twin, not \"{metric_name}\""),
+                    format!("planned_send: only time_to_first_token, time_to_first_output_token and request_latency are measured from the planned send, not \"{metric_name}\""),
                 ));
             }
             TimingOrigin::PlannedSend
