@@ -106,11 +106,14 @@ impl AnswerSet {
             let no = i + 1;
             let v: Value = serde_json::from_str(line)
                 .map_err(|e| Failure::input(format!("{shown}:{no}: not valid JSON: {e}")))?;
-            let idx = v.get("payload_index").and_then(Value::as_u64).ok_or_else(|| {
-                Failure::input(format!(
-                    "{shown}:{no}: field 'payload_index': expected an integer >= 0"
-                ))
-            })?;
+            let idx = v
+                .get("payload_index")
+                .and_then(Value::as_u64)
+                .ok_or_else(|| {
+                    Failure::input(format!(
+                        "{shown}:{no}: field 'payload_index': expected an integer >= 0"
+                    ))
+                })?;
             let a = Answer::parse(v.get("answer").unwrap_or(&Value::Null), "answer")
                 .map_err(|e| Failure::input(format!("{shown}:{no}: {e}")))?;
             answers.insert(idx, a);
@@ -302,8 +305,16 @@ impl Scorer {
         let mut out = Vec::new();
         if let (Some(f), Some(low), Some(high)) = (acc.fraction, acc.low, acc.high) {
             out.push(scalar("answer_accuracy", "Answer accuracy", f));
-            out.push(scalar("answer_accuracy_ci_low", "Answer accuracy CI low", low));
-            out.push(scalar("answer_accuracy_ci_high", "Answer accuracy CI high", high));
+            out.push(scalar(
+                "answer_accuracy_ci_low",
+                "Answer accuracy CI low",
+                low,
+            ));
+            out.push(scalar(
+                "answer_accuracy_ci_high",
+                "Answer accuracy CI high",
+                high,
+            ));
             out.push(scalar(
                 "degenerate_output_fraction",
                 "Degenerate outputs",

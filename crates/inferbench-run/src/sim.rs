@@ -97,9 +97,16 @@ pub fn answer_key(runs: &[crate::Prepared], accuracy: f64) -> Result<AnswerKey, 
     let mut entries: HashMap<String, KeyAnswer> = HashMap::new();
     for p in runs {
         let Some(set) = &p.answers else { continue };
-        let file = p.plan.dataset.input_file.as_deref().unwrap_or("the dataset");
+        let file = p
+            .plan
+            .dataset
+            .input_file
+            .as_deref()
+            .unwrap_or("the dataset");
         for (i, a) in set.iter() {
-            let payload = usize::try_from(i).ok().and_then(|i| p.workload.payloads.get(i));
+            let payload = usize::try_from(i)
+                .ok()
+                .and_then(|i| p.workload.payloads.get(i));
             let Some(payload) = payload else { continue };
             let at = format!(
                 "--sim-answer-accuracy: {file}: conversation {} turn {}",
@@ -108,11 +115,17 @@ pub fn answer_key(runs: &[crate::Prepared], accuracy: f64) -> Result<AnswerKey, 
             let body: serde_json::Value = serde_json::from_str(&payload.body)
                 .map_err(|e| Failure::input(format!("{at}: the body is not JSON: {e}")))?;
             let question = inferbench_sim::question_text(&body).ok_or_else(|| {
-                Failure::input(format!("{at}: the request has no question text the simulated server can read"))
+                Failure::input(format!(
+                    "{at}: the request has no question text the simulated server can read"
+                ))
             })?;
             let answer = KeyAnswer {
-                right: a.simulated(true).map_err(|m| Failure::input(format!("{at}: {m}")))?,
-                wrong: a.simulated(false).map_err(|m| Failure::input(format!("{at}: {m}")))?,
+                right: a
+                    .simulated(true)
+                    .map_err(|m| Failure::input(format!("{at}: {m}")))?,
+                wrong: a
+                    .simulated(false)
+                    .map_err(|m| Failure::input(format!("{at}: {m}")))?,
             };
             match entries.get(&question) {
                 Some(prev) if *prev != answer => {

@@ -209,7 +209,8 @@ impl RecordSink {
             // keep AIPerf's metrics (correctness has its own files).
             scores.profiling.metrics.extend(correctness);
             console = inferbench_artifacts::render_console(&scores.profiling);
-            let mut f = inferbench_artifacts::AtomicFile::create(&self.dir, &self.names.console_txt)?;
+            let mut f =
+                inferbench_artifacts::AtomicFile::create(&self.dir, &self.names.console_txt)?;
             f.write_all(console.as_bytes())?;
             f.commit()?;
         }

@@ -43,7 +43,8 @@ impl AnswerKey {
 /// follows from the questions it sent.
 pub fn answers_right(seed: u64, question: &str, accuracy: f64) -> bool {
     let hex = inferbench_core::seed::sha256_hex(format!("{seed}:{question}").as_bytes());
-    let u = u64::from_str_radix(&hex[..16], 16).unwrap_or(u64::MAX) as f64 / 18_446_744_073_709_551_616.0;
+    let u = u64::from_str_radix(&hex[..16], 16).unwrap_or(u64::MAX) as f64
+        / 18_446_744_073_709_551_616.0;
     u < accuracy
 }
 
@@ -127,9 +128,18 @@ mod tests {
             {"role": "user", "content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]}
         ]});
         assert_eq!(question_text(&chat).as_deref(), Some("a\nb"));
-        assert_eq!(question_text(&json!({"prompt": "2+2?"})).as_deref(), Some("2+2?"));
-        assert_eq!(question_text(&json!({"input": "hi"})).as_deref(), Some("hi"));
-        assert_eq!(question_text(&json!({"inputs": "tgi"})).as_deref(), Some("tgi"));
+        assert_eq!(
+            question_text(&json!({"prompt": "2+2?"})).as_deref(),
+            Some("2+2?")
+        );
+        assert_eq!(
+            question_text(&json!({"input": "hi"})).as_deref(),
+            Some("hi")
+        );
+        assert_eq!(
+            question_text(&json!({"inputs": "tgi"})).as_deref(),
+            Some("tgi")
+        );
         assert_eq!(question_text(&json!({"query": "x"})), None);
     }
 

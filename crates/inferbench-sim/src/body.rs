@@ -212,7 +212,12 @@ impl SimStream {
             match self.phase {
                 Phase::Role => {
                     self.phase = Phase::Tokens;
-                    api::push_prelude(&mut self.buf, &self.req, self.req.words(&self.shared.words), &mut self.st);
+                    api::push_prelude(
+                        &mut self.buf,
+                        &self.req,
+                        self.req.words(&self.shared.words),
+                        &mut self.st,
+                    );
                     return self.frame();
                 }
                 Phase::Tokens => {
@@ -258,7 +263,12 @@ impl SimStream {
                 }
                 Phase::Usage => {
                     self.phase = Phase::Done;
-                    api::push_epilogue(&mut self.buf, &self.req, self.req.words(&self.shared.words), &mut self.st);
+                    api::push_epilogue(
+                        &mut self.buf,
+                        &self.req,
+                        self.req.words(&self.shared.words),
+                        &mut self.st,
+                    );
                     return self.frame();
                 }
                 Phase::Done => {

@@ -32,7 +32,12 @@ fn single_turn_rows_carry_their_answers_by_payload() {
             "{\"text\": \"2+3?\", \"answer\": {\"number\": 5, \"abs_tol\": 0}}\n",
         ),
     );
-    let b = build_workload(&plan(&f, "single_turn"), common::builtin(), Corpus::shakespeare()).unwrap();
+    let b = build_workload(
+        &plan(&f, "single_turn"),
+        common::builtin(),
+        Corpus::shakespeare(),
+    )
+    .unwrap();
     assert_eq!(b.answers.len(), b.workload.payloads.len());
     assert_eq!(b.answers.len(), 3);
     assert_eq!(b.answers[0].as_ref().unwrap().kind(), "exact");
@@ -51,8 +56,17 @@ fn multi_turn_answers_are_per_turn() {
         "mt.jsonl",
         "{\"session_id\": \"s1\", \"turns\": [{\"text\": \"Pick: A or B?\", \"answer\": {\"choice\": \"B\"}}, {\"text\": \"And now?\"}, {\"text\": \"Say 7\", \"answer\": {\"regex\": \"^7$\", \"example\": \"7\"}}]}\n",
     );
-    let b = build_workload(&plan(&f, "multi_turn"), common::builtin(), Corpus::shakespeare()).unwrap();
-    let kinds: Vec<Option<&str>> = b.answers.iter().map(|a| a.as_ref().map(|a| a.kind())).collect();
+    let b = build_workload(
+        &plan(&f, "multi_turn"),
+        common::builtin(),
+        Corpus::shakespeare(),
+    )
+    .unwrap();
+    let kinds: Vec<Option<&str>> = b
+        .answers
+        .iter()
+        .map(|a| a.as_ref().map(|a| a.kind()))
+        .collect();
     assert_eq!(kinds, vec![Some("choice"), None, Some("regex")]);
 }
 
@@ -62,18 +76,29 @@ fn a_bad_answer_names_file_line_and_field() {
         "bad.jsonl",
         "{\"text\": \"ok\", \"answer\": \"x\"}\n{\"text\": \"q\", \"answer\": {\"regex\": \"([\"}}\n",
     );
-    let e = build_workload(&plan(&f, "single_turn"), common::builtin(), Corpus::shakespeare())
-        .unwrap_err()
-        .to_string();
-    assert!(e.starts_with(&format!("{f}:2: field 'answer.regex': invalid pattern")), "{e}");
+    let e = build_workload(
+        &plan(&f, "single_turn"),
+        common::builtin(),
+        Corpus::shakespeare(),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        e.starts_with(&format!("{f}:2: field 'answer.regex': invalid pattern")),
+        "{e}"
+    );
     assert!(!e.contains('\n'), "{e}");
     let f = file(
         "badmt.jsonl",
         "{\"turns\": [{\"text\": \"q\", \"answer\": {\"choice\": \"7\"}}]}\n",
     );
-    let e = build_workload(&plan(&f, "multi_turn"), common::builtin(), Corpus::shakespeare())
-        .unwrap_err()
-        .to_string();
+    let e = build_workload(
+        &plan(&f, "multi_turn"),
+        common::builtin(),
+        Corpus::shakespeare(),
+    )
+    .unwrap_err()
+    .to_string();
     assert_eq!(
         e,
         format!("{f}:1: field 'turns[0].answer.choice': expected one letter A-Z, got \"7\"")

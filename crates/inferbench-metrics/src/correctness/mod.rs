@@ -262,7 +262,9 @@ impl Answer {
             AnswerSpec::Exact { text } => Ok(format!("not {text}")),
             AnswerSpec::Regex { example, .. } => {
                 let Some(example) = example else {
-                    return Err("a regex answer needs an \"example\" for the simulated server".into());
+                    return Err(
+                        "a regex answer needs an \"example\" for the simulated server".into(),
+                    );
                 };
                 if correct {
                     return Ok(example.clone());
@@ -302,7 +304,8 @@ impl Answer {
                 if correct {
                     return Ok(format!("{value}"));
                 }
-                let delta = 1.0 + 10.0 * (abs_tol.unwrap_or(0.0) + rel_tol.unwrap_or(0.0) * value.abs());
+                let delta =
+                    1.0 + 10.0 * (abs_tol.unwrap_or(0.0) + rel_tol.unwrap_or(0.0) * value.abs());
                 Ok(format!("{}", value + delta))
             }
             AnswerSpec::Choice { letter } => {
@@ -347,7 +350,11 @@ fn sorted(v: &Value) -> Value {
         Value::Object(m) => {
             let mut keys: Vec<&String> = m.keys().collect();
             keys.sort();
-            Value::Object(keys.into_iter().map(|k| (k.clone(), sorted(&m[k]))).collect())
+            Value::Object(
+                keys.into_iter()
+                    .map(|k| (k.clone(), sorted(&m[k])))
+                    .collect(),
+            )
         }
         Value::Array(a) => Value::Array(a.iter().map(sorted).collect()),
         other => other.clone(),
@@ -412,7 +419,10 @@ fn parse_canonical(m: &Map<String, Value>, field: &str) -> Result<AnswerSpec, An
         other => {
             return Err(err(
                 &format!("{field}.kind"),
-                format!("unknown answer kind {other:?} (known: {})", KINDS.join(", ")),
+                format!(
+                    "unknown answer kind {other:?} (known: {})",
+                    KINDS.join(", ")
+                ),
             ));
         }
     };

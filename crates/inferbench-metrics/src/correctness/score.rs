@@ -24,7 +24,11 @@ pub struct Scored {
 /// lowercase), runs of whitespace inside collapsed to one space, then one trailing period
 /// dropped (and the whitespace before it).
 pub fn normalize(s: &str) -> String {
-    let folded = s.split_whitespace().collect::<Vec<_>>().join(" ").to_lowercase();
+    let folded = s
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+        .to_lowercase();
     match folded.strip_suffix('.') {
         Some(rest) => rest.trim_end().to_string(),
         None => folded,
@@ -119,10 +123,7 @@ pub fn score(answer: &Answer, output: &str) -> Scored {
             abs_tol,
             rel_tol,
         } => match first_number(output) {
-            Some(x) => (
-                within(x, *value, *abs_tol, *rel_tol),
-                Some(format!("{x}")),
-            ),
+            Some(x) => (within(x, *value, *abs_tol, *rel_tol), Some(format!("{x}"))),
             None => (false, None),
         },
         AnswerSpec::Choice { letter } => match extract_choice(output) {

@@ -42,7 +42,8 @@ fn correctness_regex_matches_the_trimmed_output() {
 
 #[test]
 fn correctness_json_schema_whole_output_or_first_fenced_block() {
-    let schema = json!({"type": "object", "required": ["x"], "properties": {"x": {"type": "integer"}}});
+    let schema =
+        json!({"type": "object", "required": ["x"], "properties": {"x": {"type": "integer"}}});
     let x = a(json!({"json_schema": schema}));
     assert!(ok(&x, r#"{"x": 3}"#));
     assert!(ok(&x, "Here you go:\n```json\n{\"x\": 4}\n```\nthanks"));
@@ -145,14 +146,25 @@ fn correctness_bad_specs_name_their_field() {
     );
     assert!(e(json!({"json_schema": {"type": 12}})).starts_with("field 'answer.json_schema'"));
     assert!(e(json!(3)).starts_with("field 'answer': expected a string or an object"));
-    assert_eq!(e(json!({})), "field 'answer': an answer object needs one of exact, regex, json_schema, number, choice");
-    assert_eq!(e(json!({"number": 1, "abs_tol": -1})), "field 'answer.abs_tol': must be a number >= 0");
-    assert_eq!(e(json!("  ")), "field 'answer.exact': the expected text is empty");
+    assert_eq!(
+        e(json!({})),
+        "field 'answer': an answer object needs one of exact, regex, json_schema, number, choice"
+    );
+    assert_eq!(
+        e(json!({"number": 1, "abs_tol": -1})),
+        "field 'answer.abs_tol': must be a number >= 0"
+    );
+    assert_eq!(
+        e(json!("  ")),
+        "field 'answer.exact': the expected text is empty"
+    );
 }
 
 #[test]
 fn correctness_canonical_form_round_trips_and_sorts_schema_keys() {
-    let x = a(json!({"json_schema": {"type": "object", "properties": {"b": {}, "a": {}}}, "example": {"z": 1, "a": 2}}));
+    let x = a(
+        json!({"json_schema": {"type": "object", "properties": {"b": {}, "a": {}}}, "example": {"z": 1, "a": 2}}),
+    );
     let c = x.canonical();
     assert_eq!(
         c.to_string(),
@@ -160,11 +172,20 @@ fn correctness_canonical_form_round_trips_and_sorts_schema_keys() {
     );
     assert_eq!(Answer::parse(&c, "answer").unwrap(), x);
     let n = a(json!({"rel_tol": 0.1, "number": 2}));
-    assert_eq!(n.canonical().to_string(), r#"{"kind":"number","value":2.0,"rel_tol":0.1}"#);
+    assert_eq!(
+        n.canonical().to_string(),
+        r#"{"kind":"number","value":2.0,"rel_tol":0.1}"#
+    );
     assert_eq!(Answer::parse(&n.canonical(), "a").unwrap(), n);
-    assert_eq!(a(json!("Hi")).canonical(), json!({"kind": "exact", "text": "Hi"}));
+    assert_eq!(
+        a(json!("Hi")).canonical(),
+        json!({"kind": "exact", "text": "Hi"})
+    );
     let e = Answer::parse(&json!({"kind": "maybe"}), "answer").unwrap_err();
-    assert!(e.to_string().starts_with("field 'answer.kind': unknown answer kind"));
+    assert!(
+        e.to_string()
+            .starts_with("field 'answer.kind': unknown answer kind")
+    );
 }
 
 #[test]

@@ -53,7 +53,10 @@ pub fn read_answer_key(path: &Path) -> Result<Vec<KeyQuestion>, DatasetError> {
 fn question(r: &Row<'_>, line: usize) -> Result<KeyQuestion, DatasetError> {
     let texts = read_texts(r)?;
     let Some(v) = r.get("answer") else {
-        return Err(r.err("answer", "missing: every question of an answer key needs one"));
+        return Err(r.err(
+            "answer",
+            "missing: every question of an answer key needs one",
+        ));
     };
     let answer = Answer::parse(v, "answer").map_err(|e| r.err(&e.field, e.message))?;
     let question = texts
@@ -93,8 +96,17 @@ mod tests {
         assert_eq!(k[1].question, "a\nb");
         assert_eq!(k[1].line, 2);
         let e = key("{\"text\": \"q\", \"answer\": 1}\n{\"text\": \"r\"}\n").unwrap_err();
-        assert!(e.to_string().contains(":1: field 'answer': expected a string"), "{e}");
+        assert!(
+            e.to_string()
+                .contains(":1: field 'answer': expected a string"),
+            "{e}"
+        );
         let e = key("{\"text\": \"r\"}\n").unwrap_err();
-        assert!(e.to_string().ends_with(":1: field 'answer': missing: every question of an answer key needs one"), "{e}");
+        assert!(
+            e.to_string().ends_with(
+                ":1: field 'answer': missing: every question of an answer key needs one"
+            ),
+            "{e}"
+        );
     }
 }
