@@ -341,3 +341,7 @@ impl Scorer {
         Ok(metrics)
     }
 }
+
+#[cfg(test)]
+#[path = "correctness_tests.rs"]
+mod tests;

@@ -408,3 +408,69 @@ fn bad_answers_and_keys_are_one_line_errors() {
     let o = run(&["profile", "--sim-answer-accuracy", "1.5", "--ui", "none"]);
     one_line_exit_2(&o, "--sim-answer-accuracy 1.5: a fraction between 0 and 1");
 }
+
+#[test]
+fn multi_turn_is_scored_per_turn_and_errors_are_counted_apart() {
+    let dir = tmpdir("corr-mt");
+    let data = dir.join("mt.jsonl");
+    std::fs::write(
+        &data,
+        concat!(
+            "{\"session_id\": \"a\", \"turns\": [{\"text\": \"What is 2 + 2?\", \"answer\": {\"number\": 4}}, {\"text\": \"Say hello.\"}, {\"text\": \"Capital of Peru?\", \"answer\": \"Lima\"}]}\n",
+            "{\"session_id\": \"b\", \"turns\": [{\"text\": \"Pick A or B: B\", \"answer\": {\"choice\": \"B\"}}]}\n",
+        ),
+    )
+    .unwrap();
+    let out = dir.join("run");
+    let o = run(&[
+        "profile",
+        "--input-file",
+        data.to_str().unwrap(),
+        "--custom-dataset-type",
+        "multi_turn",
+        "--sim-answer-accuracy",
+        "1",
+        "--sim-ttft-ms",
+        "0",
+        "--sim-itl-ms",
+        "0",
+        "--ui",
+        "none",
+        "--artifact-dir",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let c = read_json(&out.join("correctness.json"));
+    // Four turns, three with answers, all right; the unanswered turn is counted as such.
+    assert_eq!(
+        (c["scored"].as_u64(), c["correct"].as_u64()),
+        (Some(3), Some(3))
+    );
+    assert_eq!(c["unanswered"], 1);
+    let turns: Vec<u64> = jsonl(&out.join("correctness.jsonl"))
+        .iter()
+        .filter(|l| l["conversation_id"] == "a")
+        .map(|l| l["turn_index"].as_u64().unwrap())
+        .collect();
+    assert_eq!(turns, vec![0, 2]);
+
+    // Injected server errors are not scored: they are counted apart.
+    let out = dir.join("errors");
+    let o = profile(
+        &out,
+        &sim(&[
+            "--sim-answer-accuracy",
+            "1",
+            "--sim-error-rate",
+            "0.2",
+            "--request-count",
+            "50",
+        ]),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let c = read_json(&out.join("correctness.json"));
+    let errors = c["errors"].as_u64().unwrap();
+    assert!(errors > 0 && errors < 50, "{errors}");
+    assert_eq!(c["scored"].as_u64(), Some(50 - errors));
+    assert_eq!(c["correct"], c["scored"]);
+}
