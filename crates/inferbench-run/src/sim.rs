@@ -59,7 +59,8 @@ impl Simulated {
             ttft: ms("--sim-ttft-ms", ttft_ms)?,
             itl: ms("--sim-itl-ms", itl_ms)?,
             model: model.to_string(),
-            error_rate,
+            // The plan holds a fraction (`--sim-error-rate 0.1`); the server takes a percent.
+            error_rate: error_rate * 100.0,
             words: Arc::new(sim_words(tok)),
             answers: match answer_accuracy {
                 Some(p) => Some(Arc::new(answer_key(runs, p)?)),
@@ -149,5 +150,7 @@ pub fn answer_key(runs: &[crate::Prepared], accuracy: f64) -> Result<AnswerKey, 
         accuracy,
         seed: runs.first().map_or(0, |p| p.seed),
         entries,
+        // The run's own answers: a question without one is answered with filler words.
+        refuse_unknown: false,
     })
 }

@@ -16,6 +16,10 @@ pub struct AnswerKey {
     pub seed: u64,
     /// Question text → the right and the wrong answer text.
     pub entries: HashMap<String, KeyAnswer>,
+    /// A prompt the key lacks is refused (HTTP 400 naming `source`: a key that does not match
+    /// the dataset); otherwise it gets the usual filler words (a run whose dataset has
+    /// questions without answers).
+    pub refuse_unknown: bool,
 }
 
 /// The two texts the server can give for one question.

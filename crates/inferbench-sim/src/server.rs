@@ -312,18 +312,23 @@ async fn infer(
             let question = serde_json::from_slice::<serde_json::Value>(&bytes)
                 .ok()
                 .and_then(|v| crate::answers::question_text(&v));
-            let Some(text) = question.as_deref().and_then(|q| key.answer(q)) else {
-                return bad_request(
-                    &shared,
-                    &format!("{}: this prompt is not in the answer key", key.source),
-                );
-            };
-            let tokens = crate::answers::tokens_of(text);
-            if tokens.len() <= len.tokens {
-                len.tokens = tokens.len();
-                len.finish = "stop";
+            match question.as_deref().and_then(|q| key.answer(q)) {
+                Some(text) => {
+                    let tokens = crate::answers::tokens_of(text);
+                    if tokens.len() <= len.tokens {
+                        len.tokens = tokens.len();
+                        len.finish = "stop";
+                    }
+                    Some(Words::new(&tokens))
+                }
+                None if key.refuse_unknown => {
+                    return bad_request(
+                        &shared,
+                        &format!("{}: this prompt is not in the answer key", key.source),
+                    );
+                }
+                None => None,
             }
-            Some(Words::new(&tokens))
         }
         _ => None,
     };

@@ -808,6 +808,7 @@ async fn an_answer_key_answers_in_place_of_the_filler_words() {
             accuracy: 0.5,
             seed: 11,
             entries,
+            refuse_unknown: true,
         };
         // The expected text of each question, by the documented rule.
         let expect = |q: &str| {
@@ -857,6 +858,24 @@ async fn an_answer_key_answers_in_place_of_the_filler_words() {
                 .unwrap()
                 .starts_with("key.jsonl: this prompt is not in the answer key")
         );
+        server.shutdown().await;
+        // Without refuse_unknown, an unknown prompt gets filler words.
+        let server = start(SimConfig {
+            answers: Some(Arc::new(AnswerKey {
+                refuse_unknown: false,
+                ..key
+            })),
+            ..cfg()
+        })
+        .await;
+        let r = call(server.local_addr(), "POST", "/v1/chat/completions", body).await;
+        assert_eq!(r.status, 200);
+        assert!(WORDS.iter().any(|w| {
+            r.json()["choices"][0]["message"]["content"]
+                .as_str()
+                .unwrap()
+                .contains(w.trim())
+        }));
         server.shutdown().await;
     })
     .await

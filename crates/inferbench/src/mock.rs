@@ -123,5 +123,6 @@ fn answer_key(a: &MockServerArgs) -> Result<Option<inferbench_sim::AnswerKey>, F
         accuracy,
         seed: a.random_seed,
         entries,
+        refuse_unknown: true,
     }))
 }
