@@ -342,6 +342,14 @@ impl Scorer {
     }
 }
 
+/// A summary without the correctness rows the sink adds for the console, for the files in
+/// AIPerf's format built from it (the aggregates of repeated runs and sweeps).
+pub fn without_console_rows(mut summary: inferbench_core::Summary) -> inferbench_core::Summary {
+    let ours = inferbench_artifacts::console::CORRECTNESS_ROWS;
+    summary.metrics.retain(|m| !ours.contains(&m.tag.as_str()));
+    summary
+}
+
 #[cfg(test)]
 #[path = "correctness_tests.rs"]
 mod tests;

@@ -206,7 +206,9 @@ fn run_cells(
                 failed.push(label.clone());
                 failures.push(f.clone());
             } else {
-                summaries.push(report.scores.profiling.clone());
+                summaries.push(crate::correctness::without_console_rows(
+                    report.scores.profiling.clone(),
+                ));
                 labels.push(label);
             }
             if report.interrupted() {

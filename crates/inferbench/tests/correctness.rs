@@ -474,3 +474,32 @@ fn multi_turn_is_scored_per_turn_and_errors_are_counted_apart() {
     assert_eq!(c["scored"].as_u64(), Some(50 - errors));
     assert_eq!(c["correct"], c["scored"]);
 }
+
+#[test]
+fn repeated_runs_score_each_run_and_keep_the_aggregate_aiperfs() {
+    let dir = tmpdir("corr-rep");
+    let o = profile(
+        &dir,
+        &sim(&[
+            "--sim-answer-accuracy",
+            "1",
+            "--request-count",
+            "10",
+            "--num-profile-runs",
+            "2",
+        ]),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let mut runs = 0;
+    for e in std::fs::read_dir(dir.join("profile_runs")).unwrap() {
+        let p = e.unwrap().path();
+        if p.join("correctness.json").is_file() {
+            assert_eq!(read_json(&p.join("correctness.json"))["correct"], 10);
+            runs += 1;
+        }
+    }
+    assert_eq!(runs, 2);
+    let agg = std::fs::read_to_string(dir.join("aggregate/profile_export_aiperf_aggregate.json"))
+        .unwrap();
+    assert!(!agg.contains("answer_accuracy"), "{agg}");
+}
