@@ -146,7 +146,8 @@ fn render(summary: &Summary, terminal: bool) -> String {
         out.push('\n');
     }
     let mut t = new_table(&COLUMNS);
-    for tag in CONSOLE_ROWS {
+    // inferbench's expected-answer scores follow AIPerf's rows, in the same table.
+    for tag in CONSOLE_ROWS.iter().chain(CORRECTNESS_ROWS.iter()) {
         if let Some(m) = summary.get(tag) {
             t.add_row(row(m));
         }
@@ -200,6 +201,15 @@ fn render(summary: &Summary, terminal: bool) -> String {
     }
     out
 }
+
+/// Rows of the run's correctness against its expected answers (inferbench's own metrics,
+/// in percent; `docs/correctness.md`), shown under the speed metrics.
+pub const CORRECTNESS_ROWS: [&str; 4] = [
+    "answer_accuracy",
+    "answer_accuracy_ci_low",
+    "answer_accuracy_ci_high",
+    "degenerate_output_fraction",
+];
 
 /// AIPerf's "Effective" table rows, in its order.
 const EFFECTIVE_ROWS: [&str; 10] = [
@@ -308,5 +318,22 @@ mod tests {
         s.metrics
             .push(dist("time_to_first_token", "Time to First Token", 20.0));
         assert_eq!(render_console_for_terminal(&s), render_console(&s));
+    }
+
+    #[test]
+    fn answer_accuracy_follows_the_speed_metrics_in_their_table() {
+        let mut s = non_streaming();
+        s.metrics.push(MetricResult {
+            tag: "answer_accuracy".into(),
+            header: "Answer accuracy".into(),
+            unit: "%".into(),
+            value: MetricValue::Scalar { value: 92.0 },
+        });
+        let out = render_console(&s);
+        let acc = out.find("Answer accuracy (%)").expect("the accuracy row");
+        let latency = out.find("Request Latency").unwrap();
+        let effective = out.find("LLM Metrics: Effective").unwrap();
+        assert!(latency < acc && acc < effective, "{out}");
+        assert!(out.contains("92.00"), "{out}");
     }
 }

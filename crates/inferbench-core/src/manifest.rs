@@ -44,6 +44,10 @@ pub struct DatasetIdentity {
     pub workload_sha256: String,
     /// SHA-256 of the prompt corpus the synthetic prompts were cut from.
     pub corpus_sha256: Option<String>,
+    /// `sha256:` of the run's frozen expected answers (`expected_answers.jsonl`), when its
+    /// dataset carries any (docs/correctness.md). Not an identity pin.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub answers_sha256: Option<String>,
 }
 
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]

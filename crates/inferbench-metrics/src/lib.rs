@@ -9,6 +9,7 @@
 pub mod adapter;
 pub mod aiperf;
 pub mod confidence;
+pub mod correctness;
 pub mod crosswalk;
 pub mod genai_perf;
 pub mod inference;

@@ -81,6 +81,7 @@ pub async fn run_one(mut p: Prepared, observer: &Arc<dyn Observer>) -> Result<Ru
     let mut manifest = first_manifest(&p, &header, started_at, models_response)?;
     clear_run_dir(&run_dir, &names)?;
     inferbench_artifacts::write_inputs_json(&run_dir, &p.inputs)?;
+    crate::correctness::freeze(&run_dir, p.answers.as_deref())?;
     let mut evidence = inferbench_artifacts::EvidenceWriter::create(&run_dir, &header)?;
     // Written now and replaced at the end: a run that is killed leaves a manifest that says
     // it did not finish (and `inferbench metrics DIR --write` can still score its evidence).

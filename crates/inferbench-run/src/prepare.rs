@@ -43,6 +43,8 @@ pub struct Prepared {
     pub engine: EngineConfig,
     /// `--declare` / `--identity`: applied to the manifest's identity.
     pub declared: Vec<inferbench_core::identity::Declaration>,
+    /// The dataset's expected answers, frozen into the run directory before it starts.
+    pub answers: Option<Arc<crate::correctness::AnswerSet>>,
 }
 
 impl Prepared {
@@ -143,7 +145,11 @@ pub fn prepare(plan: &RunPlan, tokenizer: Arc<Tokenizer>) -> Result<Prepared, Fa
         entries: built.workload.payloads.len(),
         workload_sha256: built.workload.sha256(),
         corpus_sha256: Some(built.corpus_sha256.clone()),
+        answers_sha256: None,
     };
+    let answers = crate::correctness::AnswerSet::from_workload(&built.workload, &built.answers);
+    let mut dataset = dataset;
+    dataset.answers_sha256 = answers.as_ref().map(|a| a.digest().to_string());
     let inputs = inferbench_workload::inputs_json(&built.workload);
     Ok(Prepared {
         plan: plan.clone(),
@@ -160,6 +166,7 @@ pub fn prepare(plan: &RunPlan, tokenizer: Arc<Tokenizer>) -> Result<Prepared, Fa
         slos,
         engine,
         declared: Vec::new(),
+        answers: answers.map(Arc::new),
     })
 }
 

@@ -6,8 +6,20 @@
 /// `{summary, samples}` of the client's own CPU, memory, threads and the machine's pressure.
 pub const CLIENT_RESOURCES: &str = "inferbench_client_resources.json";
 
+/// The run's expected answers, frozen with the workload (`docs/correctness.md`).
+pub const EXPECTED_ANSWERS: &str = "expected_answers.jsonl";
+/// One line per scored (or failed) profiling record that had an expected answer.
+pub const CORRECTNESS_RECORDS: &str = "correctness.jsonl";
+/// The run's accuracy, its Wilson interval and the counts.
+pub const CORRECTNESS: &str = "correctness.json";
+
 /// Every side file, in the order the manifest lists them.
-pub const SIDE_FILES: &[&str] = &[CLIENT_RESOURCES];
+pub const SIDE_FILES: &[&str] = &[
+    CLIENT_RESOURCES,
+    EXPECTED_ANSWERS,
+    CORRECTNESS_RECORDS,
+    CORRECTNESS,
+];
 
 /// The side files of one run directory: which were written (or found, offline).
 #[derive(Clone, Debug, Default)]

@@ -1,11 +1,12 @@
 //! The built-in simulated server, when no `--url` is given: started on 127.0.0.1 port 0 on
 //! its own runtime and threads, so that it never shares the client's event loop.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
 use inferbench_core::plan::Target;
-use inferbench_sim::{SimConfig, SimServer};
+use inferbench_sim::{AnswerKey, KeyAnswer, SimConfig, SimServer};
 use inferbench_workload::{Corpus, Tokenizer};
 
 use crate::Failure;
@@ -25,13 +26,25 @@ pub struct Simulated {
 
 impl Simulated {
     /// Starts the server `target` describes (a [`Target::Simulated`]; a URL target is a bug
-    /// of the caller, refused as input).
+    /// of the caller, refused as input). A target with an answer accuracy needs the run's
+    /// answers: see [`Simulated::start_answering`].
     pub fn start(target: &Target, model: &str, tok: &Tokenizer) -> Result<Simulated, Failure> {
+        Simulated::start_answering(target, model, tok, &[])
+    }
+
+    /// [`Simulated::start`] for the prepared runs it serves: with `--sim-answer-accuracy`,
+    /// the key is their own expected answers ([`answer_key`]).
+    pub fn start_answering(
+        target: &Target,
+        model: &str,
+        tok: &Tokenizer,
+        runs: &[crate::Prepared],
+    ) -> Result<Simulated, Failure> {
         let Target::Simulated {
             ttft_ms,
             itl_ms,
             error_rate,
-            answer_accuracy: _,
+            answer_accuracy,
         } = *target
         else {
             return Err(Failure::input(
@@ -46,8 +59,13 @@ impl Simulated {
             ttft: ms("--sim-ttft-ms", ttft_ms)?,
             itl: ms("--sim-itl-ms", itl_ms)?,
             model: model.to_string(),
-            error_rate,
+            // The plan holds a fraction (`--sim-error-rate 0.1`); the server takes a percent.
+            error_rate: error_rate * 100.0,
             words: Arc::new(sim_words(tok)),
+            answers: match answer_accuracy {
+                Some(p) => Some(Arc::new(answer_key(runs, p)?)),
+                None => None,
+            },
             ..SimConfig::default()
         };
         let rt = tokio::runtime::Builder::new_multi_thread()
@@ -66,4 +84,73 @@ impl Simulated {
     pub fn shutdown(self) {
         self.rt.block_on(self.server.shutdown());
     }
+}
+
+/// The simulated server's key from the runs' own expected answers: each question (the text
+/// of its payload's last user message) with its right and wrong answer, drawn with the first
+/// run's seed. Every question must be readable and say one thing.
+pub fn answer_key(runs: &[crate::Prepared], accuracy: f64) -> Result<AnswerKey, Failure> {
+    if !(0.0..=1.0).contains(&accuracy) {
+        return Err(Failure::input(format!(
+            "--sim-answer-accuracy {accuracy}: a fraction between 0 and 1"
+        )));
+    }
+    let mut entries: HashMap<String, KeyAnswer> = HashMap::new();
+    for p in runs {
+        let Some(set) = &p.answers else { continue };
+        let file = p
+            .plan
+            .dataset
+            .input_file
+            .as_deref()
+            .unwrap_or("the dataset");
+        for (i, a) in set.iter() {
+            let payload = usize::try_from(i)
+                .ok()
+                .and_then(|i| p.workload.payloads.get(i));
+            let Some(payload) = payload else { continue };
+            let at = format!(
+                "--sim-answer-accuracy: {file}: conversation {} turn {}",
+                payload.conversation_id, payload.turn_index
+            );
+            let body: serde_json::Value = serde_json::from_str(&payload.body)
+                .map_err(|e| Failure::input(format!("{at}: the body is not JSON: {e}")))?;
+            let question = inferbench_sim::question_text(&body).ok_or_else(|| {
+                Failure::input(format!(
+                    "{at}: the request has no question text the simulated server can read"
+                ))
+            })?;
+            let answer = KeyAnswer {
+                right: a
+                    .simulated(true)
+                    .map_err(|m| Failure::input(format!("{at}: {m}")))?,
+                wrong: a
+                    .simulated(false)
+                    .map_err(|m| Failure::input(format!("{at}: {m}")))?,
+            };
+            match entries.get(&question) {
+                Some(prev) if *prev != answer => {
+                    return Err(Failure::input(format!(
+                        "{at}: the same question has another answer elsewhere in the dataset"
+                    )));
+                }
+                _ => {
+                    entries.insert(question, answer);
+                }
+            }
+        }
+    }
+    if entries.is_empty() {
+        return Err(Failure::input(
+            "--sim-answer-accuracy: the dataset has no expected answers (give its rows an \"answer\", docs/correctness.md)",
+        ));
+    }
+    Ok(AnswerKey {
+        source: "the run's expected answers".into(),
+        accuracy,
+        seed: runs.first().map_or(0, |p| p.seed),
+        entries,
+        // The run's own answers: a question without one is answered with filler words.
+        refuse_unknown: false,
+    })
 }

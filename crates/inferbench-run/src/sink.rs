@@ -43,6 +43,8 @@ pub struct RecordSink {
     side: SideFiles,
     /// How reasoning reached the client, for the identity's `reasoning_accounting`.
     reasoning: crate::run_identity::ReasoningSeen,
+    /// Scores responses against the run's frozen expected answers, when it has some.
+    scorer: Option<crate::correctness::Scorer>,
 }
 
 /// What the sink wrote.
@@ -71,7 +73,17 @@ impl RecordSink {
             &spec.plan.headers,
         )
         .map_err(Failure::input)?;
+        // The frozen answers are read back from the directory, live and offline alike.
+        let scorer = match crate::correctness::AnswerSet::read(spec.dir)? {
+            Some(set) => Some(crate::correctness::Scorer::writing(set, spec.dir)?),
+            None => None,
+        };
+        let mut side = SideFiles::default();
+        if scorer.is_some() {
+            side.mark(crate::side_files::EXPECTED_ANSWERS);
+        }
         Ok(RecordSink {
+            scorer,
             headers,
             dir: spec.dir.to_path_buf(),
             names,
@@ -81,7 +93,7 @@ impl RecordSink {
             fold: Fold::new(spec.header, spec.slos, spec.plan.confidence_level)?,
             exports,
             workload: spec.workload,
-            side: SideFiles::default(),
+            side,
             reasoning: crate::run_identity::ReasoningSeen::new(
                 spec.plan.endpoint.reasoning_tags.is_some(),
             ),
@@ -94,6 +106,9 @@ impl RecordSink {
         let Some(metrics) = self.fold.push(r) else {
             return Ok(());
         };
+        if let Some(s) = &mut self.scorer {
+            s.push(r)?;
+        }
         let (headers, body) = if self.exports.wants_raw() {
             // The body as sent: with its history when it had one.
             let body = r.sent_body.as_deref().or_else(|| {
@@ -146,7 +161,17 @@ impl RecordSink {
         manifest: &Manifest,
         inputs: &serde_json::Value,
     ) -> Result<Finished, Failure> {
-        let scores = self.fold.finish(&self.plan);
+        let mut scores = self.fold.finish(&self.plan);
+        let mut side = self.side;
+        let correctness = match self.scorer {
+            Some(s) => {
+                let m = s.finish(&self.dir, self.plan.confidence_level)?;
+                side.mark(crate::side_files::CORRECTNESS_RECORDS);
+                side.mark(crate::side_files::CORRECTNESS);
+                m
+            }
+            None => Vec::new(),
+        };
         // The identity's end-of-run pins, from what this sink saw (the same records live and
         // offline, so a rewrite keeps the same identity).
         let mut manifest = manifest.clone();
@@ -155,7 +180,7 @@ impl RecordSink {
         }
         let manifest = &manifest;
         let mut record_files = self.exports.commit()?;
-        record_files.extend(self.side.names());
+        record_files.extend(side.names());
         let stopped_early = end.map(|e| e.stop_reason) != Some(StopReason::Completed);
         let written = inferbench_artifacts::write_summary_artifacts(
             &inferbench_artifacts::SummaryArtifacts {
@@ -178,9 +203,20 @@ impl RecordSink {
         )?;
         let mut manifest = manifest.clone();
         manifest.files = written.files.clone();
+        let mut console = written.console;
+        if !correctness.is_empty() {
+            // Accuracy goes next to the speed metrics on the console only: the AIPerf files
+            // keep AIPerf's metrics (correctness has its own files).
+            scores.profiling.metrics.extend(correctness);
+            console = inferbench_artifacts::render_console(&scores.profiling);
+            let mut f =
+                inferbench_artifacts::AtomicFile::create(&self.dir, &self.names.console_txt)?;
+            f.write_all(console.as_bytes())?;
+            f.commit()?;
+        }
         Ok(Finished {
             scores,
-            console: written.console,
+            console,
             files: written.files,
             manifest,
         })

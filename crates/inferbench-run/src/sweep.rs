@@ -88,7 +88,12 @@ pub fn run_sweep_declared(
         Target::Simulated {
             ttft_ms, itl_ms, ..
         } => {
-            let s = Simulated::start(&first.plan.target, &first.plan.models[0], &tok)?;
+            let s = Simulated::start_answering(
+                &first.plan.target,
+                &first.plan.models[0],
+                &tok,
+                &prepared,
+            )?;
             observer.event(Event::SimulatedServer {
                 url: &s.url,
                 ttft_ms,
@@ -201,7 +206,9 @@ fn run_cells(
                 failed.push(label.clone());
                 failures.push(f.clone());
             } else {
-                summaries.push(report.scores.profiling.clone());
+                summaries.push(crate::correctness::without_console_rows(
+                    report.scores.profiling.clone(),
+                ));
                 labels.push(label);
             }
             if report.interrupted() {

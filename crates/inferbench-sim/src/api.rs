@@ -25,6 +25,15 @@ pub(crate) struct Req {
     pub items: u64,
     /// Hash of the request body, for deterministic vectors and scores.
     pub hash: u64,
+    /// The answer's tokens, sent in place of the filler words (an answer key).
+    pub answer: Option<Words>,
+}
+
+impl Req {
+    /// The token texts of this response: the answer's, else the server's filler words.
+    pub(crate) fn words<'a>(&'a self, filler: &'a Words) -> &'a Words {
+        self.answer.as_ref().unwrap_or(filler)
+    }
 }
 
 /// Running state of one stream: the Responses API numbers its events.
@@ -507,6 +516,7 @@ mod tests {
             created: 7,
             items: 3,
             hash: 42,
+            answer: None,
         }
     }
 

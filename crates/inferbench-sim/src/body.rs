@@ -171,7 +171,7 @@ impl SimStream {
         // unless the estimate is short.
         let per_event =
             6 + p.req.head.len() + 160 + p.req.id.len() + p.req.shape.reasoning_key.len();
-        let text = p.req.shape.tokens * shared.words.max_len();
+        let text = p.req.shape.tokens * p.req.words(&shared.words).max_len();
         let cap = (events + 3) * per_event + 3 * text;
         let prelude = api::has_prelude(&p.req, p.role_first_chunk);
         SimStream {
@@ -212,7 +212,12 @@ impl SimStream {
             match self.phase {
                 Phase::Role => {
                     self.phase = Phase::Tokens;
-                    api::push_prelude(&mut self.buf, &self.req, &self.shared.words, &mut self.st);
+                    api::push_prelude(
+                        &mut self.buf,
+                        &self.req,
+                        self.req.words(&self.shared.words),
+                        &mut self.st,
+                    );
                     return self.frame();
                 }
                 Phase::Tokens => {
@@ -248,7 +253,7 @@ impl SimStream {
                     api::push_tokens(
                         &mut self.buf,
                         &self.req,
-                        &self.shared.words,
+                        self.req.words(&self.shared.words),
                         &ev,
                         &mut self.st,
                     );
@@ -258,7 +263,12 @@ impl SimStream {
                 }
                 Phase::Usage => {
                     self.phase = Phase::Done;
-                    api::push_epilogue(&mut self.buf, &self.req, &self.shared.words, &mut self.st);
+                    api::push_epilogue(
+                        &mut self.buf,
+                        &self.req,
+                        self.req.words(&self.shared.words),
+                        &mut self.st,
+                    );
                     return self.frame();
                 }
                 Phase::Done => {

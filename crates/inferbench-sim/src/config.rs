@@ -71,6 +71,9 @@ pub struct SimConfig {
     pub default_output_tokens: usize,
     /// Token texts, cycled; each one counts as one token.
     pub words: Arc<Vec<String>>,
+    /// With a key, a question the key holds is answered (right or wrong, see
+    /// [`crate::AnswerKey`]) in place of the filler words; any other prompt is refused.
+    pub answers: Option<Arc<crate::AnswerKey>>,
 }
 
 /// The words the recording mock cycles (see the fixtures' README).
@@ -97,6 +100,7 @@ impl Default for SimConfig {
             model: "mock-model".to_owned(),
             default_output_tokens: 16,
             words: Arc::new(default_words()),
+            answers: None,
         }
     }
 }
@@ -116,6 +120,8 @@ pub enum SimConfigError {
     EmptyModel,
     #[error("ttft + itl x {MAX_OUTPUT_TOKENS} tokens overflows the clock")]
     Delay,
+    #[error("answer accuracy must be a fraction in [0, 1], got {0}")]
+    AnswerAccuracy(f64),
 }
 
 impl SimConfig {
@@ -139,6 +145,11 @@ impl SimConfig {
         }
         if self.model.is_empty() {
             return Err(SimConfigError::EmptyModel);
+        }
+        if let Some(k) = &self.answers
+            && !(0.0..=1.0).contains(&k.accuracy)
+        {
+            return Err(SimConfigError::AnswerAccuracy(k.accuracy));
         }
         // Deadlines are computed in nanoseconds; make sure the longest allowed stream fits.
         let max = (self.itl.as_nanos())

@@ -19,6 +19,7 @@
 //! # Ok(()) }
 //! ```
 
+mod answers;
 mod api;
 mod body;
 mod config;
@@ -27,6 +28,7 @@ mod request;
 mod server;
 mod stats;
 
+pub use answers::{AnswerKey, KeyAnswer, answers_right, question_text};
 pub use body::StreamCut;
 pub use config::{MAX_OUTPUT_TOKENS, ReasoningField, SimConfig, SimConfigError, default_words};
 pub use server::{SimServer, serve_until};

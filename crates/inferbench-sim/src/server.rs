@@ -292,7 +292,7 @@ async fn infer(
         Ok(a) => a,
         Err(msg) => return bad_request(&shared, &msg),
     };
-    let len = if endpoint.produces_tokens() {
+    let mut len = if endpoint.produces_tokens() {
         match output_len(&parsed, endpoint, shared.cfg.default_output_tokens) {
             Ok(l) => l,
             Err(msg) => return bad_request(&shared, &msg),
@@ -303,6 +303,34 @@ async fn infer(
             tokens: 0,
             finish: "stop",
         }
+    };
+
+    // With an answer key, the answer's tokens replace the filler words (up to the output
+    // limit; an answer that fits ends with `stop`).
+    let answer = match &shared.cfg.answers {
+        Some(key) if endpoint.produces_tokens() => {
+            let question = serde_json::from_slice::<serde_json::Value>(&bytes)
+                .ok()
+                .and_then(|v| crate::answers::question_text(&v));
+            match question.as_deref().and_then(|q| key.answer(q)) {
+                Some(text) => {
+                    let tokens = crate::answers::tokens_of(text);
+                    if tokens.len() <= len.tokens {
+                        len.tokens = tokens.len();
+                        len.finish = "stop";
+                    }
+                    Some(Words::new(&tokens))
+                }
+                None if key.refuse_unknown => {
+                    return bad_request(
+                        &shared,
+                        &format!("{}: this prompt is not in the answer key", key.source),
+                    );
+                }
+                None => None,
+            }
+        }
+        _ => None,
     };
 
     let k = shared.counters.requests.fetch_add(1, Relaxed) + 1;
@@ -322,6 +350,8 @@ async fn infer(
     };
     let think_tags = shared.cfg.reasoning_field == ReasoningField::ThinkTags;
     let reasoning = match endpoint {
+        // An answer is all content.
+        _ if answer.is_some() => 0,
         Endpoint::Chat | Endpoint::Responses | Endpoint::Messages => {
             shared.cfg.reasoning_tokens.min(len.tokens)
         }
@@ -333,7 +363,11 @@ async fn infer(
     let hash = body_hash(&bytes);
     let shape = Shape {
         endpoint,
-        offset: (hash % shared.words.len() as u64) as usize,
+        offset: if answer.is_some() {
+            0
+        } else {
+            (hash % shared.words.len() as u64) as usize
+        },
         tokens: len.tokens,
         reasoning,
         finish: len.finish,
@@ -375,6 +409,7 @@ async fn infer(
         created,
         items: input.items,
         hash,
+        answer,
     };
     let timed = !(shared.cfg.ttft.is_zero() && shared.cfg.itl.is_zero());
 
@@ -405,7 +440,7 @@ async fn infer(
         let clock = crate::body::Clock::new(arrival, shared.cfg.ttft, shared.cfg.itl);
         tokio::time::sleep_until(clock.due(len.tokens.max(1) - 1)).await;
     }
-    let body = api::full_body(&req, &shared.words).freeze();
+    let body = api::full_body(&req, req.words(&shared.words)).freeze();
     let c = &shared.counters;
     c.ttft.add_one(arrival.elapsed());
     c.tokens.fetch_add(len.tokens as u64, Relaxed);

@@ -45,7 +45,12 @@ pub fn run(a: &InspectArgs, argv: &[String]) -> Result<u8, Failure> {
     let mut prepared = inferbench_run::prepare(&plan, tok.clone())?;
     let sim = match plan.target {
         Target::Simulated { .. } => {
-            let s = Simulated::start(&plan.target, &plan.models[0], &tok)?;
+            let s = Simulated::start_answering(
+                &plan.target,
+                &plan.models[0],
+                &tok,
+                std::slice::from_ref(&prepared),
+            )?;
             prepared.retarget(&s.url)?;
             Some(s)
         }

@@ -42,6 +42,7 @@ pub fn run(a: &MockServerArgs) -> Result<u8, Failure> {
         model: a.model.clone(),
         default_output_tokens: a.default_output_tokens,
         words: Arc::new(inferbench_run::sim::sim_words(&tok)),
+        answers: answer_key(a)?.map(Arc::new),
     };
     cfg.validate()
         .map_err(|e| Failure::input(format!("mock-server: {e}")))?;
@@ -79,4 +80,49 @@ pub fn run(a: &MockServerArgs) -> Result<u8, Failure> {
         );
         Ok(0)
     })
+}
+
+/// `--answer-key FILE --answer-accuracy P`: the key's questions with their right and wrong
+/// answers; a row that is not a question with an answer is a one-line error naming the file
+/// and line.
+fn answer_key(a: &MockServerArgs) -> Result<Option<inferbench_sim::AnswerKey>, Failure> {
+    let Some(path) = &a.answer_key else {
+        if a.answer_accuracy.is_some() {
+            return Err(Failure::input(
+                "--answer-accuracy needs --answer-key FILE (the questions and their answers)",
+            ));
+        }
+        return Ok(None);
+    };
+    let accuracy = a.answer_accuracy.unwrap_or(1.0);
+    if !(0.0..=1.0).contains(&accuracy) {
+        return Err(Failure::input(format!(
+            "--answer-accuracy {accuracy}: a fraction between 0 and 1"
+        )));
+    }
+    let questions = inferbench_workload::dataset::read_answer_key(std::path::Path::new(path))
+        .map_err(|e| Failure::input(format!("--answer-key: {e}")))?;
+    let mut entries = std::collections::HashMap::new();
+    for q in questions {
+        let at = |m: String| Failure::input(format!("--answer-key: {path}:{}: {m}", q.line));
+        let answer = inferbench_sim::KeyAnswer {
+            right: q.answer.simulated(true).map_err(at)?,
+            wrong: q.answer.simulated(false).map_err(at)?,
+        };
+        if let Some(prev) = entries.get(&q.question)
+            && *prev != answer
+        {
+            return Err(at(
+                "the same question has another answer on an earlier line".into(),
+            ));
+        }
+        entries.insert(q.question, answer);
+    }
+    Ok(Some(inferbench_sim::AnswerKey {
+        source: path.clone(),
+        accuracy,
+        seed: a.random_seed,
+        entries,
+        refuse_unknown: true,
+    }))
 }

@@ -307,6 +307,7 @@ pub fn manifest() -> Manifest {
             entries: 100,
             workload_sha256: "cd".repeat(32),
             corpus_sha256: None,
+            answers_sha256: None,
         },
         random_seed: Some(1),
         arrival: "concurrency 4 (burst)".into(),

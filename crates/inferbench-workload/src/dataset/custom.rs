@@ -23,11 +23,13 @@ const SINGLE_TURN_FIELDS: &[&str] = &[
     "session_id",
     "output_length",
     "extra",
+    // inferbench's extension: the expected answer (docs/correctness.md).
+    "answer",
 ];
 
 /// `text` (a string) or `texts` (strings, or `{name, contents: [strings]}` objects), never
 /// both; at least one non-empty text.
-fn read_texts(r: &Row<'_>) -> Result<Vec<NamedText>, DatasetError> {
+pub(crate) fn read_texts(r: &Row<'_>) -> Result<Vec<NamedText>, DatasetError> {
     let text = r.opt_str("text")?;
     let texts = r.get("texts");
     if text.is_some() && texts.is_some() {
@@ -108,7 +110,15 @@ fn read_single_turn(r: &Row<'_>, osl: &mut OslDraws) -> Result<TurnSpec, Dataset
     }
     let extra = r.opt_object("extra")?.cloned();
     let role = r.opt_str("role")?.map(str::to_string);
+    let answer = match r.get("answer") {
+        None => None,
+        Some(v) => Some(
+            inferbench_metrics::correctness::Answer::parse(v, "answer")
+                .map_err(|e| r.err(&e.field, e.message))?,
+        ),
+    };
     Ok(TurnSpec {
+        answer,
         texts,
         role,
         max_tokens: output_length.or_else(|| osl.next()),

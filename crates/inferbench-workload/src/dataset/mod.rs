@@ -7,6 +7,7 @@
 //! body with [`build_turn_body`] and counts its input tokens. A file is read and validated
 //! whole before anything is returned.
 
+mod answer_key;
 mod custom;
 mod error;
 mod mooncake;
@@ -30,6 +31,7 @@ use crate::sampler::SamplingStrategy;
 use crate::synthetic::resolve_seed;
 use crate::tokenizer::Tokenizer;
 
+pub use answer_key::{KeyQuestion, read_answer_key};
 pub use error::DatasetError;
 pub use seq_dist::{RangeRatio, SeqDist, SeqPair};
 
@@ -144,6 +146,9 @@ pub struct BuiltWorkload {
     /// conversations (`Sampler::new(sampling, conversations.len(), seed_used)`), and all
     /// turns of the picked one are sent in order.
     pub conversations: Vec<Range<usize>>,
+    /// Each payload's expected answer (a dataset row's `answer`), in workload order: the
+    /// same length as `workload.payloads` (see `docs/correctness.md`).
+    pub answers: Vec<Option<inferbench_metrics::correctness::Answer>>,
 }
 
 /// One turn as a loader produced it, before it becomes a body.
@@ -167,6 +172,8 @@ pub(crate) struct TurnSpec {
     pub passages: Vec<String>,
     /// Where the turn came from (file, line), for errors found when rendering it.
     pub origin: Option<(String, usize)>,
+    /// The expected answer (`answer`), scored against the response.
+    pub answer: Option<inferbench_metrics::correctness::Answer>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -321,6 +328,11 @@ pub fn build_workload(
 
     unique_ids(&mut convs);
     let (workload, conversations) = assemble(plan, model, tok, &convs)?;
+    // In workload order: assemble emits every turn of every conversation, in order.
+    let answers = convs
+        .iter()
+        .flat_map(|c| c.turns.iter().map(|t| t.answer.clone()))
+        .collect();
     if workload.payloads.is_empty() {
         return Err(WorkloadError::EmptyDataset);
     }
@@ -334,6 +346,7 @@ pub fn build_workload(
         default_sampling,
         sampling: sampling_override.unwrap_or(default_sampling),
         conversations,
+        answers,
     })
 }
 

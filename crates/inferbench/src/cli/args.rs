@@ -239,6 +239,13 @@ pub struct MockServerArgs {
     /// Worker threads of the server's runtime (default: all cores).
     #[arg(long)]
     pub workers: Option<usize>,
+    /// Answer the questions of this single_turn/multi_turn JSONL file (each row with an
+    /// `answer`, docs/correctness.md) instead of sending filler words.
+    #[arg(long = "answer-key", value_name = "FILE")]
+    pub answer_key: Option<String>,
+    /// Fraction of the key's questions answered right, 0–1 (needs --answer-key; default 1).
+    #[arg(long = "answer-accuracy")]
+    pub answer_accuracy: Option<f64>,
 }
 
 #[derive(Args, Debug)]

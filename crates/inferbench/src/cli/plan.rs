@@ -299,9 +299,13 @@ pub fn build_plan(a: &ProfileArgs, argv: &[String], cell: &CellValues) -> Result
     }
     let target = match url_given.as_deref() {
         Some(u) => {
-            if a.sim_ttft_ms.is_some() || a.sim_itl_ms.is_some() || a.sim_error_rate.is_some() {
+            if a.sim_ttft_ms.is_some()
+                || a.sim_itl_ms.is_some()
+                || a.sim_error_rate.is_some()
+                || a.sim_answer_accuracy.is_some()
+            {
                 return Err(
-                    "--sim-ttft-ms/--sim-itl-ms/--sim-error-rate set the built-in simulated server, which is not used with --url".into(),
+                    "--sim-ttft-ms/--sim-itl-ms/--sim-error-rate/--sim-answer-accuracy set the built-in simulated server, which is not used with --url".into(),
                 );
             }
             Target::Url {
@@ -319,11 +323,18 @@ pub fn build_plan(a: &ProfileArgs, argv: &[String], cell: &CellValues) -> Result
                     "--sim-error-rate {error_rate}: a percentage between 0 and 100"
                 ));
             }
+            if let Some(p) = a.sim_answer_accuracy
+                && !(0.0..=1.0).contains(&p)
+            {
+                return Err(format!(
+                    "--sim-answer-accuracy {p}: a fraction between 0 and 1"
+                ));
+            }
             Target::Simulated {
                 ttft_ms,
                 itl_ms,
                 error_rate,
-                answer_accuracy: None,
+                answer_accuracy: a.sim_answer_accuracy,
             }
         }
     };

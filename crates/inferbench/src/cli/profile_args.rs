@@ -381,4 +381,9 @@ pub struct ProfileArgs {
     /// without --url; as mock-server --error-rate): fault injection for goodput and gates.
     #[arg(long = "sim-error-rate")]
     pub sim_error_rate: Option<f64>,
+    /// Fraction of questions the simulated server answers right, 0–1 (only without --url):
+    /// it answers the dataset's expected answers (`answer` on its rows, docs/correctness.md),
+    /// right with this probability per question, deterministically from the run's seed.
+    #[arg(long = "sim-answer-accuracy")]
+    pub sim_answer_accuracy: Option<f64>,
 }
