@@ -59,8 +59,8 @@ impl Simulated {
             ttft: ms("--sim-ttft-ms", ttft_ms)?,
             itl: ms("--sim-itl-ms", itl_ms)?,
             model: model.to_string(),
-            // The plan holds a fraction (`--sim-error-rate 0.1`); the server takes a percent.
-            error_rate: error_rate * 100.0,
+            // A percent, as the plan and `mock-server --error-rate` hold it.
+            error_rate,
             words: Arc::new(sim_words(tok)),
             answers: match answer_accuracy {
                 Some(p) => Some(Arc::new(answer_key(runs, p)?)),

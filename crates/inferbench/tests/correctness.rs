@@ -462,7 +462,7 @@ fn multi_turn_is_scored_per_turn_and_errors_are_counted_apart() {
             "--sim-answer-accuracy",
             "1",
             "--sim-error-rate",
-            "0.2",
+            "20",
             "--request-count",
             "50",
         ]),
