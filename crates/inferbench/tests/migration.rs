@@ -301,7 +301,35 @@ fn the_migration_walkthrough_runs_end_to_end() {
     let epoch = last_entry(&l);
     assert_eq!(epoch["body"]["decision"], "new-epoch");
 
-    // 9. Gate: ==== GATE STEP (the lead adds `inferbench gate --spec … --ledger …` here) ====
+    // 9. Gate the new run by cid, against the new epoch; the verdict goes into the ledger.
+    let spec = root.join("acceptance.toml");
+    std::fs::write(&spec, GATE_SPEC).unwrap();
+    let (vj, vm) = (root.join("verdict.json"), root.join("acceptance.md"));
+    let (out, _) = ok(&[
+        "gate",
+        "--spec",
+        p(&spec),
+        &ours_cid[..20],
+        "--ledger",
+        &lp,
+        "--json",
+        p(&vj),
+        "--markdown",
+        p(&vm),
+    ]);
+    assert!(out.contains("verdict: PASS"), "{out}");
+    let v = read_json(&vj);
+    assert_eq!(v["epoch"]["id"], "e-2026-inferbench");
+    assert_eq!(v["epoch"]["fingerprint"], epoch["body"]["fingerprint"]);
+    assert_eq!(v["epoch"]["match"], true);
+    let gate = last_entry(&l);
+    assert_eq!(gate["kind"], "gate.verdict");
+    assert_eq!(gate["body"]["verdict"], "PASS");
+    assert!(
+        std::fs::read_to_string(&vm)
+            .unwrap()
+            .contains("**Verdict: PASS**")
+    );
 
     // 10. The bridge report, recorded.
     let (bj, bm) = (root.join("bridge.json"), root.join("bridge.md"));
@@ -340,5 +368,42 @@ fn the_migration_walkthrough_runs_end_to_end() {
     assert!(md.contains("### Equivalence on the same deployment"));
     assert_eq!(last_entry(&l)["kind"], "bridge.record");
     let (out, _) = ok(&["ledger", "--ledger", &lp, "verify"]);
-    assert!(out.starts_with("ok: 7 entries, 2 packets"), "{out}");
+    assert_eq!(r["gates"][0]["cid"], gate["cid"]);
+    assert_eq!(r["gates"][0]["verdict"], "PASS");
+    assert!(out.starts_with("ok: 8 entries, 2 packets"), "{out}");
 }
+
+/// The acceptance spec of step 9: the new epoch, its regression profile, and SLOs the
+/// simulated deployment meets (a real one takes them from the service contract).
+const GATE_SPEC: &str = r#"
+[gate]
+name = "migration-acceptance"
+epoch = "e-2026-inferbench"
+profile = "regression"
+on_missing = "fail"
+
+[[rule]]
+id = "serialization.contract"
+family = "serialization"
+require = ["streaming", "no_unparsed_events", "terminated"]
+
+[[rule]]
+id = "load.delivered"
+family = "load_delivery"
+dispatched_fraction_min = 0.999
+send_lag_p99_ms_max = 10.0
+
+[[rule]]
+id = "latency.ttft.p50"
+family = "latency"
+metric = "time_to_first_token"
+stat = "p50"
+limit = 200
+unit = "ms"
+
+[[rule]]
+id = "goodput.attainment"
+family = "goodput"
+slo = { time_to_first_token = "500 ms", request_latency = "2 s" }
+min_fraction = 0.9
+"#;

@@ -466,7 +466,14 @@ fn the_example_plan_runs_on_the_simulated_server() {
     let ex = root.join("examples");
     std::fs::create_dir_all(&ex).unwrap();
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples");
-    for f in ["plan.toml", "plan-service-load.yaml", "plan-trace.jsonl"] {
+    for f in [
+        "plan.toml",
+        "plan-service-load.yaml",
+        "plan-trace.jsonl",
+        "plan-gate-regression.toml",
+        "plan-gate-service-load.toml",
+        "plan-gate-trace-replay.toml",
+    ] {
         std::fs::copy(src.join(f), ex.join(f)).unwrap();
     }
     let p = ex.join("plan.toml");
@@ -487,6 +494,32 @@ fn the_example_plan_runs_on_the_simulated_server() {
     assert_eq!(
         entries.iter().filter(|e| e["kind"] == "run.record").count(),
         4
+    );
+    // Each profile is gated by its own spec, and each verdict is its own ledger entry.
+    for p in result["profiles"].as_array().unwrap() {
+        assert_eq!(p["gate"]["verdict"], "PASS", "{p}");
+        assert_eq!(p["exit_code"], 0, "{p}");
+    }
+    let verdicts: Vec<&Value> = entries
+        .iter()
+        .filter(|e| e["kind"] == "gate.verdict")
+        .collect();
+    assert_eq!(verdicts.len(), 3);
+    let names: Vec<&str> = verdicts
+        .iter()
+        .map(|e| e["body"]["gate"]["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        ["demo-regression", "demo-service-load", "demo-trace-replay"]
+    );
+    // The regression gate judged both repeats.
+    assert_eq!(
+        verdicts[0]["body"]["runs"]["candidate"]
+            .as_array()
+            .unwrap()
+            .len(),
+        2
     );
     // 24 rows in the trace: 24 requests replayed.
     let trace = common::evidence_records(&root.join("artifacts/plan-demo/trace-replay"));
