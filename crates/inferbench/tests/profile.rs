@@ -418,6 +418,62 @@ fn url_credentials_and_keys_never_reach_an_artifact_even_after_a_rewrite() {
         all.push_str(&String::from_utf8_lossy(&r.stdout));
         all.push_str(&stderr(&r));
     }
+    // A gate over the run, recorded in the ledger, and the bridge report of that ledger.
+    let spec = out.join("gate.toml");
+    std::fs::write(
+        &spec,
+        "[gate]\nname = \"g\"\n[[rule]]\nid = \"good\"\nfamily = \"goodput\"\nslo = { request_latency = \"10 s\" }\nmin_fraction = 0.5\n",
+    )
+    .unwrap();
+    let (sp, lp) = (spec.display().to_string(), l.display().to_string());
+    let (vj, vm) = (out.join("v.json"), out.join("v.md"));
+    let (bj, bm) = (out.join("b.json"), out.join("b.md"));
+    let gate = run(&[
+        "gate",
+        "--spec",
+        &sp,
+        d,
+        "--ledger",
+        &lp,
+        "--json",
+        vj.to_str().unwrap(),
+        "--markdown",
+        vm.to_str().unwrap(),
+    ]);
+    // Three requests: PASS or INCONCLUSIVE, never an input error.
+    assert!(
+        matches!(gate.status.code(), Some(0 | 5)),
+        "{}",
+        stderr(&gate)
+    );
+    let bridge = run(&[
+        "bridge",
+        "report",
+        &lp,
+        "--json",
+        bj.to_str().unwrap(),
+        "--markdown",
+        bm.to_str().unwrap(),
+        "--record",
+    ]);
+    assert!(bridge.status.success(), "{}", stderr(&bridge));
+    // A plan whose profile carries the same credentials in its flags.
+    // (Its input file holds the secret; only what the plan writes is searched.)
+    let pd = tmpdir("secrets-plan");
+    std::fs::write(
+        pd.join("plan.toml"),
+        format!(
+            "[plan]\nname = \"p\"\nledger = \"ledger\"\noutput = \"out\"\n\n[[profile]]\nname = \"regression\"\nkind = \"regression\"\nargs = [\"-m\", \"mock-model\", \"-u\", \"{with_creds}\", \"-H\", \"X-Api-Token:TOPSECRET-2\", \"--ui\", \"none\", \"--concurrency\", \"1\", \"--request-count\", \"3\", \"--isl\", \"8\", \"--osl\", \"4\", \"--extra-inputs\", \"ignore_eos:true\", \"--extra-inputs\", \"min_tokens:4\"]\n"
+        ),
+    )
+    .unwrap();
+    let plan = run(&["plan", "run", pd.join("plan.toml").to_str().unwrap()]);
+    assert!(plan.status.success(), "{}", stderr(&plan));
+    assert!(pd.join("out/plan_result.json").is_file());
+    for r in [&gate, &bridge, &plan] {
+        all.push_str(&String::from_utf8_lossy(&r.stdout));
+        all.push_str(&stderr(r));
+    }
     fn walk(p: &std::path::Path, all: &mut String) {
         for e in std::fs::read_dir(p).unwrap() {
             let p = e.unwrap().path();
@@ -438,6 +494,8 @@ fn url_credentials_and_keys_never_reach_an_artifact_even_after_a_rewrite() {
     }
     walk(&dir, &mut all);
     walk(&out, &mut all);
+    walk(&pd.join("out"), &mut all);
+    walk(&pd.join("ledger"), &mut all);
     assert!(all.contains("sha256:"), "the packet was read");
     for secret in ["URLSECRET", "TOPSECRET", "alice:"] {
         assert!(!all.contains(secret), "{secret} leaked");
