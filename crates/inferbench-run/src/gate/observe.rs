@@ -64,6 +64,18 @@ pub struct SamplePair {
     pub events: BTreeMap<&'static str, u64>,
     pub first_event: Option<String>,
     pub last_event: Option<String>,
+    /// `inferbench inspect`'s analysis of this record (`inferbench_metrics::adapter`): what
+    /// would make tools disagree on it. Shown, not judged: the requirements judge.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub inspect_warnings: Vec<String>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub inspect_notes: Vec<String>,
+}
+
+/// The run's tokenizer and `<think>` splitting, for the `inspect` analysis of the samples.
+pub struct Inspector {
+    pub tokenizer: std::sync::Arc<inferbench_workload::Tokenizer>,
+    pub reasoning_tags: bool,
 }
 
 /// One run, observed.
@@ -218,6 +230,7 @@ struct Pass<'a> {
     violations: BTreeMap<Requirement, Violations>,
     samples: BTreeMap<u64, SamplePair>,
     reasoning_expected: bool,
+    inspector: Option<Inspector>,
 }
 
 impl<'a> Pass<'a> {
@@ -232,6 +245,7 @@ impl<'a> Pass<'a> {
                 .collect(),
             samples: BTreeMap::new(),
             reasoning_expected,
+            inspector: None,
         }
     }
 
@@ -256,8 +270,20 @@ impl<'a> Pass<'a> {
                 v.first = Some(v.first.map_or(r.id, |f| f.min(r.id)));
             }
         }
-        if self.sample > 0 {
-            self.samples.insert(r.id, sample_pair(r));
+        let kept = self.samples.len() < self.sample
+            || self
+                .samples
+                .last_key_value()
+                .is_some_and(|(k, _)| r.id < *k);
+        if self.sample > 0 && kept {
+            let mut pair = sample_pair(r);
+            if let Some(i) = &self.inspector {
+                let count = |t: &str| i.tokenizer.count(t) as u64;
+                let a = inferbench_metrics::adapter::inspect(r, &count, i.reasoning_tags);
+                pair.inspect_warnings = a.warnings;
+                pair.inspect_notes = a.notes;
+            }
+            self.samples.insert(r.id, pair);
             if self.samples.len() > self.sample {
                 self.samples.pop_last();
             }
@@ -381,6 +407,8 @@ fn sample_pair(r: &Record) -> SamplePair {
         events,
         first_event: r.events.first().map(summary),
         last_event: r.events.last().map(summary),
+        inspect_warnings: Vec::new(),
+        inspect_notes: Vec::new(),
     }
 }
 
@@ -423,6 +451,14 @@ fn observe_run(
             let manifest = run.manifest()?;
             let identity = manifest.identity.clone();
             let mut pass = Pass::new(tags, sample, reasoning_expected(identity.as_ref()));
+            // A tokenizer that no longer loads (a moved local path) leaves the samples without
+            // the inspect analysis; the requirement checks need none.
+            pass.inspector = inferbench_workload::Tokenizer::load(&manifest.plan.tokenizer)
+                .ok()
+                .map(|t| Inspector {
+                    tokenizer: std::sync::Arc::new(t),
+                    reasoning_tags: manifest.plan.endpoint.reasoning_tags.is_some(),
+                });
             let mut lines = run.evidence()?;
             let mut fold = Fold::new(lines.header(), &[], manifest.plan.confidence_level)?;
             for line in &mut lines {
@@ -483,6 +519,13 @@ fn observe_loaded(
         .map(|r| (r.id, r.metrics.as_slice()))
         .collect();
     let mut pass = Pass::new(tags, sample, reasoning_expected(Some(&identity)));
+    pass.inspector = Some(Inspector {
+        tokenizer: loaded.tokenizer.clone(),
+        reasoning_tags: loaded
+            .manifest
+            .as_ref()
+            .is_some_and(|m| m.plan.endpoint.reasoning_tags.is_some()),
+    });
     for r in loaded.evidence.records_of(Phase::Profiling) {
         pass.push(r, by_id.get(&r.id).copied().unwrap_or(&[]));
     }
@@ -504,4 +547,66 @@ fn observe_loaded(
         client,
         rate_ceiling,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use inferbench_core::record::{Event, EventKind, EventKindOpt};
+
+    fn record(id: u64, content: &str) -> Record {
+        Record {
+            id,
+            streaming: true,
+            events: vec![
+                Event {
+                    content: Some(content.into()),
+                    ..Default::default()
+                },
+                Event {
+                    kind: EventKindOpt(EventKind::Done),
+                    ..Default::default()
+                },
+            ],
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn samples_carry_the_inspect_analysis_and_only_the_first_n_by_id() {
+        let tags: Vec<String> = Vec::new();
+        let mut pass = Pass::new(&tags, 2, false);
+        pass.inspector = Some(Inspector {
+            tokenizer: std::sync::Arc::new(inferbench_workload::Tokenizer::builtin().unwrap()),
+            reasoning_tags: false,
+        });
+        // Out of id order, as records complete: ids 5, 1, 9, 3 keep 1 and 3.
+        for (id, text) in [(5, "plain"), (1, "<think>x</think> y"), (9, "z"), (3, "w")] {
+            pass.push(&record(id, text), &[]);
+        }
+        let ids: Vec<u64> = pass.samples.keys().copied().collect();
+        assert_eq!(ids, [1, 3]);
+        let first = &pass.samples[&1];
+        // The content holds <think> markup without --reasoning-tags: inspect warns, and a
+        // stream without usage is the other warning it gives.
+        assert!(
+            first.inspect_warnings.iter().any(|w| w.contains("<think>")),
+            "{:?}",
+            first.inspect_warnings
+        );
+        assert!(
+            first
+                .inspect_warnings
+                .iter()
+                .any(|w| w.contains("no usage in the stream")),
+            "{:?}",
+            first.inspect_warnings
+        );
+        assert!(
+            !pass.samples[&3]
+                .inspect_warnings
+                .iter()
+                .any(|w| w.contains("<think>"))
+        );
+    }
 }

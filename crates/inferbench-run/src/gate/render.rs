@@ -179,6 +179,23 @@ fn detail(s: &mut String, r: &RuleVerdict) {
         }
         lines.push(t);
     }
+    // What `inspect` says of the sample pairs (serialization rules): each distinct warning once.
+    let mut seen = std::collections::BTreeSet::new();
+    for run in r.observed["inspect_sample"]
+        .as_array()
+        .into_iter()
+        .flatten()
+    {
+        for pair in run["pairs"].as_array().into_iter().flatten() {
+            for w in pair["inspect_warnings"].as_array().into_iter().flatten() {
+                if let Some(w) = w.as_str()
+                    && seen.insert(w.to_string())
+                {
+                    lines.push(format!("inspect, on a sample pair: {w}"));
+                }
+            }
+        }
+    }
     if let Some(n) = &r.needed {
         lines.push(format!("to decide: {}", observed(n)));
     }
