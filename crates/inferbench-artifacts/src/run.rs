@@ -80,6 +80,9 @@ pub struct SummaryArtifacts<'a> {
     pub manifest: &'a Manifest,
     /// Files already written for this run (record exports), relative to `dir`.
     pub record_files: Vec<String>,
+    /// Metrics shown on the console after the summary's own (answer accuracy), never in
+    /// the AIPerf files; written with the console, before the marker.
+    pub console_extra: &'a [inferbench_core::summary::MetricResult],
 }
 
 /// Streams the per-record exports (`profile_export.jsonl`, and `_raw.jsonl` at export level
@@ -214,6 +217,7 @@ pub fn write_run_artifacts(a: &RunArtifacts<'_>) -> Result<Written> {
         inputs: a.inputs,
         manifest: a.manifest,
         record_files,
+        console_extra: &[],
     })
 }
 
@@ -241,7 +245,13 @@ pub fn write_summary_artifacts(a: &SummaryArtifacts<'_>) -> Result<Written> {
     files.push(n.summary_json.clone());
     summary_csv::write_summary_csv(a.dir, &n.summary_csv, a.profiling)?;
     files.push(n.summary_csv.clone());
-    let console = console::render_console(a.profiling);
+    let console = if a.console_extra.is_empty() {
+        console::render_console(a.profiling)
+    } else {
+        let mut shown = a.profiling.clone();
+        shown.metrics.extend(a.console_extra.iter().cloned());
+        console::render_console(&shown)
+    };
     atomic::write_atomic(a.dir, &n.console_txt, console.as_bytes())?;
     files.push(n.console_txt.clone());
 

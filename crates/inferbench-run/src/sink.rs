@@ -199,21 +199,15 @@ impl RecordSink {
                 inputs,
                 manifest,
                 record_files,
+                console_extra: &correctness,
             },
         )?;
         let mut manifest = manifest.clone();
         manifest.files = written.files.clone();
-        let mut console = written.console;
-        if !correctness.is_empty() {
-            // Accuracy goes next to the speed metrics on the console only: the AIPerf files
-            // keep AIPerf's metrics (correctness has its own files).
-            scores.profiling.metrics.extend(correctness);
-            console = inferbench_artifacts::render_console(&scores.profiling);
-            let mut f =
-                inferbench_artifacts::AtomicFile::create(&self.dir, &self.names.console_txt)?;
-            f.write_all(console.as_bytes())?;
-            f.commit()?;
-        }
+        let console = written.console;
+        // Accuracy goes next to the speed metrics on the console only: the AIPerf files keep
+        // AIPerf's metrics (correctness has its own files), the console file already has it.
+        scores.profiling.metrics.extend(correctness);
         Ok(Finished {
             scores,
             console,
