@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use inferbench_ledger::{Entry, Ledger, Stamp, epochs, gates, packet};
+use inferbench_ledger::{Ledger, Stamp, epochs, gates, runs};
 use inferbench_run::Failure;
 use inferbench_run::gate::{GateInput, evaluate, parse_file};
 
@@ -22,9 +22,7 @@ pub fn run(a: &GateArgs) -> Result<u8, Failure> {
         ..GateInput::default()
     };
     for r in &a.runs {
-        let (p, id) = resolve(ledger.as_ref(), &entries, r)?;
-        input.candidate.push(p);
-        input.candidate_ids.push(id.unwrap_or_default());
+        input.candidate.push(resolve(ledger.as_ref(), r)?);
     }
     // The epoch's fingerprint: written out in the spec, or the ledger's epoch of that name.
     if let Some(e) = &spec.epoch {
@@ -61,16 +59,7 @@ pub fn run(a: &GateArgs) -> Result<u8, Failure> {
             .unwrap_or_default();
     }
     for r in &baseline {
-        let (p, id) = resolve(ledger.as_ref(), &entries, r)?;
-        input.baseline.push(p);
-        input.baseline_ids.push(id.unwrap_or_default());
-    }
-    // Ids are known for every run or none: a partial list would misalign after expansion.
-    if input.candidate_ids.iter().any(String::is_empty) {
-        input.candidate_ids.clear();
-    }
-    if input.baseline_ids.iter().any(String::is_empty) {
-        input.baseline_ids.clear();
+        input.baseline.push(resolve(ledger.as_ref(), r)?);
     }
 
     let verdict = evaluate(&spec, &input)?;
@@ -94,36 +83,19 @@ pub fn run(a: &GateArgs) -> Result<u8, Failure> {
 }
 
 /// A run given on the command line: an existing directory as it is; otherwise, with a
-/// ledger, a run cid (whole or ≥ 8 hex digits) → its packet directory. The id is the
-/// digest of the run's evidence as the packet recorded it, so a run named by cid and the
-/// same run named by its directory carry the same id.
-fn resolve(
-    ledger: Option<&Ledger>,
-    entries: &[Entry],
-    run: &str,
-) -> Result<(PathBuf, Option<String>), Failure> {
+/// ledger, a run cid or packet id → its packet directory. The evaluator names a packet by the
+/// evidence digest it recorded, so a run named by directory or by cid has the same id.
+fn resolve(ledger: Option<&Ledger>, run: &str) -> Result<PathBuf, Failure> {
     let p = Path::new(run);
     if p.is_dir() {
-        return Ok((p.to_path_buf(), None));
+        return Ok(p.to_path_buf());
     }
-    let Some(l) = ledger else {
-        return Err(Failure::input(format!(
+    match ledger {
+        Some(l) => {
+            runs::resolve(l, run).map_err(|f| Failure::input(format!("{run}: {}", f.message)))
+        }
+        None => Err(Failure::input(format!(
             "{run}: no such directory (a run cid needs --ledger DIR)"
-        )));
-    };
-    let e = epochs::find_run(entries, run)
-        .map_err(|f| Failure::input(format!("{run}: {}", f.message)))?;
-    let id = e.body["packet"].as_str().ok_or_else(|| {
-        Failure::input(format!(
-            "{}: line {}: body.packet: missing",
-            l.file().display(),
-            e.seq
-        ))
-    })?;
-    let dir = packet::packet_dir(l, id);
-    let manifest = packet::read_manifest(l, id)?;
-    Ok((
-        dir,
-        manifest["evidence"]["sha256"].as_str().map(str::to_string),
-    ))
+        ))),
+    }
 }

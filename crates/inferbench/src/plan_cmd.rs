@@ -190,8 +190,9 @@ fn run_profile(ledger: &Ledger, r: &Ready) -> ProfileResult {
     }
     if let Some((gate_path, spec)) = &r.gate {
         let input = GateInput {
+            // Ids left to the evaluator: the evidence digests, as `gate` reports them for the
+            // same runs named by directory or by cid.
             candidate: vec![root.clone()],
-            candidate_ids: res.runs.iter().map(|e| e.packet.clone()).collect(),
             ..GateInput::default()
         };
         let verdict = inferbench_run::gate::evaluate(spec, &input);

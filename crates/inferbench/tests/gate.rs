@@ -213,6 +213,31 @@ fn a_ledger_run_named_by_cid_gets_the_same_verdict_and_it_is_recorded() {
         std::fs::read(&by_dir).unwrap(),
         std::fs::read(&by_cid).unwrap()
     );
+    // The packet directory named as a path, without the ledger: the same verdict again.
+    let packet = std::fs::read_dir(ledger.join("packets"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| {
+            p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("sha256-")
+        })
+        .unwrap();
+    let by_path = l.join("path.json");
+    let o = run(&[
+        "gate",
+        "--spec",
+        s(&example()),
+        s(&packet),
+        "--json",
+        s(&by_path),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(
+        std::fs::read(&by_dir).unwrap(),
+        std::fs::read(&by_path).unwrap()
+    );
     let log = stdout(&run(&["ledger", "--ledger", s(&ledger), "log"]));
     assert!(log.contains("gate.verdict"), "{log}");
     let o = run(&["ledger", "--ledger", s(&ledger), "verify"]);

@@ -33,8 +33,10 @@ pub struct GateInput {
     pub candidate: Vec<PathBuf>,
     /// Baseline directories, for `compare = "baseline"` rules and the correctness reference.
     pub baseline: Vec<PathBuf>,
-    /// Id to report per candidate / baseline run, in order after expansion, when the caller
-    /// knows it (a ledger cid); otherwise `sha256:` of the run's evidence file.
+    /// Id to report per candidate / baseline run, in order after expansion, to override the
+    /// default: `sha256:` of the run's evidence (a packet's recorded evidence digest, an
+    /// import's files). The commands leave it empty so that ids do not depend on how a run
+    /// was named.
     pub candidate_ids: Vec<String>,
     pub baseline_ids: Vec<String>,
     /// The fingerprint the spec's `epoch` resolves to (the CLI reads it from the ledger); a

@@ -180,17 +180,27 @@ pub fn observe_side(
     Ok(out)
 }
 
-/// `sha256:` of the run's evidence file (ours) or of the import's first evidence-like file,
-/// streamed.
+/// `sha256:` of the run's evidence file (ours), or of an import's files in name order,
+/// streamed. A ledger packet of ours gives the digest its manifest recorded of the evidence
+/// it compressed (the original file's), and an import packet's `import/` holds the original
+/// files: a run named by its directory or by its packet has the same id.
 fn evidence_id(dir: &Path) -> Result<String, Failure> {
     let run = crate::RunDir::single(dir)?;
-    let file = if run.layout == crate::Layout::Run {
-        dir.join(&run.names().evidence)
-    } else {
-        // An import has no evidence file of ours: its directory's files, in name order.
-        return import_id(dir);
-    };
-    hash_files(&[file])
+    if run.layout != crate::Layout::Run {
+        return import_id(&run.path);
+    }
+    if let Some(packet) = run.packet() {
+        let m = packet.join(crate::rundir::PACKET_MANIFEST);
+        let text = std::fs::read_to_string(&m)
+            .map_err(|e| Failure::input(format!("{}: {e}", m.display())))?;
+        let doc: serde_json::Value = serde_json::from_str(&text)
+            .map_err(|e| Failure::input(format!("{}: {e}", m.display())))?;
+        return doc["evidence"]["sha256"]
+            .as_str()
+            .map(str::to_string)
+            .ok_or_else(|| Failure::input(format!("{}: evidence.sha256: missing", m.display())));
+    }
+    hash_files(&[run.path.join(&run.names().evidence)])
 }
 
 fn import_id(dir: &Path) -> Result<String, Failure> {
