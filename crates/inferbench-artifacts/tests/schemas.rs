@@ -86,6 +86,7 @@ fn manifest_validates_and_never_holds_a_secret() {
         itl_ms: 5.0,
         error_rate: 0.0,
         answer_accuracy: None,
+        serving: Default::default(),
     };
     m.plan.tokenizer = TokenizerSpec::HuggingFace {
         path: "/tok".into(),

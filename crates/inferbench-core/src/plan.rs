@@ -232,7 +232,87 @@ pub enum Target {
         /// carries expected answers (`--sim-answer-accuracy`); None: it answers with filler.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         answer_accuracy: Option<f64>,
+        /// Capacity, faults and exporters of the simulated server (`--sim-max-running`, …).
+        #[serde(default, skip_serializing_if = "SimServing::is_default")]
+        serving: SimServing,
     },
+}
+
+/// How the simulated server serves beyond its pacing: a batched scheduler with a real
+/// capacity, a counter-reset fault, and its simulated GPUs (docs/telemetry.md).
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+pub struct SimServing {
+    /// `--sim-max-running`: requests in the running batch at most; later ones wait.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_running: Option<u32>,
+    /// `--sim-decode-tokens-per-s`: output tokens per second the whole batch shares.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decode_tokens_per_s: Option<f64>,
+    /// `--sim-prefill-us-per-token`: prefill cost per input token, µs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prefill_us_per_token: Option<f64>,
+    /// `--sim-metrics-reset-after`: the server's counters restart from zero this many
+    /// seconds after it started, as after a process restart.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metrics_reset_after_s: Option<f64>,
+    /// `--sim-gpus`: simulated GPUs behind its DCGM exporter endpoint.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpus: Option<u32>,
+}
+
+impl SimServing {
+    pub fn is_default(&self) -> bool {
+        *self == SimServing::default()
+    }
+}
+
+/// Server metrics and GPU telemetry during the run (docs/telemetry.md).
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct TelemetryPlan {
+    /// `--no-server-metrics`.
+    #[serde(default)]
+    pub server_metrics_disabled: bool,
+    /// `--server-metrics URL...`: scraped besides the base URL's `/metrics`.
+    #[serde(default)]
+    pub server_metrics_urls: Vec<String>,
+    /// `--server-metrics-formats`: AIPerf's export files to write (json, csv).
+    #[serde(default = "default_server_metrics_formats")]
+    pub server_metrics_formats: Vec<String>,
+    /// `--server-metrics-interval`, seconds.
+    #[serde(default = "default_scrape_interval")]
+    pub server_metrics_interval_s: f64,
+    /// `--no-gpu-telemetry`.
+    #[serde(default)]
+    pub gpu_telemetry_disabled: bool,
+    /// `--gpu-telemetry URL...`; empty: AIPerf's defaults (DCGM on localhost:9400 and
+    /// :9401), dropped quietly when they do not answer.
+    #[serde(default)]
+    pub gpu_telemetry_urls: Vec<String>,
+    /// `--gpu-telemetry-interval`, seconds.
+    #[serde(default = "default_scrape_interval")]
+    pub gpu_telemetry_interval_s: f64,
+}
+
+fn default_server_metrics_formats() -> Vec<String> {
+    vec!["json".into(), "csv".into()]
+}
+
+fn default_scrape_interval() -> f64 {
+    1.0
+}
+
+impl Default for TelemetryPlan {
+    fn default() -> Self {
+        TelemetryPlan {
+            server_metrics_disabled: false,
+            server_metrics_urls: Vec::new(),
+            server_metrics_formats: default_server_metrics_formats(),
+            server_metrics_interval_s: default_scrape_interval(),
+            gpu_telemetry_disabled: false,
+            gpu_telemetry_urls: Vec::new(),
+            gpu_telemetry_interval_s: default_scrape_interval(),
+        }
+    }
 }
 
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
@@ -430,6 +510,12 @@ pub struct RunPlan {
     /// Endpoint options (request building and response reading).
     #[serde(default)]
     pub endpoint: crate::endpoint_plan::EndpointPlan,
+    /// Server metrics and GPU telemetry.
+    #[serde(default)]
+    pub telemetry: TelemetryPlan,
+    /// `--workers-max`: the client's worker threads (None: one thread, the default).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workers_max: Option<usize>,
 }
 
 fn default_confidence_level() -> f64 {

@@ -25,6 +25,7 @@ pub mod live;
 pub mod observer;
 pub mod offline;
 pub mod prepare;
+pub mod qualify;
 pub mod run_identity;
 pub mod rundir;
 pub mod sessions;

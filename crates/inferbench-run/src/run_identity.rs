@@ -292,6 +292,7 @@ fn simulated_deployment(put: &mut impl FnMut(&str, Value), m: &Manifest) {
         itl_ms,
         error_rate,
         answer_accuracy,
+        ref serving,
     } = m.plan.target
     else {
         return;
@@ -310,10 +311,12 @@ fn simulated_deployment(put: &mut impl FnMut(&str, Value), m: &Manifest) {
             inferbench_core::TOOL_VERSION
         )),
     );
-    put(
-        "runtime_args",
-        json!({"sim_ttft_ms": ttft_ms, "sim_itl_ms": itl_ms, "sim_error_rate": error_rate, "sim_answer_accuracy": answer_accuracy}),
-    );
+    let mut args = json!({"sim_ttft_ms": ttft_ms, "sim_itl_ms": itl_ms, "sim_error_rate": error_rate, "sim_answer_accuracy": answer_accuracy});
+    // Only when set, so that a default server's identity stays what older runs recorded.
+    if !serving.is_default() {
+        args["sim_serving"] = json!(serving);
+    }
+    put("runtime_args", args);
     for name in [
         "model_revision",
         "tokenizer_revision",

@@ -13,12 +13,27 @@ pub const CORRECTNESS_RECORDS: &str = "correctness.jsonl";
 /// The run's accuracy, its Wilson interval and the counts.
 pub const CORRECTNESS: &str = "correctness.json";
 
+/// Every raw scrape of the server-metrics and GPU-telemetry targets (docs/telemetry.md).
+pub const SCRAPES: &str = inferbench_telemetry::scrape::SCRAPES_FILE;
+/// inferbench's analysis of the scrapes over the run's windows (exact, reset-aware).
+pub const SERVER_METRICS: &str = "inferbench_server_metrics.json";
+/// AIPerf's summary of the scrapes, in its file formats.
+pub const AIPERF_SERVER_METRICS_JSON: &str = "server_metrics_export.json";
+pub const AIPERF_SERVER_METRICS_CSV: &str = "server_metrics_export.csv";
+/// AIPerf's GPU telemetry file.
+pub const AIPERF_GPU_TELEMETRY: &str = "gpu_telemetry_export.jsonl";
+
 /// Every side file, in the order the manifest lists them.
 pub const SIDE_FILES: &[&str] = &[
     CLIENT_RESOURCES,
     EXPECTED_ANSWERS,
     CORRECTNESS_RECORDS,
     CORRECTNESS,
+    SCRAPES,
+    SERVER_METRICS,
+    AIPERF_SERVER_METRICS_JSON,
+    AIPERF_SERVER_METRICS_CSV,
+    AIPERF_GPU_TELEMETRY,
 ];
 
 /// The side files of one run directory: which were written (or found, offline).

@@ -45,6 +45,7 @@ impl Simulated {
             itl_ms,
             error_rate,
             answer_accuracy,
+            ref serving,
         } = *target
         else {
             return Err(Failure::input(
@@ -68,6 +69,7 @@ impl Simulated {
             },
             ..SimConfig::default()
         };
+        let _ = serving; // (skeleton: the serving options reach SimConfig with the scheduler)
         let rt = tokio::runtime::Builder::new_multi_thread()
             .thread_name("sim")
             .enable_all()

@@ -15,6 +15,7 @@ pub fn plan() -> RunPlan {
             itl_ms: 0.0,
             error_rate: 0.0,
             answer_accuracy: None,
+            serving: Default::default(),
         },
         url: "http://127.0.0.1:1".into(),
         endpoint_type: endpoint,
@@ -54,5 +55,7 @@ pub fn plan() -> RunPlan {
         confidence_level: 0.95,
         dataset: Default::default(),
         endpoint: Default::default(),
+        telemetry: Default::default(),
+        workers_max: None,
     }
 }

@@ -277,6 +277,8 @@ pub fn plan() -> RunPlan {
         confidence_level: 0.95,
         dataset: Default::default(),
         endpoint: Default::default(),
+        telemetry: Default::default(),
+        workers_max: None,
     }
 }
 

@@ -51,6 +51,8 @@ fn plan(endpoint: EndpointType) -> RunPlan {
         confidence_level: 0.95,
         dataset: Default::default(),
         endpoint: Default::default(),
+        telemetry: Default::default(),
+        workers_max: None,
     }
 }
 

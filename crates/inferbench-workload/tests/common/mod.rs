@@ -57,5 +57,7 @@ pub fn base_plan(endpoint: EndpointType) -> RunPlan {
         confidence_level: 0.95,
         dataset: Default::default(),
         endpoint: Default::default(),
+        telemetry: Default::default(),
+        workers_max: None,
     }
 }

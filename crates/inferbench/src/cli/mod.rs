@@ -17,6 +17,7 @@ mod limits;
 mod plan;
 mod plan_args;
 mod profile_args;
+mod telemetry_args;
 mod unbuilt;
 mod values;
 

@@ -335,6 +335,7 @@ pub fn build_plan(a: &ProfileArgs, argv: &[String], cell: &CellValues) -> Result
                 itl_ms,
                 error_rate,
                 answer_accuracy: a.sim_answer_accuracy,
+                serving: super::telemetry_args::sim_serving(&a.telemetry, true)?,
             }
         }
     };
@@ -594,7 +595,12 @@ pub fn build_plan(a: &ProfileArgs, argv: &[String], cell: &CellValues) -> Result
             "--profile-export-prefix {prefix:?}: must be a plain file name prefix"
         ));
     }
+    if matches!(target, Target::Url { .. }) {
+        super::telemetry_args::sim_serving(&a.telemetry, false)?;
+    }
     Ok(RunPlan {
+        telemetry: super::telemetry_args::telemetry_plan(&a.telemetry)?,
+        workers_max: super::telemetry_args::workers_max(&a.telemetry)?,
         models,
         target,
         url,

@@ -386,4 +386,8 @@ pub struct ProfileArgs {
     /// right with this probability per question, deterministically from the run's seed.
     #[arg(long = "sim-answer-accuracy")]
     pub sim_answer_accuracy: Option<f64>,
+
+    // ---- Server metrics, GPU telemetry, workers, the simulated server's capacity
+    #[command(flatten)]
+    pub telemetry: super::telemetry_args::TelemetryArgs,
 }
