@@ -177,6 +177,11 @@ fn render(summary: &Summary, terminal: bool) -> String {
             &SCHEDULE_ROWS[..],
             false,
         ),
+        (
+            "inferbench | Server and GPUs (their own counters; histogram estimates are not client percentiles)",
+            &TELEMETRY_ROWS[..],
+            false,
+        ),
     ] {
         let mut t = new_table(&COLUMNS);
         let mut any = false;
@@ -209,6 +214,29 @@ pub const CORRECTNESS_ROWS: [&str; 4] = [
     "answer_accuracy_ci_low",
     "answer_accuracy_ci_high",
     "degenerate_output_fraction",
+];
+
+/// Rows of the server's own metrics and the GPUs' telemetry over the profiling window
+/// (inferbench's; docs/telemetry.md), in their own table, never among the client's.
+pub const TELEMETRY_ROWS: [&str; 18] = [
+    "server_output_token_throughput",
+    "server_prompt_token_throughput",
+    "server_running_requests",
+    "server_waiting_requests",
+    "server_waiting_requests_max",
+    "server_kv_cache_usage",
+    "server_ttft_mean",
+    "server_ttft_p99_estimate",
+    "server_itl_mean",
+    "server_itl_p99_estimate",
+    "server_e2e_mean",
+    "server_e2e_p99_estimate",
+    "server_counter_resets",
+    "client_minus_server_ttft",
+    "gpu_power",
+    "gpu_energy",
+    "energy_per_output_token",
+    "aiperf_server_metric_differences",
 ];
 
 /// AIPerf's "Effective" table rows, in its order.

@@ -83,6 +83,8 @@ pub struct SummaryArtifacts<'a> {
     /// Metrics shown on the console after the summary's own (answer accuracy), never in
     /// the AIPerf files; written with the console, before the marker.
     pub console_extra: &'a [inferbench_core::summary::MetricResult],
+    /// Keys appended to the summary JSON after AIPerf's own (`telemetry_results`).
+    pub summary_extra: &'a [(String, serde_json::Value)],
 }
 
 /// Streams the per-record exports (`profile_export.jsonl`, and `_raw.jsonl` at export level
@@ -218,6 +220,7 @@ pub fn write_run_artifacts(a: &RunArtifacts<'_>) -> Result<Written> {
         manifest: a.manifest,
         record_files,
         console_extra: &[],
+        summary_extra: &[],
     })
 }
 
@@ -241,7 +244,21 @@ pub fn write_summary_artifacts(a: &SummaryArtifacts<'_>) -> Result<Written> {
         was_cancelled: status.was_cancelled,
         is_complete: !status.partial,
     };
-    summary_json::write_summary_json(a.dir, &n.summary_json, a.profiling, a.warmup, &info)?;
+    if a.summary_extra.is_empty() {
+        summary_json::write_summary_json(a.dir, &n.summary_json, a.profiling, a.warmup, &info)?;
+    } else {
+        let path = a.dir.join(&n.summary_json);
+        let mut v = summary_json::render_summary_json(a.profiling, a.warmup, &info)
+            .map_err(|e| crate::ArtifactError::json(&path, e))?;
+        if let serde_json::Value::Object(o) = &mut v {
+            for (k, x) in a.summary_extra {
+                o.insert(k.clone(), x.clone());
+            }
+        }
+        let bytes =
+            serde_json::to_vec_pretty(&v).map_err(|e| crate::ArtifactError::json(&path, e))?;
+        atomic::write_atomic(a.dir, &n.summary_json, &bytes)?;
+    }
     files.push(n.summary_json.clone());
     summary_csv::write_summary_csv(a.dir, &n.summary_csv, a.profiling)?;
     files.push(n.summary_csv.clone());

@@ -7,6 +7,7 @@ pub mod clock;
 pub mod engine;
 pub mod headers;
 pub mod resources;
+pub mod scrape;
 pub mod transport;
 
 pub use inferbench_protocol::{decode, sse, think};

@@ -345,8 +345,11 @@ impl Scorer {
 /// A summary without the correctness rows the sink adds for the console, for the files in
 /// AIPerf's format built from it (the aggregates of repeated runs and sweeps).
 pub fn without_console_rows(mut summary: inferbench_core::Summary) -> inferbench_core::Summary {
-    let ours = inferbench_artifacts::console::CORRECTNESS_ROWS;
-    summary.metrics.retain(|m| !ours.contains(&m.tag.as_str()));
+    use inferbench_artifacts::console::{CORRECTNESS_ROWS, TELEMETRY_ROWS};
+    summary.metrics.retain(|m| {
+        let t = m.tag.as_str();
+        !CORRECTNESS_ROWS.contains(&t) && !TELEMETRY_ROWS.contains(&t)
+    });
     summary
 }
 

@@ -31,6 +31,8 @@ pub struct Scores {
     pub schedule: Option<ScheduleVerdict>,
     /// The profiling window (the throughput denominator).
     pub profiling_window: Option<PhaseWindow>,
+    /// The warmup window, when the run had one.
+    pub warmup_window: Option<PhaseWindow>,
 }
 
 impl Fold {
@@ -99,6 +101,7 @@ impl Fold {
             warmup,
             schedule,
             profiling_window,
+            warmup_window,
         }
     }
 }

@@ -33,6 +33,7 @@ pub mod side_files;
 pub mod sim;
 pub mod sink;
 pub mod sweep;
+pub mod telemetry;
 /// A minimal plan, for tests and examples (not a default of the command line).
 #[doc(hidden)]
 pub mod test_plan;

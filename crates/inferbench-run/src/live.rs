@@ -12,11 +12,12 @@ use inferbench_core::evidence::{EvidenceEnd, EvidenceHeader, StopReason};
 use inferbench_core::manifest::{Manifest, ServerIdentity, TokenizerIdentity};
 use inferbench_core::plan::{RunPlan, Target};
 use inferbench_core::record::EVIDENCE_SCHEMA_VERSION;
+use inferbench_telemetry::scrape::Trigger;
 
 use crate::fold::Scores;
 use crate::observer::{Event, Observer};
 use crate::prepare::{Counter, Prepared, isl_counter};
-use crate::side_files::{CLIENT_RESOURCES, SIDE_FILES};
+use crate::side_files::{CLIENT_RESOURCES, SCRAPES, SIDE_FILES};
 use crate::sink::{RecordSink, SinkSpec};
 use crate::{Failure, exit};
 
@@ -87,8 +88,11 @@ pub async fn run_one(mut p: Prepared, observer: &Arc<dyn Observer>) -> Result<Ru
     // it did not finish (and `inferbench metrics DIR --write` can still score its evidence).
     inferbench_artifacts::write_manifest(&run_dir, &manifest)?;
 
+    // Server metrics and GPU telemetry, on their own thread; the start scrapes happen now,
+    // before the first request.
+    let scraper = start_scraper(plan, &run_dir, clock)?;
     let stop = StopSignal::new();
-    let engine = Engine::new(
+    let mut engine = Engine::new(
         p.engine.clone(),
         clock,
         std::mem::take(&mut p.payloads),
@@ -97,6 +101,21 @@ pub async fn run_one(mut p: Prepared, observer: &Arc<dyn Observer>) -> Result<Ru
         stop.clone(),
     );
     let progress = engine.progress();
+    if let Some(s) = &scraper {
+        let h = s.handle();
+        engine.set_phase_hook(std::sync::Arc::new(move |phase, start| {
+            let trigger = if start {
+                Trigger::PhaseStart
+            } else {
+                Trigger::PhaseEnd
+            };
+            let name = match phase {
+                inferbench_core::Phase::Warmup => "warmup",
+                inferbench_core::Phase::Profiling => "profiling",
+            };
+            h.bracket(trigger, Some(name), BRACKET_WAIT);
+        }));
+    }
 
     // Records go to disk on their own thread, as they complete: the evidence line, then the
     // sink (the fold and the per-record exports). Then the record is dropped, so memory does
@@ -164,6 +183,7 @@ pub async fn run_one(mut p: Prepared, observer: &Arc<dyn Observer>) -> Result<Ru
     ));
     let outcome = engine.run(tx).await;
     observer.event(Event::EngineStopped);
+    let scraped = scraper.map(|s| s.stop());
     for s in signals {
         s.abort();
     }
@@ -178,6 +198,15 @@ pub async fn run_one(mut p: Prepared, observer: &Arc<dyn Observer>) -> Result<Ru
         .join()
         .map_err(|_| Failure::run("the evidence writer panicked"))?
         .map_err(|e| Failure::run(format!("writing the evidence: {e}")))?;
+    if let Some(out) = &scraped {
+        for w in out.warnings.iter().chain(&out.write_error) {
+            observer.event(Event::Warning { message: w });
+        }
+        if out.targets.is_empty() {
+            // Only AIPerf's absent defaults were asked for: no scrape file at all.
+            let _ = std::fs::remove_file(run_dir.join(SCRAPES));
+        }
+    }
     let resources_json =
         serde_json::to_vec_pretty(&resources).map_err(|e| Failure::run(e.to_string()))?;
     sink.side_file(CLIENT_RESOURCES, &resources_json)?;
@@ -225,6 +254,24 @@ pub async fn run_one(mut p: Prepared, observer: &Arc<dyn Observer>) -> Result<Ru
         code,
         failure,
     })
+}
+
+/// How long a phase edge waits for its bracketing scrapes (a slow target delays the phase
+/// by at most this; its scrape still completes and is kept).
+const BRACKET_WAIT: Duration = Duration::from_secs(1);
+
+fn start_scraper(
+    plan: &RunPlan,
+    run_dir: &Path,
+    clock: Clock,
+) -> Result<Option<inferbench_client::scrape::Scraper>, Failure> {
+    let targets = crate::telemetry::targets(plan, &plan.url);
+    if targets.is_empty() {
+        return Ok(None);
+    }
+    inferbench_client::scrape::Scraper::start(targets, run_dir.join(SCRAPES), clock)
+        .map(Some)
+        .map_err(Failure::run)
 }
 
 /// A finished run that did not hold: every request failed, or the schedule was missed

@@ -41,6 +41,11 @@ pub enum Event<'a> {
     },
     /// SIGTERM: the requests in flight are cancelled; the artifacts are still written.
     Terminate,
+    /// Something the user should know that does not stop the run (a metrics target that
+    /// does not answer).
+    Warning {
+        message: &'a str,
+    },
     /// One run is written (its failure, if any, is in the report).
     RunDone(&'a RunReport),
     /// The sweep's aggregate files are written.

@@ -172,6 +172,25 @@ impl RecordSink {
             }
             None => Vec::new(),
         };
+        // Server metrics and GPU telemetry, from the raw scrape file (live and offline alike).
+        let telemetry = crate::telemetry::derive(
+            &self.dir,
+            &self.plan,
+            &self.benchmark_id,
+            self.anchor_unix_ns,
+            &scores,
+        )?;
+        let (telemetry_rows, summary_extra) = match telemetry {
+            Some(d) => {
+                for n in &d.written {
+                    side.mark(n);
+                }
+                (d.console, d.summary_extra)
+            }
+            None => (Vec::new(), Vec::new()),
+        };
+        let mut console_extra = correctness;
+        console_extra.extend(telemetry_rows);
         // The identity's end-of-run pins, from what this sink saw (the same records live and
         // offline, so a rewrite keeps the same identity).
         let mut manifest = manifest.clone();
@@ -199,7 +218,8 @@ impl RecordSink {
                 inputs,
                 manifest,
                 record_files,
-                console_extra: &correctness,
+                console_extra: &console_extra,
+                summary_extra: &summary_extra,
             },
         )?;
         let mut manifest = manifest.clone();
@@ -207,7 +227,7 @@ impl RecordSink {
         let console = written.console;
         // Accuracy goes next to the speed metrics on the console only: the AIPerf files keep
         // AIPerf's metrics (correctness has its own files), the console file already has it.
-        scores.profiling.metrics.extend(correctness);
+        scores.profiling.metrics.extend(console_extra);
         Ok(Finished {
             scores,
             console,

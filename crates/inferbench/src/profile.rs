@@ -103,6 +103,7 @@ impl Observer for Printer {
             Event::Terminate => {
                 eprintln!("\ninferbench: SIGTERM: cancelling the requests in flight")
             }
+            Event::Warning { message } => eprintln!("inferbench: warning: {message}"),
             Event::RunDone(r) => self.run_done(r),
             Event::SweepWritten { dir } => {
                 eprintln!("inferbench: sweep summary in {}", dir.display())

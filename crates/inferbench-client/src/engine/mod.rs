@@ -286,7 +286,13 @@ pub struct Engine {
     decoder: decode::Decoder,
     /// `--reasoning-tags think`: split `<think>` out of the content of each response.
     reasoning_tags: bool,
+    /// Called right before a phase's first request (`true`) and right after its last record
+    /// (`false`), with nothing in flight: the run takes its bracketing scrapes there.
+    phase_hook: Option<PhaseHook>,
 }
+
+/// See [`Engine::set_phase_hook`].
+pub type PhaseHook = Arc<dyn Fn(Phase, bool) + Send + Sync>;
 
 impl Engine {
     /// `order` gives the conversation index (0-based, in workload order) of each new
@@ -339,7 +345,13 @@ impl Engine {
             stop,
             cancel_seed,
             abort_reason: std::sync::Mutex::new(None),
+            phase_hook: None,
         }
+    }
+
+    /// A function called at each phase's edges (see the field): it may block briefly.
+    pub fn set_phase_hook(&mut self, hook: PhaseHook) {
+        self.phase_hook = Some(hook);
     }
 
     pub fn progress(&self) -> Arc<Progress> {
@@ -390,7 +402,13 @@ impl Engine {
             if engine.stop.level() > 0 {
                 break;
             }
+            if let Some(h) = &engine.phase_hook {
+                h(spec.phase, true);
+            }
             let w = run_phase(&engine, &spec, &sink).await;
+            if let Some(h) = &engine.phase_hook {
+                h(spec.phase, false);
+            }
             records += w.completed;
             let _ = sink.send(EngineEvent::Phase(w));
             windows.push(w);
