@@ -26,6 +26,7 @@ pub mod observer;
 pub mod offline;
 pub mod prepare;
 pub mod qualify;
+pub mod qualify_run;
 pub mod run_identity;
 pub mod rundir;
 pub mod sessions;

@@ -15,6 +15,7 @@ mod mock;
 mod plan_cmd;
 mod profile;
 mod progress;
+mod qualify_cmd;
 
 use std::process::ExitCode;
 
@@ -77,6 +78,7 @@ fn main() -> ExitCode {
         cli::Command::Grade(a) => grade_cmd::run(&a),
         cli::Command::Compare(a) => compare_cmd::run(&a),
         cli::Command::Gate(a) => gate_cmd::run(&a),
+        cli::Command::Qualify(a) => qualify_cmd::run(&a, &argv),
         cli::Command::Plan(a) => plan_cmd::run(&a),
         cli::Command::Bridge(a) => bridge_cmd::run(&a),
     };

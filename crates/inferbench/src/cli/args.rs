@@ -50,6 +50,11 @@ pub enum Command {
     Plan(super::PlanArgs),
     /// The migration packet from a ledger: what was preserved, validated, conditional, new.
     Bridge(super::BridgeArgs),
+    /// Is the client sufficient? The same workload at a ladder of client worker counts,
+    /// repeated and interleaved, judged on the server's own output-token counter and the
+    /// client's evidence: CLIENT_SUFFICIENT, CLIENT_LIMITED, SERVER_SATURATED or
+    /// INCONCLUSIVE (docs/qualify.md).
+    Qualify(Box<super::QualifyArgs>),
 }
 
 #[derive(Args, Debug)]

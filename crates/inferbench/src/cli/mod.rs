@@ -17,6 +17,7 @@ mod limits;
 mod plan;
 mod plan_args;
 mod profile_args;
+mod qualify_args;
 mod telemetry_args;
 mod unbuilt;
 mod values;
@@ -35,6 +36,7 @@ pub use limits::millis;
 pub use plan::{build_plan, cells};
 #[allow(unused_imports)]
 pub use plan_args::{PlanArgs, PlanCommand};
+pub use qualify_args::QualifyArgs;
 // The rest of the cli's interface, for callers outside this binary's current modules (the
 // run pipeline moving to its own crate, tests); unused here for now.
 #[allow(unused_imports)]

@@ -1,0 +1,270 @@
+//! Running a qualification: the same frozen workload at each client worker count of a
+//! ladder, repeated and interleaved (1, 2, 4, 1, 2, 4, …) against one server, each run an
+//! ordinary run directory; then each run's measurements are read back from its files and
+//! [`crate::qualify::decide`] gives the verdict (docs/qualify.md).
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use crate::observer::Observer;
+use crate::qualify::{Qualification, QualifySpec, RunEvidence, StepRun, Verdict};
+use crate::sweep::{CellPlan, SweepPlan};
+use crate::{Failure, exit};
+
+/// The qualification's own files, at the root of its directory.
+pub const QUALIFICATION_JSON: &str = "qualification.json";
+pub const QUALIFICATION_MD: &str = "qualification.md";
+pub const QUALIFICATION_TXT: &str = "qualification.txt";
+
+/// What to run.
+#[derive(Clone, Debug)]
+pub struct LadderPlan {
+    /// The run every step repeats (one cell; its `workers_max` is replaced by each step's).
+    pub base: CellPlan,
+    /// Worker counts, ascending, without repeats.
+    pub ladder: Vec<usize>,
+    /// Runs per worker count (interleaved).
+    pub repeats: usize,
+    pub spec: QualifySpec,
+    /// Where the runs and the verdict go.
+    pub root: PathBuf,
+    pub cooldown_s: f64,
+}
+
+#[derive(Clone, Debug)]
+pub struct QualifyOutcome {
+    pub qualification: Qualification,
+    pub root: PathBuf,
+    /// 0 CLIENT_SUFFICIENT / SERVER_SATURATED, 1 CLIENT_LIMITED, 5 INCONCLUSIVE; a run
+    /// that failed or was interrupted gives its own code.
+    pub code: u8,
+    pub console: String,
+}
+
+/// The declared rule's defaults (MERGE: the decision module's `QualifySpec::default()`).
+pub fn default_spec() -> QualifySpec {
+    QualifySpec {
+        tolerance_pct: 1.0,
+        prefer_headroom: false,
+        gates: crate::qualify::GateThresholds {
+            lag_p99_pass_ms: 1.0,
+            lag_p99_warn_ms: 5.0,
+            lag_p99_gap_fraction: 0.05,
+            lag_max_ms: 50.0,
+            achieved_pass_pct: 0.5,
+            achieved_warn_pct: 2.0,
+            cpu_util_pass: 0.70,
+            cpu_util_warn: 0.85,
+            cpu_pressure_pass: 0.05,
+            cpu_pressure_warn: 0.20,
+            throttle_warn: 0.01,
+            memory_pressure_pass: 0.01,
+            runq_wait_pass: 0.05,
+            runq_wait_warn: 0.15,
+            recvq_nonzero_pass: 0.01,
+            recvq_nonzero_warn: 0.05,
+            recvq_max_bytes: 65536,
+        },
+    }
+}
+
+/// The ladder `1, 2, 4, …` up to `max` (always ending with `max`).
+pub fn ladder_up_to(max: usize) -> Vec<usize> {
+    let mut v = Vec::new();
+    let mut w = 1;
+    while w < max {
+        v.push(w);
+        w *= 2;
+    }
+    v.push(max.max(1));
+    v
+}
+
+/// The directory name of one run of the ladder.
+pub fn run_dir_name(workers: usize, repeat: usize) -> String {
+    format!("workers_{workers}_run_{:02}", repeat + 1)
+}
+
+/// Runs every step and decides.
+pub fn run_ladder(
+    l: &LadderPlan,
+    declared: &[inferbench_core::identity::Declaration],
+    observer: Arc<dyn Observer>,
+) -> Result<QualifyOutcome, Failure> {
+    if l.ladder.len() < 2 {
+        return Err(Failure::input(
+            "qualify: the ladder needs at least two worker counts (--workers-ladder, or --workers-max 2 or more)",
+        ));
+    }
+    if !(1..=20).contains(&l.repeats) {
+        return Err(Failure::input(format!("--repeats {}: 1 to 20", l.repeats)));
+    }
+    let mut cells = Vec::new();
+    for r in 0..l.repeats {
+        for &w in &l.ladder {
+            let mut c = l.base.clone();
+            c.plan.workers_max = Some(w);
+            c.parameters = vec![
+                ("workers".into(), Value::from(w)),
+                ("run".into(), Value::from(r + 1)),
+            ];
+            c.dir_name = Some(run_dir_name(w, r));
+            let dir = l.root.join(run_dir_name(w, r));
+            c.plan.artifacts.dir = l.root.to_string_lossy().into_owned();
+            c.plan.artifacts.run_dir = dir.to_string_lossy().into_owned();
+            cells.push(c);
+        }
+    }
+    let sweep = SweepPlan {
+        cells,
+        runs: 1,
+        confidence_level: l.base.plan.confidence_level,
+        profile_run_cooldown_s: 0.0,
+        parameter_sweep_cooldown_s: l.cooldown_s,
+        disable_warmup_after_first: false,
+        artifact_dir_given: true,
+    };
+    let ran = crate::sweep::run_sweep_declared(&sweep, declared, observer)?;
+    let mut runs = Vec::new();
+    for r in 0..l.repeats {
+        for &w in &l.ladder {
+            let dir = l.root.join(run_dir_name(w, r));
+            if dir.join("inferbench_manifest.json").is_file() {
+                runs.push(step_run(&dir, w, r)?);
+            }
+        }
+    }
+    let q = crate::qualify::decide(&l.spec, &runs);
+    // MERGE: the decision module's renderers replace these.
+    let console = format!("{} {:?}\n", q.verdict.as_str(), q.reasons);
+    write(&l.root, QUALIFICATION_TXT, console.as_bytes())?;
+    write(&l.root, QUALIFICATION_MD, console.as_bytes())?;
+    let json = serde_json::to_vec_pretty(&q).map_err(|e| Failure::run(e.to_string()))?;
+    write(&l.root, QUALIFICATION_JSON, &json)?;
+    let code = if ran.code != exit::OK {
+        ran.code
+    } else {
+        verdict_code(q.verdict)
+    };
+    Ok(QualifyOutcome {
+        qualification: q,
+        root: l.root.clone(),
+        code,
+        console,
+    })
+}
+
+/// The exit code of a verdict.
+pub fn verdict_code(v: Verdict) -> u8 {
+    match v {
+        Verdict::ClientSufficient | Verdict::ServerSaturated => exit::OK,
+        Verdict::ClientLimited => exit::FAILED,
+        Verdict::Inconclusive => exit::GATE_INCONCLUSIVE,
+    }
+}
+
+fn write(dir: &Path, name: &str, bytes: &[u8]) -> Result<(), Failure> {
+    let mut f = inferbench_artifacts::AtomicFile::create(dir, name)?;
+    f.write_all(bytes)?;
+    f.commit()?;
+    Ok(())
+}
+
+fn read_json(path: &Path) -> Result<Option<Value>, Failure> {
+    match std::fs::read_to_string(path) {
+        Ok(t) => serde_json::from_str(&t)
+            .map(Some)
+            .map_err(|e| Failure::input(format!("{}: {e}", path.display()))),
+        Err(_) => Ok(None),
+    }
+}
+
+fn num(v: &Value, path: &[&str]) -> Option<f64> {
+    let mut cur = v;
+    for p in path {
+        cur = cur.get(*p)?;
+    }
+    cur.as_f64()
+}
+
+/// One run's measurements, read back from its directory: the server's output-token rate
+/// from `inferbench_server_metrics.json`, the client's from the summary, the evidence from
+/// the summary's schedule rows and `inferbench_client_resources.json`.
+pub fn step_run(dir: &Path, workers: usize, repeat: usize) -> Result<StepRun, Failure> {
+    let summary = read_json(&dir.join("profile_export_aiperf.json"))?.unwrap_or(Value::Null);
+    let manifest = read_json(&dir.join("inferbench_manifest.json"))?.unwrap_or(Value::Null);
+    let resources = read_json(&dir.join(crate::side_files::CLIENT_RESOURCES))?
+        .and_then(|v| v.get("summary").cloned())
+        .unwrap_or(Value::Null);
+    let server = crate::telemetry::read(dir)?;
+    let view = server.as_ref().and_then(|f| f.servers.first().cloned());
+    let rate = num(&manifest, &["plan", "load", "request_rate", "rate"]);
+    let target = num(&summary, &["target_request_rate", "avg"]).or(rate);
+    let achieved = num(&summary, &["achieved_request_rate", "avg"]);
+    let frac = |path: &[&str]| num(&resources, path);
+    let evidence = RunEvidence {
+        rate_mode: rate.is_some(),
+        lag_p99_ms: num(&summary, &["schedule_lag", "p99"]),
+        lag_max_ms: num(&summary, &["schedule_lag", "max"]),
+        lag_slope_ms_per_s: None,
+        lag_slope_p: None,
+        mean_interarrival_ms: target.filter(|r| *r > 0.0).map(|r| 1000.0 / r),
+        achieved_pct: achieved
+            .zip(target)
+            .filter(|(_, t)| *t > 0.0)
+            .map(|(a, t)| 100.0 * a / t),
+        cpu_util: frac(&["cgroup", "cpu_utilization"]),
+        cpu_pressure_some: frac(&["cgroup", "cpu_pressure_some"]),
+        nr_throttled: num(&resources, &["cgroup", "nr_throttled"]).map(|v| v as u64),
+        throttle_fraction: frac(&["cgroup", "throttle_fraction"]),
+        memory_pressure_some: frac(&["cgroup", "memory_pressure_some"]),
+        memory_events: num(&resources, &["cgroup", "memory_events"]).map(|v| v as u64),
+        runq_wait_max: frac(&["threads", "runq_wait_max"]),
+        recvq_nonzero_fraction: frac(&["sockets", "recvq_nonzero_fraction"]),
+        recvq_max_bytes: num(&resources, &["sockets", "recvq_max_bytes"]).map(|v| v as u64),
+        backlog_growing: resources
+            .get("queues")
+            .and_then(|q| q.get("planned_backlog_growing"))
+            .and_then(Value::as_bool),
+        server_waiting_mean: view
+            .as_ref()
+            .and_then(|v| v.waiting.and_then(|g| g.time_weighted_mean)),
+        server_waiting_change: view.as_ref().and_then(|v| v.waiting.and_then(|g| g.change)),
+        server_kv_usage_max: view.as_ref().and_then(|v| v.kv_usage.and_then(|g| g.max)),
+        server_preemptions: view.as_ref().and_then(|v| v.preemptions),
+        host_cpu_pressure_some: num(&resources, &["pressure", "cpu", "some", "stall_pct"])
+            .map(|p| p / 100.0),
+    };
+    Ok(StepRun {
+        workers,
+        repeat,
+        dir: dir.to_string_lossy().into_owned(),
+        server_tokens_per_s: view.as_ref().and_then(|v| v.output_tokens_per_s),
+        client_tokens_per_s: num(&summary, &["output_token_throughput", "avg"]),
+        client_output_tokens: server.as_ref().and_then(|f| f.client.output_tokens),
+        server_output_tokens: view.as_ref().and_then(|v| v.output_tokens),
+        evidence,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_ladder_doubles_up_to_the_maximum() {
+        assert_eq!(ladder_up_to(8), vec![1, 2, 4, 8]);
+        assert_eq!(ladder_up_to(6), vec![1, 2, 4, 6]);
+        assert_eq!(ladder_up_to(1), vec![1]);
+    }
+
+    #[test]
+    fn verdicts_map_to_exit_codes() {
+        assert_eq!(verdict_code(Verdict::ClientSufficient), 0);
+        assert_eq!(verdict_code(Verdict::ServerSaturated), 0);
+        assert_eq!(verdict_code(Verdict::ClientLimited), 1);
+        assert_eq!(verdict_code(Verdict::Inconclusive), 5);
+    }
+}

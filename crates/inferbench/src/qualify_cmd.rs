@@ -1,0 +1,98 @@
+//! `inferbench qualify`: flags → the ladder → the run library → the verdict on the terminal.
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+use inferbench_run::qualify::QualifySpec;
+use inferbench_run::qualify_run::{LadderPlan, ladder_up_to, run_ladder};
+use inferbench_run::{CellPlan, Failure};
+
+use crate::cli::QualifyArgs;
+
+pub fn run(q: &QualifyArgs, argv: &[String]) -> Result<u8, Failure> {
+    let a = &q.profile;
+    let cells = crate::cli::cells(a).map_err(Failure::input)?;
+    if cells.len() != 1 {
+        return Err(Failure::input(
+            "qualify runs one workload: give single values, not sweep lists",
+        ));
+    }
+    if a.num_profile_runs != 1 {
+        return Err(Failure::input(
+            "qualify: --num-profile-runs does not apply (use --repeats)",
+        ));
+    }
+    let declared = crate::cli::declarations(a).map_err(Failure::input)?;
+    let c = cells.into_iter().next().expect("one cell");
+    let mut plan = crate::cli::build_plan(a, argv, &c.values).map_err(Failure::input)?;
+    // Every run of the ladder sends the same frozen workload.
+    if plan.random_seed.is_none() {
+        plan.random_seed = Some(42);
+    }
+    let ladder = if q.workers_ladder.is_empty() {
+        let max = plan
+            .workers_max
+            .unwrap_or_else(|| std::thread::available_parallelism().map_or(2, |n| n.get()));
+        ladder_up_to(max)
+    } else {
+        let mut l = q.workers_ladder.clone();
+        if l.contains(&0) {
+            return Err(Failure::input("--workers-ladder: worker counts start at 1"));
+        }
+        if l.windows(2).any(|w| w[0] >= w[1]) {
+            return Err(Failure::input(
+                "--workers-ladder: worker counts must be strictly ascending",
+            ));
+        }
+        l.dedup();
+        l
+    };
+    if !(q.tolerance_pct.is_finite() && q.tolerance_pct > 0.0 && q.tolerance_pct < 100.0) {
+        return Err(Failure::input(format!(
+            "--tolerance-pct {}: a percentage above 0 and below 100",
+            q.tolerance_pct
+        )));
+    }
+    let root = PathBuf::from(a.artifact_dir.clone().unwrap_or_else(|| {
+        format!(
+            "{}/{}",
+            plan.artifacts.dir,
+            inferbench_core::plan::artifact_dir_name(
+                &plan.models[0],
+                plan.endpoint_type,
+                "qualify"
+            )
+        )
+    }));
+    let spec = QualifySpec {
+        tolerance_pct: q.tolerance_pct,
+        prefer_headroom: q.prefer_headroom,
+        ..inferbench_run::qualify_run::default_spec()
+    };
+    let printer = Arc::new(crate::profile::Printer {
+        several: true,
+        streaming_given: argv.iter().any(|s| s == "--streaming"),
+        progress: Mutex::new(None),
+    });
+    let l = LadderPlan {
+        base: CellPlan {
+            plan,
+            parameters: Vec::new(),
+            dir_name: None,
+        },
+        ladder,
+        repeats: q.repeats,
+        spec,
+        root,
+        cooldown_s: a.parameter_sweep_cooldown_seconds,
+    };
+    let out = run_ladder(&l, &declared, printer)?;
+    println!("{}", out.console);
+    eprintln!(
+        "inferbench: qualification in {}",
+        out.root
+            .join(inferbench_run::qualify_run::QUALIFICATION_JSON)
+            .display()
+    );
+    Ok(out.code)
+}
