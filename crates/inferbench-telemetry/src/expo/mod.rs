@@ -171,7 +171,12 @@ fn looks_like_json(text: &str) -> bool {
 /// `x` and its sample `x_total`; 0.0.4 names both `x_total`, which the exact match covers).
 fn owns(kind: MetricType, suffix: &str) -> bool {
     match kind {
-        MetricType::Histogram => matches!(suffix, "_bucket" | "_sum" | "_count" | "_created"),
+        // `_gcount`/`_gsum` belong to gauge histograms; a histogram may own them too, as no
+        // other family could.
+        MetricType::Histogram => matches!(
+            suffix,
+            "_bucket" | "_sum" | "_count" | "_created" | "_gcount" | "_gsum"
+        ),
         MetricType::GaugeHistogram => matches!(suffix, "_bucket" | "_gcount" | "_gsum"),
         MetricType::Summary => matches!(suffix, "_sum" | "_count" | "_created"),
         MetricType::Counter => matches!(suffix, "_total" | "_created"),

@@ -223,6 +223,33 @@ fn openmetrics_body_with_exemplars_unit_and_eof() {
 }
 
 #[test]
+fn openmetrics_escaped_histogram_samples_find_their_colon_family() {
+    // prometheus_client's OpenMetrics output: TYPE keeps `vllm:`, samples escape it.
+    let body = "# TYPE vllm:iteration_tokens_total histogram\n\
+        vllm_iteration_tokens_total_bucket{le=\"1.0\"} 2.0\n\
+        vllm_iteration_tokens_total_bucket{le=\"+Inf\"} 3.0\n\
+        vllm_iteration_tokens_total_count 3.0\n\
+        vllm_iteration_tokens_total_sum 7.0\n\
+        vllm_iteration_tokens_total_created 1.7e9\n\
+        # TYPE vllm:num_requests_running gauge\n\
+        vllm_num_requests_running 4.0\n\
+        # EOF\n";
+    let e = ok(body);
+    assert_eq!(e.families.len(), 2);
+    let h = e.family("vllm:iteration_tokens_total").unwrap();
+    assert_eq!(h.kind, MetricType::Histogram);
+    assert_eq!(h.samples.len(), 5);
+    assert_eq!(
+        e.family("vllm:num_requests_running").unwrap().samples[0].value,
+        4.0
+    );
+    // In 0.0.4 the same escaped names are their own untyped families: the two declared
+    // (empty) families plus `_bucket`, `_count`, `_sum`, `_created` and the gauge sample.
+    let text = body.replace("# EOF\n", "");
+    assert_eq!(ok(&text).families.len(), 2 + 5);
+}
+
+#[test]
 fn openmetrics_gaugehistogram_info_and_counter_created() {
     let body = "# TYPE q gaugehistogram\nq_bucket{le=\"+Inf\"} 3\nq_gcount 3\nq_gsum 7\n\
         # TYPE build info\nbuild_info{version=\"1\"} 1\n\
@@ -601,4 +628,95 @@ proptest! {
         let text: String = chars.into_iter().collect();
         let _ = parse(&text, None);
     }
+}
+
+/// A vLLM-sized body (~100 KB): 16 histograms × 2 engines × 20 buckets, their `_created`
+/// gauge families, 12 counters with theirs, 4 gauges; all in prometheus_client's shape.
+fn vllm_sized_body() -> String {
+    const M: &str = "model_name=\"meta-llama/Llama-3.1-8B-Instruct\"";
+    let mut body = String::new();
+    for h in 0..16 {
+        let name = format!("vllm:histogram_number_{h}_seconds");
+        body.push_str(&format!(
+            "# HELP {name} Histogram {h} in seconds.\n# TYPE {name} histogram\n"
+        ));
+        for e in 0..2 {
+            for b in 0..19 {
+                let le = 0.001 * f64::from(1u32 << (b / 2)) * if b % 2 == 0 { 1.0 } else { 2.5 };
+                body.push_str(&format!(
+                    "{name}_bucket{{engine=\"{e}\",le=\"{le}\",{M}}} {}.0\n",
+                    b * 7
+                ));
+            }
+            body.push_str(&format!(
+                "{name}_bucket{{engine=\"{e}\",le=\"+Inf\",{M}}} 140.0\n"
+            ));
+            body.push_str(&format!("{name}_count{{engine=\"{e}\",{M}}} 140.0\n"));
+            body.push_str(&format!("{name}_sum{{engine=\"{e}\",{M}}} 12.3456789\n"));
+        }
+        body.push_str(&format!(
+            "# HELP {name}_created Histogram {h} in seconds.\n# TYPE {name}_created gauge\n"
+        ));
+        for e in 0..2 {
+            body.push_str(&format!(
+                "{name}_created{{engine=\"{e}\",{M}}} 1.7560473212e+09\n"
+            ));
+        }
+    }
+    for c in 0..12 {
+        let name = format!("vllm:counter_number_{c}");
+        for (suffix, kind, v) in [
+            ("_total", "counter", "1027.0"),
+            ("_created", "gauge", "1.7560473212e+09"),
+        ] {
+            body.push_str(&format!(
+                "# HELP {name}{suffix} Counter {c}.\n# TYPE {name}{suffix} {kind}\n"
+            ));
+            for e in 0..2 {
+                body.push_str(&format!("{name}{suffix}{{engine=\"{e}\",{M}}} {v}\n"));
+            }
+        }
+    }
+    for g in 0..4 {
+        body.push_str(&format!(
+            "# HELP vllm:gauge_{g} Gauge.\n# TYPE vllm:gauge_{g} gauge\n"
+        ));
+        for e in 0..2 {
+            body.push_str(&format!("vllm:gauge_{g}{{engine=\"{e}\",{M}}} 3.0\n"));
+        }
+    }
+    body
+}
+
+#[test]
+fn vllm_sized_body_groups_every_sample() {
+    let body = vllm_sized_body();
+    assert!(body.len() > 90_000, "{}", body.len());
+    let e = ok(&body);
+    // 16 histograms + 16 `_created` + 24 counter/created families + 4 gauges.
+    assert_eq!(e.families.len(), 16 * 2 + 12 * 2 + 4);
+    let h = e.family("vllm:histogram_number_3_seconds").unwrap();
+    // 2 engines × (20 buckets + count + sum).
+    assert_eq!(h.samples.len(), 44);
+    let total: usize = e.families.iter().map(|f| f.samples.len()).sum();
+    assert_eq!(total, 16 * 44 + 16 * 2 + 24 * 2 + 4 * 2);
+}
+
+/// Timing, not a check of speed (debug builds vary); the parse itself is asserted.
+/// `cargo test -p inferbench-telemetry --lib parse_speed -- --ignored --nocapture`
+#[test]
+#[ignore = "timing"]
+fn parse_speed() {
+    let body = vllm_sized_body();
+    let n = 50;
+    let t = std::time::Instant::now();
+    for _ in 0..n {
+        assert_eq!(ok(&body).families.len(), 60);
+    }
+    let each = t.elapsed() / n;
+    eprintln!(
+        "{} bytes parsed in {each:?} each ({:.1} MB/s)",
+        body.len(),
+        body.len() as f64 / each.as_secs_f64() / 1e6
+    );
 }
