@@ -103,6 +103,8 @@ fn error(line: usize, message: impl Into<String>) -> ParseError {
 /// OpenMetrics; absent or anything else means 0.0.4, with OpenMetrics still recognised by
 /// its `# EOF`).
 pub fn parse(text: &str, content_type: Option<&str>) -> Result<Exposition, ParseError> {
+    // A UTF-8 byte-order mark is not part of the first line.
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     if looks_like_json(text) {
         return Err(error(
             1,

@@ -338,6 +338,21 @@ fn values_in_go_parsefloat_syntax() {
         let e = ok(&format!("m {text}\n"));
         assert_eq!(e.families[0].samples[0].value, want, "{text}");
     }
+    // Go's hex floats: 0x1.8p3 = 1.5 × 8; 0x10p-4 = 16/16; 0x_ffp0 = 255; the smallest
+    // subnormal is 2^-1074.
+    for (text, want) in [
+        ("0x1.8p3", 12.0),
+        ("-0x10p-4", -1.0),
+        ("0X_ffP0", 255.0),
+        ("0x0p99999", 0.0),
+        ("0x1p-1074", 5e-324),
+    ] {
+        assert_eq!(
+            ok(&format!("m {text}\n")).families[0].samples[0].value,
+            want,
+            "{text}"
+        );
+    }
     for nan in ["NaN", "nan", "NAN"] {
         assert!(
             ok(&format!("m {nan}\n")).families[0].samples[0]
@@ -345,7 +360,18 @@ fn values_in_go_parsefloat_syntax() {
                 .is_nan()
         );
     }
-    for bad in ["abc", "1,5", "0x", "1e", "--1", "1_000"] {
+    for bad in [
+        "abc",
+        "1,5",
+        "0x",
+        "0x1",
+        "0xp1",
+        "0x1.2.3p0",
+        "0x1pq",
+        "1e",
+        "--1",
+        "1_000",
+    ] {
         let e = err(&format!("m 1\nm{{a=\"b\"}} {bad}\n"));
         assert_eq!(e.line, 2, "{bad}");
         assert!(e.message.contains("is not a number"), "{bad}: {e}");
@@ -440,6 +466,7 @@ fn trtllm_json_body_fails_at_line_one() {
 #[test]
 fn empty_body_is_an_empty_exposition() {
     assert!(ok("").families.is_empty());
+    assert_eq!(ok("\u{feff}a 1\n").families[0].name, "a");
     assert!(ok("\n# just a comment\n").families.is_empty());
 }
 
