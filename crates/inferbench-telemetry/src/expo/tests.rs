@@ -552,9 +552,10 @@ fn type_name(kind: MetricType) -> &'static str {
     }
 }
 
-/// Renders generated families as 0.0.4 text, and the samples a parser must return
-/// (duplicate label names dropped, labels sorted, a repeated series keeping the last).
-fn render(fams: &[GenFamily]) -> (String, Vec<Vec<Flat>>) {
+/// Renders generated families as 0.0.4 text or OpenMetrics (counter samples `_total`,
+/// timestamps in seconds, `# EOF`), and the samples a parser must return (duplicate label
+/// names dropped, labels sorted, a repeated series keeping the last).
+fn render(fams: &[GenFamily], om: bool) -> (String, Vec<Vec<Flat>>) {
     let mut text = String::new();
     let mut want = Vec::new();
     for (i, f) in fams.iter().enumerate() {
@@ -570,6 +571,7 @@ fn render(fams: &[GenFamily]) -> (String, Vec<Vec<Flat>>) {
                 (MetricType::Histogram, 0) => format!("{name}_bucket"),
                 (MetricType::Histogram | MetricType::Summary, 1) => format!("{name}_sum"),
                 (MetricType::Histogram | MetricType::Summary, 2) => format!("{name}_count"),
+                (MetricType::Counter, _) if om => format!("{name}_total"),
                 _ => name.clone(),
             };
             let mut ls = ls.clone();
@@ -580,7 +582,17 @@ fn render(fams: &[GenFamily]) -> (String, Vec<Vec<Flat>>) {
                 .rev()
                 .map(|(k, v)| format!("{k}=\"{}\"", escape(v)))
                 .collect();
-            let ts_text = ts.map(|t| format!(" {t}")).unwrap_or_default();
+            // OpenMetrics seconds with three decimals, in a range f64 carries exactly.
+            let ts = ts.map(|t| if om { t % 10_000_000_000_000 } else { t });
+            let ts_text = match ts {
+                Some(t) if om => {
+                    let sign = if t < 0 { "-" } else { "" };
+                    let a = t.unsigned_abs();
+                    format!(" {sign}{}.{:03}", a / 1000, a % 1000)
+                }
+                Some(t) => format!(" {t}"),
+                None => String::new(),
+            };
             text.push_str(&format!(
                 "{sample_name}{{{}}} {v:?}{ts_text}\n",
                 body.join(",")
@@ -593,24 +605,29 @@ fn render(fams: &[GenFamily]) -> (String, Vec<Vec<Flat>>) {
             match samples.iter_mut().find(|s| s.0 == sample_name && s.1 == ls) {
                 Some(s) => {
                     s.2 = bits;
-                    s.3 = *ts;
+                    s.3 = ts;
                 }
-                None => samples.push((sample_name, ls, bits, *ts)),
+                None => samples.push((sample_name, ls, bits, ts)),
             }
         }
         want.push(samples);
+    }
+    if om {
+        text.push_str("# EOF\n");
     }
     (text, want)
 }
 
 proptest! {
     #[test]
-    fn round_trip(fams in proptest::collection::vec(gen_family(), 0..6)) {
-        let (text, want) = render(&fams);
+    fn round_trip(fams in proptest::collection::vec(gen_family(), 0..6), om in any::<bool>()) {
+        let (text, want) = render(&fams, om);
         let e = parse(&text, None).map_err(|e| TestCaseError::fail(format!("{e}\n{text}")))?;
+        prop_assert_eq!(e.format, if om { Format::OpenMetrics } else { Format::Text004 });
         prop_assert_eq!(e.families.len(), fams.len());
-        for ((f, g), w) in e.families.iter().zip(&fams).zip(&want) {
+        for (i, ((f, g), w)) in e.families.iter().zip(&fams).zip(&want).enumerate() {
             prop_assert_eq!(f.kind, g.kind);
+            prop_assert_eq!(f.help.clone(), Some(format!("help \\ {i}")));
             let got: Vec<_> = f
                 .samples
                 .iter()
@@ -635,10 +652,7 @@ proptest! {
         edits in proptest::collection::vec((any::<prop::sample::Index>(), 0u8..3, "[ {}\"\\\\=,#\n.a0é]"), 1..6),
         eof in any::<bool>(),
     ) {
-        let (mut text, _) = render(&fams);
-        if eof {
-            text.push_str("# EOF\n");
-        }
+        let (text, _) = render(&fams, eof);
         let mut chars: Vec<char> = text.chars().collect();
         for (at, op, with) in edits {
             if chars.is_empty() {
