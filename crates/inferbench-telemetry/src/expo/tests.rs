@@ -761,3 +761,14 @@ fn parse_speed() {
         body.len() as f64 / each.as_secs_f64() / 1e6
     );
 }
+
+#[test]
+fn interrupted_family_is_rejoined_and_help_may_follow_samples() {
+    let e =
+        ok("# TYPE a counter\na_total 1\n# TYPE b gauge\nb 2\na_total{x=\"1\"} 3\n# HELP a late\n");
+    assert_eq!(e.families.len(), 2);
+    let a = e.family("a").unwrap();
+    assert_eq!(a.samples.len(), 2);
+    assert_eq!(a.samples[1].value, 3.0);
+    assert_eq!(a.help.as_deref(), Some("late"));
+}
