@@ -273,5 +273,58 @@ fn main() {
         wall.as_secs_f64()
     );
     drop(server);
+
+    // Scenario 5: what scraping costs the client. Scenario 2's load twice against one
+    // server: scraping off, then the server's /metrics and its DCGM endpoint at 10 Hz (ten
+    // times the default rate, to magnify any cost). TTFT error = client mean − server mean.
+    let n5: u64 = if quick { 640 } else { 3_200 };
+    let server = start_server(&["--ttft-ms", "50", "--itl-ms", "10"]);
+    println!(
+        "== scraping: server ttft 50 ms, itl 10 ms, concurrency 64, {n5} requests, off vs 10 Hz"
+    );
+    let dcgm = format!("http://{}/dcgm/metrics", server.addr);
+    for (label, flags) in [
+        ("off", vec!["--no-server-metrics", "--no-gpu-telemetry"]),
+        (
+            "on (10 Hz)",
+            vec![
+                "--server-metrics-interval",
+                "0.1",
+                "--gpu-telemetry",
+                dcgm.as_str(),
+                "--gpu-telemetry-interval",
+                "0.1",
+            ],
+        ),
+    ] {
+        let before: serde_json::Value =
+            serde_json::from_str(&http_get(&server.addr, "/sim/stats")).expect("sim stats");
+        let dir5 = tmp.join(format!("scrape-{}", label.len()));
+        let mut c = client(&server.addr, &dir5, 64, n5);
+        c.args(["--warmup-request-count", "64"]).args(&flags);
+        let (wall, cpu, status) = run_measured(&mut c);
+        assert_eq!(status, 0, "client failed");
+        let after: serde_json::Value =
+            serde_json::from_str(&http_get(&server.addr, "/sim/stats")).expect("sim stats");
+        // The server's mean over this run alone, from its cumulative counts.
+        let sum = |v: &serde_json::Value| {
+            v["ttft"]["mean_ms"].as_f64().unwrap_or(f64::NAN)
+                * v["ttft"]["count"].as_f64().unwrap_or(0.0)
+        };
+        let count = |v: &serde_json::Value| v["ttft"]["count"].as_f64().unwrap_or(0.0);
+        let server_ttft = (sum(&after) - sum(&before)) / (count(&after) - count(&before));
+        let client_ttft = summary_avg(&dir5, "time_to_first_token");
+        let scrapes = std::fs::read_to_string(dir5.join("inferbench_scrapes.jsonl"))
+            .map(|t| t.lines().count().saturating_sub(2))
+            .unwrap_or(0);
+        println!(
+            "scraping {label}: TTFT error {:.3} ms (client {client_ttft:.3}, server {server_ttft:.3}); client {:.1} µs CPU per request ({:.2} s CPU over {:.2} s wall); {scrapes} scrapes",
+            client_ttft - server_ttft,
+            cpu.as_secs_f64() * 1e6 / n5 as f64,
+            cpu.as_secs_f64(),
+            wall.as_secs_f64()
+        );
+    }
+    drop(server);
     let _ = std::fs::remove_dir_all(PathBuf::from(&tmp));
 }
