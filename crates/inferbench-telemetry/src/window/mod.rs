@@ -102,6 +102,10 @@ pub struct FamilyAnalysis {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub help: Option<String>,
     pub series: Vec<SeriesAnalysis>,
+    /// Gauge families of more than one series: the series summed at each scrape (they align:
+    /// one scrape gives every series), so `max` is the largest total at any one time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub total: Option<GaugeStats>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -158,6 +162,10 @@ pub struct GaugeStats {
     pub p99: Option<f64>,
     /// Last minus first sample in the window (a queue that grows shows here).
     pub change: Option<f64>,
+    /// ∫ v dt over the window's samples by the trapezoid rule, value·seconds (power in W
+    /// gives J); None with fewer than two samples.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub integral: Option<f64>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -337,6 +345,8 @@ pub(crate) fn summarise(
                 .map(|s| &s.values)
         };
         let mut series = Vec::new();
+        // Gauge values summed across series, by usable-scrape index.
+        let mut totals = std::collections::BTreeMap::new();
         for (labels, d) in &fam.series {
             let stats = match shape {
                 Shape::Gauge => {
@@ -352,6 +362,7 @@ pub(crate) fn summarise(
                             excluded += 1;
                         } else {
                             kept.push((t, v));
+                            *totals.entry(i).or_insert(0.0) += v;
                         }
                     }
                     SeriesStats::Gauge(stats::gauge_stats(&kept, excluded, w.end_ns))
@@ -395,12 +406,17 @@ pub(crate) fn summarise(
                 stats,
             });
         }
+        let total = (shape == Shape::Gauge && series.len() > 1).then(|| {
+            let summed: Vec<(u64, f64)> = totals.iter().map(|(&i, &v)| (col.t(i), v)).collect();
+            stats::gauge_stats(&summed, 0, w.end_ns)
+        });
         if !series.is_empty() {
             families.push(FamilyAnalysis {
                 name: name.clone(),
                 kind: fam.kind,
                 help: fam.help.clone(),
                 series,
+                total,
             });
         }
     }

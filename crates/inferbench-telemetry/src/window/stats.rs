@@ -58,5 +58,11 @@ pub(crate) fn gauge_stats(samples: &[(u64, f64)], excluded: u64, end_ns: u64) ->
     out.p90 = Some(percentile_linear(&sorted, 0.9));
     out.p99 = Some(percentile_linear(&sorted, 0.99));
     out.change = Some(samples[n - 1].1 - samples[0].1);
+    out.integral = (n > 1).then(|| {
+        samples
+            .windows(2)
+            .map(|w| (w[0].1 + w[1].1) / 2.0 * w[1].0.saturating_sub(w[0].0) as f64 / 1e9)
+            .sum()
+    });
     out
 }

@@ -267,6 +267,30 @@ fn a_gauge_time_weighted_and_by_sample() {
     assert!(close(g.p90.unwrap(), 8.8));
     assert!(close(g.p99.unwrap(), 9.88));
     assert_eq!(g.change, Some(9.0));
+    // Trapezoids over 1→4 (3 s) and 4→10 (1 s): 7.5 + 7.
+    assert_eq!(g.integral, Some(14.5));
+    assert!(t.family("q").unwrap().total.is_none());
+}
+
+#[test]
+fn a_gauge_of_two_series_is_also_summed_per_scrape() {
+    let body = |a: f64, b: f64| {
+        expo(vec![family(
+            "run",
+            MetricType::Gauge,
+            &[("run", &[("engine", "0")], a), ("run", &[("engine", "1")], b)],
+        )])
+    };
+    // Totals 5, 9, 4: the largest total (9) is below the sum of the maxes (8 + 6).
+    let t = run(
+        vec![(0, body(1.0, 4.0)), (S, body(8.0, 1.0)), (2 * S, body(-2.0, 6.0))],
+        window(0, 2 * S),
+    );
+    let total = t.family("run").unwrap().total.clone().unwrap();
+    assert_eq!(total.max, Some(9.0));
+    assert_eq!(total.change, Some(-1.0));
+    // 5 for 1 s, 9 for 1 s, 4 for 0 s.
+    assert_eq!(total.time_weighted_mean, Some(7.0));
 }
 
 /// DCGM's blank for a float field (2^47).
