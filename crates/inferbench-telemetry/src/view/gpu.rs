@@ -103,7 +103,9 @@ pub(super) fn view(t: &TargetAnalysis) -> Option<GpuView> {
     if by_gpu.is_empty() {
         return None;
     }
-    let use_counter = by_gpu.values().all(|g| counter_energy_j(g.fields.get(ENERGY)).is_some());
+    let use_counter = by_gpu
+        .values()
+        .all(|g| counter_energy_j(g.fields.get(ENERGY)).is_some());
     let mut gpus: Vec<GpuSummary> = by_gpu
         .values()
         .map(|g| {
@@ -193,9 +195,7 @@ pub(super) fn efficiency(views: &[GpuView], work: &ClientWork) -> Option<Efficie
         output_tokens_per_joule: per(work.output_tokens, e),
         energy_per_request_j: per(e, work.requests),
         output_tps_per_watt: per(work.output_tokens_per_s, mean_power_w),
-        energy_per_server_output_token_mj: work
-            .server_output_tokens
-            .and_then(|n| per(e * 1e3, n)),
+        energy_per_server_output_token_mj: work.server_output_tokens.and_then(|n| per(e * 1e3, n)),
         gpus: seen,
     })
 }

@@ -72,6 +72,18 @@ fn put(track: &mut Track, at: usize, v: f64) {
     }
 }
 
+/// What a sample's name adds to its family's (`_bucket`, `_created`, ...), reading `:` and `_`
+/// as one: OpenMetrics renders a `vllm:x` family's samples as `vllm_x_total`.
+fn suffix<'s>(family: &str, sample: &'s str) -> &'s str {
+    let (f, s) = (family.as_bytes(), sample.as_bytes());
+    let same = |a: u8, b: u8| a == b || (a == b':' && b == b'_') || (a == b'_' && b == b':');
+    if s.len() >= f.len() && f.iter().zip(s).all(|(&a, &b)| same(a, b)) {
+        &sample[f.len()..]
+    } else {
+        ""
+    }
+}
+
 fn parse_le(s: &str) -> Option<f64> {
     match s {
         "+Inf" | "Inf" | "+inf" | "inf" => Some(f64::INFINITY),
@@ -112,7 +124,7 @@ impl Collected {
                         s.name
                     ));
                 }
-                let suffix = s.name.strip_prefix(fam.name.as_str()).unwrap_or("");
+                let suffix = suffix(&fam.name, &s.name);
                 match sh {
                     Shape::Counter => {
                         let entry = data.series.entry(s.labels.clone()).or_default();

@@ -24,6 +24,8 @@ mod series;
 mod stats;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_log;
 
 use collect::{Collected, Shape};
 use series::{HistTracks, Span};

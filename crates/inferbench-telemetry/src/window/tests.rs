@@ -278,12 +278,19 @@ fn a_gauge_of_two_series_is_also_summed_per_scrape() {
         expo(vec![family(
             "run",
             MetricType::Gauge,
-            &[("run", &[("engine", "0")], a), ("run", &[("engine", "1")], b)],
+            &[
+                ("run", &[("engine", "0")], a),
+                ("run", &[("engine", "1")], b),
+            ],
         )])
     };
     // Totals 5, 9, 4: the largest total (9) is below the sum of the maxes (8 + 6).
     let t = run(
-        vec![(0, body(1.0, 4.0)), (S, body(8.0, 1.0)), (2 * S, body(-2.0, 6.0))],
+        vec![
+            (0, body(1.0, 4.0)),
+            (S, body(8.0, 1.0)),
+            (2 * S, body(-2.0, 6.0)),
+        ],
         window(0, 2 * S),
     );
     let total = t.family("run").unwrap().total.clone().unwrap();
