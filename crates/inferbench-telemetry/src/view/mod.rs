@@ -12,6 +12,8 @@ mod gpu;
 mod server;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_server;
 
 /// A gauge over the window, summed across its series (per-series time-weighted means add).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]

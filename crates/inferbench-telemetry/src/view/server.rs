@@ -1,26 +1,34 @@
 //! The server view: a target's known names by role, each series' own increase summed (D4).
 
 use super::{GaugeBrief, HistBrief, ServerView};
+use crate::expo::MetricType;
 use crate::names::{self, KnownName, Role, ServerKind, Unit};
 use crate::quantile::{self, Bucket};
 use crate::window::{FamilyAnalysis, SeriesStats, TargetAnalysis};
 
 /// The family of a role: the first of the server's known names for it (catalogue order) that
-/// the target exposes.
-fn find<'t>(
-    t: &'t TargetAnalysis,
+/// the target exposes, a counter also under its OpenMetrics family name (without `_total`).
+fn find(
+    t: &TargetAnalysis,
     server: ServerKind,
     role: Role,
-) -> Option<(&'t FamilyAnalysis, &'static KnownName)> {
+) -> Option<(&FamilyAnalysis, &'static KnownName)> {
     names::KNOWN
         .iter()
         .filter(|k| k.server == server && k.role == role)
-        .find_map(|k| t.family(k.name).map(|f| (f, k)))
+        .find_map(|k| {
+            let om = (k.kind == MetricType::Counter)
+                .then(|| k.name.strip_suffix("_total"))
+                .flatten();
+            t.family(k.name)
+                .or_else(|| om.and_then(|n| t.family(n)))
+                .map(|f| (f, k))
+        })
 }
 
 /// A work count over the bracket: counters by their exact increase, a histogram (TGI's
 /// generated tokens) by its `_sum` increase, each series first, then summed. Also the resets
-/// seen.
+/// seen. None for a gauge (SGLang's retracted requests are a level, not a count).
 fn total(f: &FamilyAnalysis) -> Option<(f64, u32)> {
     let mut out: Option<(f64, u32)> = None;
     for s in &f.series {
@@ -131,6 +139,7 @@ pub(super) fn view(t: &TargetAnalysis) -> Option<ServerView> {
     let prompt_tokens = count(Role::PromptTokens);
     let preemptions = count(Role::Preemptions);
     let requests_finished = count(Role::RequestsFinished);
+    let finished = requests_finished;
     let per_s = |v: Option<f64>| Some(v? / seconds?);
     let gauge = |role: Role| {
         let (f, k) = find(t, server, role)?;
@@ -147,6 +156,17 @@ pub(super) fn view(t: &TargetAnalysis) -> Option<ServerView> {
                 _ => 0,
             })
             .sum::<u32>();
+        if f.kind == MetricType::Counter {
+            // Cumulative time (Triton's µs counters): the mean over the requests finished.
+            let (time, r) = total(f)?;
+            resets += r;
+            let n = finished?;
+            return Some(HistBrief {
+                count: n,
+                mean_ms: (n > 0.0).then(|| time / n * ms_per(k.unit)),
+                ..HistBrief::default()
+            });
+        }
         hist_brief(f, k.unit)
     };
     let (ttft, itl, tpot, e2e) = (
