@@ -1,7 +1,7 @@
 //! Gathering one target's parsed scrapes into per-series value tracks, so that only values
 //! (not bodies) are held across the run.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 use crate::expo::{Exposition, MetricType};
 
@@ -46,11 +46,97 @@ pub(crate) struct SeriesData {
     pub other_samples: u64,
 }
 
+/// Where a sample's value goes: which series, and which of its tracks.
+#[derive(Clone, Copy, Debug)]
+enum Slot {
+    Value(usize),
+    Created(usize),
+    Bucket(usize, usize),
+    Count(usize),
+    Sum(usize),
+    Other(usize),
+    /// A histogram sample that is none of the above, or a bucket without a numeric `le`.
+    Ignored,
+}
+
 #[derive(Debug)]
 pub(crate) struct FamilyData {
     pub kind: MetricType,
     pub help: Option<String>,
-    pub series: BTreeMap<Labels, SeriesData>,
+    /// Series in first-seen order.
+    pub series: Vec<SeriesData>,
+    /// The series by labels (sorted): the output order.
+    pub order: BTreeMap<Labels, usize>,
+    /// Each (sample name, labels) seen, resolved once: bodies repeat their samples scrape
+    /// after scrape, so the steady state looks up without allocating.
+    slots: HashMap<String, HashMap<Labels, Slot>>,
+}
+
+impl FamilyData {
+    pub fn get(&self, labels: &[(String, String)]) -> Option<&SeriesData> {
+        self.order.get(labels).map(|&i| &self.series[i])
+    }
+
+    /// The series of these labels, created when new.
+    fn series_of(&mut self, labels: Labels) -> usize {
+        let n = self.series.len();
+        let i = *self.order.entry(labels).or_insert(n);
+        if i == n {
+            self.series.push(SeriesData::default());
+        }
+        i
+    }
+
+    /// Resolves a sample seen for the first time.
+    fn resolve(
+        &mut self,
+        suffix: &str,
+        labels: &[(String, String)],
+        warnings: &mut Vec<String>,
+        name: &str,
+    ) -> Slot {
+        match shape(self.kind) {
+            Shape::Counter if suffix == "_created" => {
+                Slot::Created(self.series_of(labels.to_vec()))
+            }
+            Shape::Counter | Shape::Gauge => Slot::Value(self.series_of(labels.to_vec())),
+            Shape::Other => {
+                let l = labels
+                    .iter()
+                    .filter(|(k, _)| k != "quantile" && k != "le")
+                    .cloned()
+                    .collect();
+                Slot::Other(self.series_of(l))
+            }
+            Shape::Histogram => {
+                let mut l = labels.to_vec();
+                let le = l.iter().position(|(k, _)| k == "le").map(|i| l.remove(i).1);
+                let i = self.series_of(l);
+                match (suffix, le) {
+                    ("_bucket", Some(le)) => match parse_le(&le) {
+                        Some(b) => {
+                            let buckets = &mut self.series[i].buckets;
+                            let j = buckets.iter().position(|x| x.0 == b).unwrap_or_else(|| {
+                                buckets.push((b, Vec::new()));
+                                buckets.len() - 1
+                            });
+                            Slot::Bucket(i, j)
+                        }
+                        None => {
+                            warnings.push(format!(
+                                "{name}: bucket bound le=\"{le}\" is not a number; left out"
+                            ));
+                            Slot::Ignored
+                        }
+                    },
+                    ("_count", _) => Slot::Count(i),
+                    ("_sum", _) => Slot::Sum(i),
+                    ("_created", _) => Slot::Created(i),
+                    _ => Slot::Ignored,
+                }
+            }
+        }
+    }
 }
 
 /// One target's usable scrapes and every series seen in them.
@@ -97,14 +183,20 @@ impl Collected {
         let at = self.usable.len();
         self.usable.push((seq, t_ns));
         for fam in &expo.families {
-            let data = self
-                .families
-                .entry(fam.name.clone())
-                .or_insert_with(|| FamilyData {
+            if !self.families.contains_key(fam.name.as_str()) {
+                let data = FamilyData {
                     kind: fam.kind,
                     help: fam.help.clone(),
-                    series: BTreeMap::new(),
-                });
+                    series: Vec::new(),
+                    order: BTreeMap::new(),
+                    slots: HashMap::new(),
+                };
+                self.families.insert(fam.name.clone(), data);
+            }
+            let data = self
+                .families
+                .get_mut(fam.name.as_str())
+                .expect("inserted above");
             if data.kind != fam.kind {
                 if !self.kind_clash {
                     self.kind_clash = true;
@@ -115,68 +207,41 @@ impl Collected {
                 }
                 continue;
             }
-            let sh = shape(fam.kind);
-            for s in &fam.samples {
-                if s.timestamp_ms.is_some() && !self.own_timestamps {
+            for smp in &fam.samples {
+                if smp.timestamp_ms.is_some() && !self.own_timestamps {
                     self.own_timestamps = true;
                     self.warnings.push(format!(
                         "{} carries its own exposition timestamp: sample times stay the scrape's first byte",
-                        s.name
+                        smp.name
                     ));
                 }
-                let suffix = suffix(&fam.name, &s.name);
-                match sh {
-                    Shape::Counter => {
-                        let entry = data.series.entry(s.labels.clone()).or_default();
-                        if suffix == "_created" {
-                            put(&mut entry.created, at, s.value);
-                        } else {
-                            put(&mut entry.values, at, s.value);
-                        }
+                let known = data
+                    .slots
+                    .get(smp.name.as_str())
+                    .and_then(|m| m.get(smp.labels.as_slice()))
+                    .copied();
+                let slot = match known {
+                    Some(slot) => slot,
+                    None => {
+                        let suffix = suffix(&fam.name, &smp.name);
+                        let slot = data.resolve(suffix, &smp.labels, &mut self.warnings, &smp.name);
+                        data.slots
+                            .entry(smp.name.clone())
+                            .or_default()
+                            .insert(smp.labels.clone(), slot);
+                        slot
                     }
-                    Shape::Gauge => {
-                        let entry = data.series.entry(s.labels.clone()).or_default();
-                        put(&mut entry.values, at, s.value);
-                    }
-                    Shape::Histogram => {
-                        let mut labels = s.labels.clone();
-                        let le = labels
-                            .iter()
-                            .position(|(k, _)| k == "le")
-                            .map(|i| labels.remove(i).1);
-                        let entry = data.series.entry(labels).or_default();
-                        match (suffix, le) {
-                            ("_bucket", Some(le)) => match parse_le(&le) {
-                                Some(b) => {
-                                    let i = match entry.buckets.iter().position(|x| x.0 == b) {
-                                        Some(i) => i,
-                                        None => {
-                                            entry.buckets.push((b, Vec::new()));
-                                            entry.buckets.len() - 1
-                                        }
-                                    };
-                                    put(&mut entry.buckets[i].1, at, s.value);
-                                }
-                                None => self.warnings.push(format!(
-                                    "{}: bucket bound le=\"{le}\" is not a number; left out",
-                                    s.name
-                                )),
-                            },
-                            ("_count", _) => put(&mut entry.count, at, s.value),
-                            ("_sum", _) => put(&mut entry.sum, at, s.value),
-                            ("_created", _) => put(&mut entry.created, at, s.value),
-                            _ => {}
-                        }
-                    }
-                    Shape::Other => {
-                        let labels = s
-                            .labels
-                            .iter()
-                            .filter(|(k, _)| k != "quantile" && k != "le")
-                            .cloned()
-                            .collect();
-                        data.series.entry(labels).or_default().other_samples += 1;
-                    }
+                };
+                let v = smp.value;
+                let series = &mut data.series;
+                match slot {
+                    Slot::Value(i) => put(&mut series[i].values, at, v),
+                    Slot::Created(i) => put(&mut series[i].created, at, v),
+                    Slot::Bucket(i, j) => put(&mut series[i].buckets[j].1, at, v),
+                    Slot::Count(i) => put(&mut series[i].count, at, v),
+                    Slot::Sum(i) => put(&mut series[i].sum, at, v),
+                    Slot::Other(i) => series[i].other_samples += 1,
+                    Slot::Ignored => {}
                 }
             }
         }

@@ -341,15 +341,13 @@ pub(crate) fn summarise(
     for (name, fam) in &col.families {
         let shape = collect::shape(fam.kind);
         let companion = col.families.get(&created_family(name, shape));
-        let companion_of = |labels: &collect::Labels| {
-            companion
-                .and_then(|c| c.series.get(labels))
-                .map(|s| &s.values)
-        };
+        let companion_of =
+            |labels: &collect::Labels| companion.and_then(|c| c.get(labels)).map(|s| &s.values);
         let mut series = Vec::new();
         // Gauge values summed across series, by usable-scrape index.
         let mut totals = std::collections::BTreeMap::new();
-        for (labels, d) in &fam.series {
+        for (labels, &i) in &fam.order {
+            let d = &fam.series[i];
             let stats = match shape {
                 Shape::Gauge => {
                     let blanks = name.starts_with("DCGM_");
