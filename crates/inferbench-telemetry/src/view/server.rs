@@ -13,17 +13,14 @@ fn find(
     server: ServerKind,
     role: Role,
 ) -> Option<(&FamilyAnalysis, &'static KnownName)> {
-    names::KNOWN
-        .iter()
-        .filter(|k| k.server == server && k.role == role)
-        .find_map(|k| {
-            let om = (k.kind == MetricType::Counter)
-                .then(|| k.name.strip_suffix("_total"))
-                .flatten();
-            t.family(k.name)
-                .or_else(|| om.and_then(|n| t.family(n)))
-                .map(|f| (f, k))
-        })
+    names::for_role(server, role).find_map(|k| {
+        let om = (k.kind == MetricType::Counter)
+            .then(|| k.name.strip_suffix("_total"))
+            .flatten();
+        t.family(k.name)
+            .or_else(|| om.and_then(|n| t.family(n)))
+            .map(|f| (f, k))
+    })
 }
 
 /// A work count over the bracket: counters by their exact increase, a histogram (TGI's

@@ -193,3 +193,100 @@ fn no_known_names_no_server_view() {
     );
     assert!(server_view(&t).is_none());
 }
+
+/// From text bodies through `window::analyze` to both views and energy per token.
+#[test]
+fn text_bodies_to_views() {
+    use crate::scrape::{ScrapeLine, ScrapeLog, ScrapesHeader, TargetInfo, TargetOrigin};
+    use crate::window::{Window, Windows, analyze};
+    const S: u64 = 1_000_000_000;
+    let vllm = |a: u32, b: u32| {
+        format!(
+            "# TYPE vllm:generation_tokens_total counter\n\
+             vllm:generation_tokens_total{{engine=\"0\",model_name=\"m\"}} {a}.0\n\
+             vllm:generation_tokens_total{{engine=\"1\",model_name=\"m\"}} {b}.0\n"
+        )
+    };
+    let dcgm = |pa: u32, ea: u64, eb: u64| {
+        let l = |u: &str, g: u32| {
+            format!("{{gpu=\"{g}\",UUID=\"{u}\",modelName=\"NVIDIA H100\",Hostname=\"h\"}}")
+        };
+        format!(
+            "# TYPE DCGM_FI_DEV_POWER_USAGE gauge\nDCGM_FI_DEV_POWER_USAGE{} {pa}.0\n\
+             # TYPE DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION counter\n\
+             DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION{} {ea}\nDCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION{} {eb}\n",
+            l("GPU-a", 0),
+            l("GPU-a", 0),
+            l("GPU-b", 1)
+        )
+    };
+    let line = |target: u32, seq: u64, t: u64, body: String| ScrapeLine {
+        target,
+        seq,
+        first_byte_ns: Some(t),
+        end_ns: t,
+        status: Some(200),
+        body: Some(body),
+        ..Default::default()
+    };
+    let info = |index: u32, kind: TargetKind| TargetInfo {
+        index,
+        kind,
+        origin: TargetOrigin::Flag,
+        url: format!("http://h/{index}"),
+        interval_ns: S,
+    };
+    let log = ScrapeLog {
+        header: ScrapesHeader {
+            schema_version: 1,
+            anchor_unix_ns: 0,
+            targets: vec![info(0, TargetKind::Server), info(1, TargetKind::Gpu)],
+        },
+        scrapes: vec![
+            line(0, 0, 0, vllm(100, 50)),
+            line(1, 0, 0, dcgm(200, 1_000_000, 500_000)),
+            line(0, 1, 10 * S, vllm(700, 450)),
+            line(1, 1, 10 * S, dcgm(300, 3_000_000, 1_500_000)),
+        ],
+        end: None,
+    };
+    let w = Windows {
+        profiling: Window {
+            start_ns: 0,
+            end_ns: 10 * S,
+        },
+        warmup: None,
+    };
+    let a = analyze(&log, &w);
+    let sv = server_view(&a.targets[0]).unwrap();
+    // (700 − 100) + (450 − 50) tokens over 10 s.
+    assert_eq!(
+        (sv.output_tokens, sv.output_tokens_per_s),
+        (Some(1000.0), Some(100.0))
+    );
+    assert!(gpu_view(&a.targets[0]).is_none());
+    let gv = gpu_view(&a.targets[1]).unwrap();
+    // (3e6 − 1e6) mJ + (1.5e6 − 0.5e6) mJ.
+    assert_eq!(gv.energy_j, Some(3000.0));
+    assert_eq!(gv.energy_source, Some(EnergySource::Counter));
+    let g = &gv.gpus[0];
+    assert_eq!(
+        (g.model.as_deref(), g.hostname.as_deref()),
+        (Some("NVIDIA H100"), Some("h"))
+    );
+    // 200 W held for the whole 10 s (the 300 W sample is at the window's end).
+    assert_eq!(g.power_w.unwrap().time_weighted_mean, Some(200.0));
+    let work = ClientWork {
+        duration_s: 10.0,
+        output_tokens: 1000.0,
+        output_tokens_per_s: 100.0,
+        server_output_tokens: sv.output_tokens,
+        ..ClientWork::default()
+    };
+    let e = efficiency(&[gv], &work).unwrap();
+    // 3000 J × 1000 / 1000 tokens; P̄ 300 W; 100 tok/s / 300 W.
+    assert_eq!(e.energy_per_output_token_mj, Some(3000.0));
+    assert_eq!(e.mean_power_w, 300.0);
+    assert!(close(e.output_tps_per_watt, 1.0 / 3.0));
+    assert_eq!(e.energy_per_server_output_token_mj, Some(3000.0));
+}

@@ -19,7 +19,6 @@ use crate::quantile::{Bucket, Estimate};
 use crate::scrape::{ScrapeLine, ScrapeLog, TargetInfo};
 
 mod collect;
-mod interim;
 mod series;
 mod stats;
 #[cfg(test)]

@@ -2,10 +2,9 @@
 //! `_created` restart rule) and Prometheus's extrapolated `increase`/`rate` beside them.
 
 use super::collect::Track;
-use super::interim::{exact_increase, histogram_quantile};
 use super::{CounterStats, HistogramStats, Window};
-use crate::promql::{self, Point};
-use crate::quantile::Bucket;
+use crate::promql::{self, Point, exact_increase};
+use crate::quantile::{Bucket, histogram_quantile};
 
 /// The quantiles every histogram gets.
 pub(crate) const PHIS: [f64; 4] = [0.5, 0.9, 0.95, 0.99];

@@ -322,9 +322,7 @@ fn untyped_families_are_gauges_and_dcgm_blanks_are_left_out() {
     assert_eq!(gauge(&t, "u").mean, Some(3.0));
     assert_eq!(t.family("u").unwrap().kind, MetricType::Untyped);
     let p = gauge(&t, "DCGM_FI_DEV_POWER_USAGE");
-    if crate::dcgm::is_blank(DCGM_FP64_BLANK) {
-        assert_eq!((p.non_finite, p.max), (1, Some(300.0)));
-    }
+    assert_eq!((p.samples, p.non_finite, p.max), (2, 1, Some(300.0)));
 }
 
 fn hist_body(b: [f64; 3], count: f64, sum: f64) -> Exposition {
@@ -431,4 +429,22 @@ fn summaries_are_kept_by_name_and_output_is_sorted() {
     assert_eq!(only(&t, "s"), SeriesStats::Other { samples: 6 });
     let zz = t.family("zz").unwrap();
     assert_eq!(zz.series[0].labels, labels(&[("b", "1")]));
+}
+
+#[test]
+fn prometheus_increase_beside_the_exact_one() {
+    // Scrapes at 0 s (95), then every 60 s from 30 s (100, 110, ..., 150 at 330 s); window
+    // [0, 300 s]. Exact: bracket 0 → 330 s, 150 − 95 = 55. Prometheus: samples in (0, 300]
+    // are 30..270 s, Δ = 40 over S = 240 s; both edge gaps (30 s) are under 1.1 × 60 s and the
+    // zero floor (240 × 100 / 40 s) is farther, so 40 × 300 / 240 = 50, rate 50 / 300 s.
+    let mut bodies = vec![(0, counter_body(95.0))];
+    for i in 0..6u64 {
+        bodies.push(((30 + 60 * i) * S, counter_body(100.0 + 10.0 * i as f64)));
+    }
+    let t = run(bodies, window(0, 300 * S));
+    let c = counter(&t, "tok_total");
+    assert_eq!(c.increase, 55.0);
+    assert!(close(c.rate_per_s, 55.0 / 330.0));
+    assert!(close(c.prom_increase.unwrap(), 50.0));
+    assert!(close(c.prom_rate_per_s.unwrap(), 50.0 / 300.0));
 }
