@@ -339,6 +339,8 @@ pub(crate) fn summarise(
     let mut families = Vec::new();
     for (name, fam) in &col.families {
         let shape = collect::shape(fam.kind);
+        // DCGM's "blank" sentinels are left out of its fields' statistics.
+        let blanks = name.starts_with("DCGM_");
         let companion = col.families.get(&created_family(name, shape));
         let companion_of =
             |labels: &collect::Labels| companion.and_then(|c| c.get(labels)).map(|s| &s.values);
@@ -349,7 +351,6 @@ pub(crate) fn summarise(
             let d = &fam.series[i];
             let stats = match shape {
                 Shape::Gauge => {
-                    let blanks = name.starts_with("DCGM_");
                     let mut kept = Vec::new();
                     let mut excluded = 0;
                     for &(i, v) in &d.values {
@@ -371,9 +372,22 @@ pub(crate) fn summarise(
                     let mut created = vec![&d.created];
                     created.extend(companion_of(labels));
                     let t = |i| col.t(i);
+                    // A DCGM blank is no reading: left out, never differenced.
+                    let kept: collect::Track;
+                    let values = if blanks {
+                        kept = d
+                            .values
+                            .iter()
+                            .copied()
+                            .filter(|x| !dcgm::is_blank(x.1))
+                            .collect();
+                        &kept
+                    } else {
+                        &d.values
+                    };
                     SeriesStats::Counter(series::counter_stats(
                         t,
-                        &d.values,
+                        values,
                         &created,
                         span,
                         b.seconds(),

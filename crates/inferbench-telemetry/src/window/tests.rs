@@ -448,3 +448,22 @@ fn prometheus_increase_beside_the_exact_one() {
     assert!(close(c.prom_increase.unwrap(), 50.0));
     assert!(close(c.prom_rate_per_s.unwrap(), 50.0 / 300.0));
 }
+
+#[test]
+fn a_dcgm_counter_blank_is_not_differenced() {
+    let body = |v: f64| {
+        let n = "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION";
+        expo(vec![family(n, MetricType::Counter, &[(n, &[], v)])])
+    };
+    // 1000 → blank → 4000 mJ: 3000, not a climb to 2^47 and a reset.
+    let t = run(
+        vec![
+            (0, body(1000.0)),
+            (S, body(DCGM_FP64_BLANK)),
+            (2 * S, body(4000.0)),
+        ],
+        window(0, 2 * S),
+    );
+    let c = counter(&t, "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION");
+    assert_eq!((c.increase, c.resets), (3000.0, 0));
+}
