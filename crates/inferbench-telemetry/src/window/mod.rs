@@ -9,7 +9,8 @@
 //! and still a sample). Its sample time is `first_byte_ns` (else `end_ns`); a series' own
 //! exposition timestamp never moves it. Untyped families are gauges; `_created` families stay
 //! as gauges. Without a bracket, counters and histograms are left out (with a warning) and
-//! gauges are still summarised.
+//! gauges are still summarised. Every statistic is over `Windows::profiling`; the warmup
+//! window is not analysed here.
 
 use serde::{Deserialize, Serialize};
 
@@ -18,6 +19,7 @@ use crate::expo::{self, Exposition, MetricType};
 use crate::quantile::{Bucket, Estimate};
 use crate::scrape::{ScrapeLine, ScrapeLog, TargetInfo};
 
+mod buckets_serde;
 mod collect;
 mod series;
 mod stats;
@@ -147,11 +149,13 @@ pub struct CounterStats {
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct GaugeStats {
-    /// Samples inside the window (at or after its start, at or before its end).
+    /// Samples inside the window (at or after its start, at or before its end), the
+    /// excluded ones too.
     pub samples: u64,
     /// Non-finite samples left out of every statistic.
     pub non_finite: u64,
-    /// Σ v_i·(t_{i+1}−t_i) / Σ(t_{i+1}−t_i) over the window, each sample holding until the next.
+    /// Σ v_i·(t_{i+1}−t_i) / Σ(t_{i+1}−t_i) over the window, each sample holding until the next
+    /// and the last until the window's end (the span starts at the first sample inside).
     pub time_weighted_mean: Option<f64>,
     pub mean: Option<f64>,
     pub min: Option<f64>,
@@ -172,13 +176,15 @@ pub struct GaugeStats {
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct HistogramStats {
     /// The window increase of each cumulative bucket (same reset rule as counters).
+    #[serde(with = "buckets_serde")]
     pub buckets: Vec<Bucket>,
     pub count: f64,
     pub sum: f64,
     /// sum / count: the exact server-side mean over the observations in the window.
     pub mean: Option<f64>,
     pub resets: u32,
-    /// `histogram_quantile` estimates at 0.5, 0.9, 0.95, 0.99 (empty when count is 0).
+    /// `histogram_quantile` estimates at 0.5, 0.9, 0.95, 0.99 (empty when count is 0, when
+    /// there is no `+Inf` bucket, or when a bucket fell while `_count` did not: a warning says).
     pub quantiles: Vec<(f64, Estimate)>,
 }
 

@@ -182,3 +182,30 @@ fn a_series_own_timestamp_is_noted_and_does_not_move_the_sample_time() {
         t.warnings
     );
 }
+
+#[test]
+fn the_analysis_round_trips_through_json_with_its_inf_bucket() {
+    let body = |n: u32| {
+        format!(
+            "# TYPE lat_seconds histogram\n\
+             lat_seconds_bucket{{le=\"0.5\"}} {n}\nlat_seconds_bucket{{le=\"+Inf\"}} {}\n\
+             lat_seconds_count {}\nlat_seconds_sum 1.5\n",
+            2 * n,
+            2 * n
+        )
+    };
+    let scrapes = vec![ok(0, 0, 0, &body(1)), ok(0, 1, S, &body(3))];
+    let a = analyze(
+        &log(vec![target(0, TargetKind::Server)], scrapes),
+        &windows(0, S),
+    );
+    let json = serde_json::to_string(&a).unwrap();
+    assert!(json.contains(r#"{"le":"+Inf","count":4.0}"#), "{json}");
+    let back: Analysis = serde_json::from_str(&json).unwrap();
+    assert_eq!(back, a);
+    let bad = json.replace("\"+Inf\"", "\"lots\"");
+    let e = serde_json::from_str::<Analysis>(&bad)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("\"lots\" is neither a number"), "{e}");
+}
