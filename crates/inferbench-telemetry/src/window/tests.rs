@@ -467,3 +467,38 @@ fn a_dcgm_counter_blank_is_not_differenced() {
     let c = counter(&t, "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION");
     assert_eq!((c.increase, c.resets), (3000.0, 0));
 }
+
+proptest::proptest! {
+    /// Any finite gauge: the time-weighted mean and the percentiles lie within [min, max], in
+    /// order; a nondecreasing counter's increase is last − first of its bracket, with no reset.
+    #[test]
+    fn gauge_and_counter_invariants(
+        values in proptest::collection::vec(-1e6f64..1e6, 1..40),
+        steps in proptest::collection::vec(0u32..1000, 2..40),
+    ) {
+        let body = |v: f64| expo(vec![family("g", MetricType::Gauge, &[("g", &[], v)])]);
+        let n = values.len() as u64;
+        let bodies = values.iter().enumerate().map(|(i, &v)| (i as u64 * S, body(v))).collect();
+        let g = gauge(&run(bodies, window(0, n * S)), "g");
+        let (lo, hi) = (g.min.unwrap(), g.max.unwrap());
+        let tw = g.time_weighted_mean.unwrap();
+        proptest::prop_assert!(lo - 1e-6 <= tw && tw <= hi + 1e-6);
+        let (p50, p90, p99) = (g.p50.unwrap(), g.p90.unwrap(), g.p99.unwrap());
+        proptest::prop_assert!(lo <= p50 && p50 <= p90 && p90 <= p99 && p99 <= hi);
+
+        let mut total = 0.0;
+        let bodies: Vec<(u64, Exposition)> = steps
+            .iter()
+            .enumerate()
+            .map(|(i, &d)| {
+                total += f64::from(d);
+                (i as u64 * S, counter_body(total))
+            })
+            .collect();
+        let last = steps.len() as u64 - 1;
+        let c = counter(&run(bodies, window(0, last * S)), "tok_total");
+        let first = f64::from(steps[0]);
+        proptest::prop_assert_eq!(c.increase, total - first);
+        proptest::prop_assert_eq!(c.resets, 0);
+    }
+}
