@@ -340,9 +340,56 @@ impl<'a> Cursor<'a> {
 }
 
 /// Go `ParseFloat` syntax: decimal and exponent forms, `NaN`, `±Inf`, `Infinity` in any case
-/// (Rust's parser accepts the same set, bar Go's hex floats and digit underscores).
+/// (Rust's parser accepts that set), and Go's hex floats (`0x1.8p3`).
 fn parse_value(tok: &str) -> Option<f64> {
-    tok.parse::<f64>().ok()
+    tok.parse::<f64>().ok().or_else(|| hex_float(tok))
+}
+
+/// `[±]0x<hex digits>[.<hex digits>]p[±]<decimal>`: Go requires the `p` exponent, and allows
+/// `_` between digits after a base prefix. Digits past the 15th are dropped (rounding toward
+/// zero), which no exposition needs.
+fn hex_float(tok: &str) -> Option<f64> {
+    let (neg, rest) = match tok.as_bytes().first()? {
+        b'-' => (true, &tok[1..]),
+        b'+' => (false, &tok[1..]),
+        _ => (false, tok),
+    };
+    let rest = rest
+        .strip_prefix("0x")
+        .or_else(|| rest.strip_prefix("0X"))?;
+    let (mantissa, exp) = rest.split_once(['p', 'P'])?;
+    let exp: i32 = exp.parse().ok()?;
+    let (mut m, mut scale, mut digits, mut dot) = (0u64, 0i32, 0, false);
+    for b in mantissa.bytes() {
+        match b {
+            b'.' if !dot => dot = true,
+            b'_' => {}
+            _ => {
+                let d = u64::from(char::from(b).to_digit(16)?);
+                digits += 1;
+                if m >> 56 == 0 {
+                    m = m << 4 | d;
+                    if dot {
+                        scale -= 4;
+                    }
+                } else if !dot {
+                    scale += 4;
+                }
+            }
+        }
+    }
+    if digits == 0 {
+        return None;
+    }
+    let e = exp.saturating_add(scale);
+    // In two halves, so that neither power alone overflows or underflows where the product
+    // would not (and 0 × ∞ never happens).
+    let v = if m == 0 {
+        0.0
+    } else {
+        m as f64 * 2f64.powi(e / 2) * 2f64.powi(e - e / 2)
+    };
+    Some(if neg { -v } else { v })
 }
 
 /// OpenMetrics timestamps are float seconds.

@@ -2,8 +2,26 @@
 //! it anyway, with the quirks real targets emit (docs/telemetry.md, "Parsing").
 //!
 //! Hand-written (no regex): one pass over the lines, byte cursors within a line, one
-//! allocation per name and label. Samples are grouped into families by the declared TYPE
-//! lines only, never by a name's suffix alone.
+//! allocation per name and label (a 94 KB vLLM-shaped body: ~6 ms in a debug build).
+//!
+//! - **Grouping.** A sample joins the family of its exact name if one exists (declared, or
+//!   met before); else a *declared* family whose type owns the name's suffix (histogram:
+//!   `_bucket` `_sum` `_count` `_created` `_gcount` `_gsum`; gauge histogram: `_bucket`
+//!   `_gcount` `_gsum`; summary: `_sum` `_count` `_created`; counter: `_total` `_created`;
+//!   info: `_info`); else, in OpenMetrics, the same two steps with `:` read as `_` on both
+//!   sides; else it starts an untyped family of its own. A type is never inferred from a
+//!   suffix, and Python's separate `x_created` gauge families stay separate.
+//! - **OpenMetrics** when the content type says `application/openmetrics-text` or the body
+//!   ends with `# EOF`: `# EOF` is then required and must be last, timestamps are float
+//!   seconds (converted to ms), exemplars after ` # ` are skipped, `# UNIT` is read, and an
+//!   empty HELP or UNIT is absent.
+//! - **Lenient** where real targets differ and nothing is lost: escapes other than `\\`,
+//!   `\"`, `\n` stay literal, a family whose lines are interrupted is rejoined, HELP may
+//!   come anywhere, a repeated series keeps its last value. Histogram shape (`le`, `+Inf`)
+//!   is the window analysis's to check, not the parser's.
+//! - **Errors** name the 1-based line: a value or timestamp that is not a number, an
+//!   unterminated label set or value, a repeated label, a second HELP/TYPE/UNIT, a TYPE after
+//!   its family's samples, an unknown type word, a JSON body (line 1).
 
 use std::collections::HashMap;
 use std::hash::{DefaultHasher, Hash, Hasher};
@@ -103,6 +121,8 @@ fn error(line: usize, message: impl Into<String>) -> ParseError {
 /// OpenMetrics; absent or anything else means 0.0.4, with OpenMetrics still recognised by
 /// its `# EOF`).
 pub fn parse(text: &str, content_type: Option<&str>) -> Result<Exposition, ParseError> {
+    // A UTF-8 byte-order mark is not part of the first line.
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     if looks_like_json(text) {
         return Err(error(
             1,
@@ -171,7 +191,12 @@ fn looks_like_json(text: &str) -> bool {
 /// `x` and its sample `x_total`; 0.0.4 names both `x_total`, which the exact match covers).
 fn owns(kind: MetricType, suffix: &str) -> bool {
     match kind {
-        MetricType::Histogram => matches!(suffix, "_bucket" | "_sum" | "_count" | "_created"),
+        // `_gcount`/`_gsum` belong to gauge histograms; a histogram may own them too, as no
+        // other family could.
+        MetricType::Histogram => matches!(
+            suffix,
+            "_bucket" | "_sum" | "_count" | "_created" | "_gcount" | "_gsum"
+        ),
         MetricType::GaugeHistogram => matches!(suffix, "_bucket" | "_gcount" | "_gsum"),
         MetricType::Summary => matches!(suffix, "_sum" | "_count" | "_created"),
         MetricType::Counter => matches!(suffix, "_total" | "_created"),

@@ -223,6 +223,33 @@ fn openmetrics_body_with_exemplars_unit_and_eof() {
 }
 
 #[test]
+fn openmetrics_escaped_histogram_samples_find_their_colon_family() {
+    // prometheus_client's OpenMetrics output: TYPE keeps `vllm:`, samples escape it.
+    let body = "# TYPE vllm:iteration_tokens_total histogram\n\
+        vllm_iteration_tokens_total_bucket{le=\"1.0\"} 2.0\n\
+        vllm_iteration_tokens_total_bucket{le=\"+Inf\"} 3.0\n\
+        vllm_iteration_tokens_total_count 3.0\n\
+        vllm_iteration_tokens_total_sum 7.0\n\
+        vllm_iteration_tokens_total_created 1.7e9\n\
+        # TYPE vllm:num_requests_running gauge\n\
+        vllm_num_requests_running 4.0\n\
+        # EOF\n";
+    let e = ok(body);
+    assert_eq!(e.families.len(), 2);
+    let h = e.family("vllm:iteration_tokens_total").unwrap();
+    assert_eq!(h.kind, MetricType::Histogram);
+    assert_eq!(h.samples.len(), 5);
+    assert_eq!(
+        e.family("vllm:num_requests_running").unwrap().samples[0].value,
+        4.0
+    );
+    // In 0.0.4 the same escaped names are their own untyped families: the two declared
+    // (empty) families plus `_bucket`, `_count`, `_sum`, `_created` and the gauge sample.
+    let text = body.replace("# EOF\n", "");
+    assert_eq!(ok(&text).families.len(), 2 + 5);
+}
+
+#[test]
 fn openmetrics_gaugehistogram_info_and_counter_created() {
     let body = "# TYPE q gaugehistogram\nq_bucket{le=\"+Inf\"} 3\nq_gcount 3\nq_gsum 7\n\
         # TYPE build info\nbuild_info{version=\"1\"} 1\n\
@@ -311,6 +338,21 @@ fn values_in_go_parsefloat_syntax() {
         let e = ok(&format!("m {text}\n"));
         assert_eq!(e.families[0].samples[0].value, want, "{text}");
     }
+    // Go's hex floats: 0x1.8p3 = 1.5 × 8; 0x10p-4 = 16/16; 0x_ffp0 = 255; the smallest
+    // subnormal is 2^-1074.
+    for (text, want) in [
+        ("0x1.8p3", 12.0),
+        ("-0x10p-4", -1.0),
+        ("0X_ffP0", 255.0),
+        ("0x0p99999", 0.0),
+        ("0x1p-1074", 5e-324),
+    ] {
+        assert_eq!(
+            ok(&format!("m {text}\n")).families[0].samples[0].value,
+            want,
+            "{text}"
+        );
+    }
     for nan in ["NaN", "nan", "NAN"] {
         assert!(
             ok(&format!("m {nan}\n")).families[0].samples[0]
@@ -318,7 +360,18 @@ fn values_in_go_parsefloat_syntax() {
                 .is_nan()
         );
     }
-    for bad in ["abc", "1,5", "0x", "1e", "--1", "1_000"] {
+    for bad in [
+        "abc",
+        "1,5",
+        "0x",
+        "0x1",
+        "0xp1",
+        "0x1.2.3p0",
+        "0x1pq",
+        "1e",
+        "--1",
+        "1_000",
+    ] {
         let e = err(&format!("m 1\nm{{a=\"b\"}} {bad}\n"));
         assert_eq!(e.line, 2, "{bad}");
         assert!(e.message.contains("is not a number"), "{bad}: {e}");
@@ -413,6 +466,7 @@ fn trtllm_json_body_fails_at_line_one() {
 #[test]
 fn empty_body_is_an_empty_exposition() {
     assert!(ok("").families.is_empty());
+    assert_eq!(ok("\u{feff}a 1\n").families[0].name, "a");
     assert!(ok("\n# just a comment\n").families.is_empty());
 }
 
@@ -498,9 +552,10 @@ fn type_name(kind: MetricType) -> &'static str {
     }
 }
 
-/// Renders generated families as 0.0.4 text, and the samples a parser must return
-/// (duplicate label names dropped, labels sorted, a repeated series keeping the last).
-fn render(fams: &[GenFamily]) -> (String, Vec<Vec<Flat>>) {
+/// Renders generated families as 0.0.4 text or OpenMetrics (counter samples `_total`,
+/// timestamps in seconds, `# EOF`), and the samples a parser must return (duplicate label
+/// names dropped, labels sorted, a repeated series keeping the last).
+fn render(fams: &[GenFamily], om: bool) -> (String, Vec<Vec<Flat>>) {
     let mut text = String::new();
     let mut want = Vec::new();
     for (i, f) in fams.iter().enumerate() {
@@ -516,6 +571,7 @@ fn render(fams: &[GenFamily]) -> (String, Vec<Vec<Flat>>) {
                 (MetricType::Histogram, 0) => format!("{name}_bucket"),
                 (MetricType::Histogram | MetricType::Summary, 1) => format!("{name}_sum"),
                 (MetricType::Histogram | MetricType::Summary, 2) => format!("{name}_count"),
+                (MetricType::Counter, _) if om => format!("{name}_total"),
                 _ => name.clone(),
             };
             let mut ls = ls.clone();
@@ -526,7 +582,17 @@ fn render(fams: &[GenFamily]) -> (String, Vec<Vec<Flat>>) {
                 .rev()
                 .map(|(k, v)| format!("{k}=\"{}\"", escape(v)))
                 .collect();
-            let ts_text = ts.map(|t| format!(" {t}")).unwrap_or_default();
+            // OpenMetrics seconds with three decimals, in a range f64 carries exactly.
+            let ts = ts.map(|t| if om { t % 10_000_000_000_000 } else { t });
+            let ts_text = match ts {
+                Some(t) if om => {
+                    let sign = if t < 0 { "-" } else { "" };
+                    let a = t.unsigned_abs();
+                    format!(" {sign}{}.{:03}", a / 1000, a % 1000)
+                }
+                Some(t) => format!(" {t}"),
+                None => String::new(),
+            };
             text.push_str(&format!(
                 "{sample_name}{{{}}} {v:?}{ts_text}\n",
                 body.join(",")
@@ -539,24 +605,29 @@ fn render(fams: &[GenFamily]) -> (String, Vec<Vec<Flat>>) {
             match samples.iter_mut().find(|s| s.0 == sample_name && s.1 == ls) {
                 Some(s) => {
                     s.2 = bits;
-                    s.3 = *ts;
+                    s.3 = ts;
                 }
-                None => samples.push((sample_name, ls, bits, *ts)),
+                None => samples.push((sample_name, ls, bits, ts)),
             }
         }
         want.push(samples);
+    }
+    if om {
+        text.push_str("# EOF\n");
     }
     (text, want)
 }
 
 proptest! {
     #[test]
-    fn round_trip(fams in proptest::collection::vec(gen_family(), 0..6)) {
-        let (text, want) = render(&fams);
+    fn round_trip(fams in proptest::collection::vec(gen_family(), 0..6), om in any::<bool>()) {
+        let (text, want) = render(&fams, om);
         let e = parse(&text, None).map_err(|e| TestCaseError::fail(format!("{e}\n{text}")))?;
+        prop_assert_eq!(e.format, if om { Format::OpenMetrics } else { Format::Text004 });
         prop_assert_eq!(e.families.len(), fams.len());
-        for ((f, g), w) in e.families.iter().zip(&fams).zip(&want) {
+        for (i, ((f, g), w)) in e.families.iter().zip(&fams).zip(&want).enumerate() {
             prop_assert_eq!(f.kind, g.kind);
+            prop_assert_eq!(f.help.clone(), Some(format!("help \\ {i}")));
             let got: Vec<_> = f
                 .samples
                 .iter()
@@ -581,10 +652,7 @@ proptest! {
         edits in proptest::collection::vec((any::<prop::sample::Index>(), 0u8..3, "[ {}\"\\\\=,#\n.a0é]"), 1..6),
         eof in any::<bool>(),
     ) {
-        let (mut text, _) = render(&fams);
-        if eof {
-            text.push_str("# EOF\n");
-        }
+        let (text, _) = render(&fams, eof);
         let mut chars: Vec<char> = text.chars().collect();
         for (at, op, with) in edits {
             if chars.is_empty() {
@@ -601,4 +669,106 @@ proptest! {
         let text: String = chars.into_iter().collect();
         let _ = parse(&text, None);
     }
+}
+
+/// A vLLM-sized body (~100 KB): 16 histograms × 2 engines × 20 buckets, their `_created`
+/// gauge families, 12 counters with theirs, 4 gauges; all in prometheus_client's shape.
+fn vllm_sized_body() -> String {
+    const M: &str = "model_name=\"meta-llama/Llama-3.1-8B-Instruct\"";
+    let mut body = String::new();
+    for h in 0..16 {
+        let name = format!("vllm:histogram_number_{h}_seconds");
+        body.push_str(&format!(
+            "# HELP {name} Histogram {h} in seconds.\n# TYPE {name} histogram\n"
+        ));
+        for e in 0..2 {
+            for b in 0..19 {
+                let le = 0.001 * f64::from(1u32 << (b / 2)) * if b % 2 == 0 { 1.0 } else { 2.5 };
+                body.push_str(&format!(
+                    "{name}_bucket{{engine=\"{e}\",le=\"{le}\",{M}}} {}.0\n",
+                    b * 7
+                ));
+            }
+            body.push_str(&format!(
+                "{name}_bucket{{engine=\"{e}\",le=\"+Inf\",{M}}} 140.0\n"
+            ));
+            body.push_str(&format!("{name}_count{{engine=\"{e}\",{M}}} 140.0\n"));
+            body.push_str(&format!("{name}_sum{{engine=\"{e}\",{M}}} 12.3456789\n"));
+        }
+        body.push_str(&format!(
+            "# HELP {name}_created Histogram {h} in seconds.\n# TYPE {name}_created gauge\n"
+        ));
+        for e in 0..2 {
+            body.push_str(&format!(
+                "{name}_created{{engine=\"{e}\",{M}}} 1.7560473212e+09\n"
+            ));
+        }
+    }
+    for c in 0..12 {
+        let name = format!("vllm:counter_number_{c}");
+        for (suffix, kind, v) in [
+            ("_total", "counter", "1027.0"),
+            ("_created", "gauge", "1.7560473212e+09"),
+        ] {
+            body.push_str(&format!(
+                "# HELP {name}{suffix} Counter {c}.\n# TYPE {name}{suffix} {kind}\n"
+            ));
+            for e in 0..2 {
+                body.push_str(&format!("{name}{suffix}{{engine=\"{e}\",{M}}} {v}\n"));
+            }
+        }
+    }
+    for g in 0..4 {
+        body.push_str(&format!(
+            "# HELP vllm:gauge_{g} Gauge.\n# TYPE vllm:gauge_{g} gauge\n"
+        ));
+        for e in 0..2 {
+            body.push_str(&format!("vllm:gauge_{g}{{engine=\"{e}\",{M}}} 3.0\n"));
+        }
+    }
+    body
+}
+
+#[test]
+fn vllm_sized_body_groups_every_sample() {
+    let body = vllm_sized_body();
+    assert!(body.len() > 90_000, "{}", body.len());
+    let e = ok(&body);
+    // 16 histograms + 16 `_created` + 24 counter/created families + 4 gauges.
+    assert_eq!(e.families.len(), 16 * 2 + 12 * 2 + 4);
+    let h = e.family("vllm:histogram_number_3_seconds").unwrap();
+    // 2 engines × (20 buckets + count + sum).
+    assert_eq!(h.samples.len(), 44);
+    let total: usize = e.families.iter().map(|f| f.samples.len()).sum();
+    assert_eq!(total, 16 * 44 + 16 * 2 + 24 * 2 + 4 * 2);
+}
+
+/// Timing, not a check of speed (debug builds vary); the parse itself is asserted.
+/// `cargo test -p inferbench-telemetry --lib parse_speed -- --ignored --nocapture`
+#[test]
+#[ignore = "timing"]
+fn parse_speed() {
+    let body = vllm_sized_body();
+    let n = 50;
+    let t = std::time::Instant::now();
+    for _ in 0..n {
+        assert_eq!(ok(&body).families.len(), 60);
+    }
+    let each = t.elapsed() / n;
+    eprintln!(
+        "{} bytes parsed in {each:?} each ({:.1} MB/s)",
+        body.len(),
+        body.len() as f64 / each.as_secs_f64() / 1e6
+    );
+}
+
+#[test]
+fn interrupted_family_is_rejoined_and_help_may_follow_samples() {
+    let e =
+        ok("# TYPE a counter\na_total 1\n# TYPE b gauge\nb 2\na_total{x=\"1\"} 3\n# HELP a late\n");
+    assert_eq!(e.families.len(), 2);
+    let a = e.family("a").unwrap();
+    assert_eq!(a.samples.len(), 2);
+    assert_eq!(a.samples[1].value, 3.0);
+    assert_eq!(a.help.as_deref(), Some("late"));
 }
