@@ -61,7 +61,8 @@ pub struct BracketScrape {
 
 /// The two scrapes that bracket the profiling window: the last usable one at or before its
 /// start and the first usable one at or after its end (or the last one, when the run ended
-/// before another came; `closed` says whether the end was bracketed).
+/// before another came; `closed` says whether the end was bracketed). When no usable scrape
+/// came at or before the start, the first one opens it and a warning says how late.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Bracket {
     pub start: BracketScrape,
