@@ -1,0 +1,199 @@
+//! Parity with the real AIPerf 0.13.0: its `server_metrics_export.json` and `.csv` from two
+//! runs against a stub server (fixtures/aiperf/make/README.md says how they were made), and
+//! our export of the same scrapes. Every metric, series and stat must match (floats to 1e-9
+//! relative), in AIPerf's key order; the CSV must match byte for byte but for the version
+//! comment. The `reset` run's counters restart mid-run: AIPerf's clamped totals under-count,
+//! and `differences` must say so.
+
+use std::path::{Path, PathBuf};
+
+use inferbench_telemetry::aiperf::{self, Meta};
+use inferbench_telemetry::scrape::read_scrapes;
+use inferbench_telemetry::window::{self, Window, Windows};
+use serde_json::Value;
+
+fn dir(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/aiperf")
+        .join(name)
+}
+
+struct Fixture {
+    log: inferbench_telemetry::scrape::ScrapeLog,
+    meta: Value,
+    windows: Windows,
+    aiperf_json: Value,
+    aiperf_csv: String,
+}
+
+fn window(v: &Value) -> Window {
+    Window {
+        start_ns: v["start_ns"].as_u64().unwrap(),
+        end_ns: v["end_ns"].as_u64().unwrap(),
+    }
+}
+
+fn load(name: &str) -> Fixture {
+    let d = dir(name);
+    let f = std::fs::File::open(d.join("inferbench_scrapes.jsonl")).unwrap();
+    let log = read_scrapes(std::io::BufReader::new(f)).unwrap();
+    let meta: Value =
+        serde_json::from_str(&std::fs::read_to_string(d.join("meta.json")).unwrap()).unwrap();
+    let windows = Windows {
+        profiling: window(&meta["windows"]["profiling"]),
+        warmup: meta["windows"]["warmup"]
+            .as_object()
+            .map(|_| window(&meta["windows"]["warmup"])),
+    };
+    let aiperf_json = serde_json::from_str(
+        &std::fs::read_to_string(d.join("server_metrics_export.json")).unwrap(),
+    )
+    .unwrap();
+    let aiperf_csv = std::fs::read_to_string(d.join("server_metrics_export.csv")).unwrap();
+    Fixture {
+        log,
+        meta,
+        windows,
+        aiperf_json,
+        aiperf_csv,
+    }
+}
+
+fn ours(f: &Fixture) -> aiperf::ServerMetricsExport {
+    let meta = Meta {
+        benchmark_id: f.meta["benchmark_id"].as_str().unwrap(),
+        anchor_unix_ns: f.meta["anchor_unix_ns"].as_u64().unwrap(),
+        input_config: &f.meta["input_config"],
+        windows: &f.windows,
+    };
+    let analysis = window::analyze(&f.log, &f.windows);
+    aiperf::server_metrics_export(&f.log, &analysis, &meta).expect("an export")
+}
+
+/// Every place where `ours` differs from `theirs` (values, key sets, key order).
+fn compare(path: &str, ours: &Value, theirs: &Value, out: &mut Vec<String>) {
+    match (ours, theirs) {
+        (Value::Object(a), Value::Object(b)) => {
+            let ka: Vec<&String> = a.keys().collect();
+            let kb: Vec<&String> = b.keys().collect();
+            if ka != kb {
+                out.push(format!("{path}: keys {ka:?} != AIPerf's {kb:?}"));
+            }
+            for (k, vb) in b {
+                if let Some(va) = a.get(k) {
+                    compare(&format!("{path}.{k}"), va, vb, out);
+                }
+            }
+        }
+        (Value::Array(a), Value::Array(b)) => {
+            if a.len() != b.len() {
+                out.push(format!("{path}: {} items != AIPerf's {}", a.len(), b.len()));
+            }
+            for (i, (va, vb)) in a.iter().zip(b).enumerate() {
+                compare(&format!("{path}[{i}]"), va, vb, out);
+            }
+        }
+        (Value::Number(a), Value::Number(b)) => {
+            if a.is_f64() != b.is_f64() {
+                out.push(format!(
+                    "{path}: {a} and AIPerf's {b} differ in kind (int/float)"
+                ));
+            }
+            let (x, y) = (a.as_f64().unwrap(), b.as_f64().unwrap());
+            if a.is_f64() {
+                if (x - y).abs() > 1e-9 * x.abs().max(y.abs()) {
+                    out.push(format!("{path}: {x} != AIPerf's {y}"));
+                }
+            } else if a != b {
+                out.push(format!("{path}: {a} != AIPerf's {b}"));
+            }
+        }
+        (a, b) if a != b => out.push(format!("{path}: {a} != AIPerf's {b}")),
+        _ => {}
+    }
+}
+
+/// AIPerf's file with its one key we deliberately write differently put our way.
+fn expected_json(f: &Fixture) -> Value {
+    let mut v = f.aiperf_json.clone();
+    let m = v.as_object_mut().unwrap();
+    let mut out = serde_json::Map::new();
+    for (k, x) in std::mem::take(m) {
+        if k == "aiperf_version" {
+            assert_eq!(x, "0.13.0");
+            out.insert(
+                "inferbench_version".into(),
+                env!("CARGO_PKG_VERSION").into(),
+            );
+        } else {
+            out.insert(k, x);
+        }
+    }
+    Value::Object(out)
+}
+
+fn check_json(name: &str) -> aiperf::ServerMetricsExport {
+    let f = load(name);
+    let ours = ours(&f);
+    let mut diffs = Vec::new();
+    compare("$", &ours.json, &expected_json(&f), &mut diffs);
+    assert!(
+        diffs.is_empty(),
+        "{name}: {} differences:\n{}",
+        diffs.len(),
+        diffs.join("\n")
+    );
+    ours
+}
+
+fn check_csv(name: &str) {
+    let f = load(name);
+    let ours = ours(&f);
+    let expected = f.aiperf_csv.replacen(
+        "# aiperf_version: 0.13.0\n",
+        &format!("# inferbench_version: {}\n", env!("CARGO_PKG_VERSION")),
+        1,
+    );
+    assert_ne!(expected, f.aiperf_csv, "AIPerf's header names its version");
+    let (a, b): (Vec<&str>, Vec<&str>) = (
+        ours.csv.split('\n').collect(),
+        expected.split('\n').collect(),
+    );
+    for (i, (x, y)) in a.iter().zip(&b).enumerate() {
+        assert_eq!(x, y, "{name}: CSV line {} differs", i + 1);
+    }
+    assert_eq!(a.len(), b.len(), "{name}: CSV line count");
+}
+
+#[test]
+fn steady_run_json_matches_aiperf() {
+    let ours = check_json("steady");
+    // Every series of the fixture is there: 7 families, request_success with 2 series.
+    let m = ours.json["metrics"].as_object().unwrap();
+    assert_eq!(m.len(), 7);
+    assert!(
+        !m.contains_key("stub:queue_time_seconds"),
+        "summaries are skipped"
+    );
+    assert!(
+        !m.contains_key("stub:broken_gauge"),
+        "NaN samples are dropped"
+    );
+    assert!(!m.contains_key("vllm:generation_tokens_created"));
+    assert!(!m.contains_key("process_uptime_seconds"));
+}
+
+#[test]
+fn steady_run_csv_matches_aiperf() {
+    check_csv("steady");
+}
+
+#[test]
+fn reset_run_json_matches_aiperf() {
+    check_json("reset");
+}
+
+#[test]
+fn reset_run_csv_matches_aiperf() {
+    check_csv("reset");
+}
