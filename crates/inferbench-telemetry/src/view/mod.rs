@@ -1,12 +1,19 @@
 //! The views a reader wants from a window's analysis: the server's own work, queue and
 //! latency by its known names; each GPU's power, energy, utilisation, memory, temperature
 //! and clocks; and energy per token (docs/telemetry.md, "Server view", "GPU telemetry").
-//! (Skeleton: being written.)
+//! Every count is each series' own window increase, summed after (D4).
 
 use serde::{Deserialize, Serialize};
 
 use crate::names::ServerKind;
 use crate::window::TargetAnalysis;
+
+mod gpu;
+mod server;
+#[cfg(test)]
+mod tests;
+#[cfg(test)]
+mod tests_server;
 
 /// A gauge over the window, summed across its series (per-series time-weighted means add).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -55,9 +62,13 @@ pub struct ServerView {
 }
 
 /// The server view of a server target (None when no known server names are there).
+/// Roles come from `names::detect` over the family names and that server's known names
+/// (the first of a role's names, in catalogue order, that the target has). Counts are exact
+/// bracket increases (TGI's output tokens: its generated-tokens histogram's `_sum`, finished
+/// requests only), per second over the bracket. Histograms are converted to ms by their
+/// known unit; a percent KV usage is scaled to 0–1.
 pub fn server_view(t: &TargetAnalysis) -> Option<ServerView> {
-    let _ = t;
-    None
+    server::view(t)
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -68,7 +79,8 @@ pub struct GpuSummary {
     pub model: Option<String>,
     pub hostname: Option<String>,
     pub power_w: Option<GaugeBrief>,
-    /// From the energy counter's exact window increase (mJ → J); None without the counter.
+    /// From the energy counter's exact window increase (mJ → J), or power's trapezoid
+    /// integral when a GPU of the target lacks the counter (`GpuView::energy_source`).
     pub energy_j: Option<f64>,
     pub util_pct: Option<GaugeBrief>,
     pub mem_copy_util_pct: Option<GaugeBrief>,
@@ -103,9 +115,11 @@ pub struct GpuView {
 }
 
 /// The GPU view of a DCGM target (None when no DCGM fields are there).
+/// GPUs are grouped by the `UUID` label (else `gpu`). Energy is the counter's exact bracket
+/// increase when every GPU has the counter, else (for every GPU, so that the sum is of one
+/// kind) power integrated by the trapezoid rule over the window's samples.
 pub fn gpu_view(t: &TargetAnalysis) -> Option<GpuView> {
-    let _ = t;
-    None
+    gpu::view(t)
 }
 
 /// What the client measured over the same window, for energy per token.
@@ -136,7 +150,8 @@ pub struct Efficiency {
     pub gpus: Vec<String>,
 }
 
+/// Energy per token (reference §3 steps 1–5), None without energy. `mean_power_w` is
+/// energy / `work.duration_s` (0 without a duration, and then no per-watt figure).
 pub fn efficiency(gpus: &[GpuView], work: &ClientWork) -> Option<Efficiency> {
-    let _ = (gpus, work);
-    None
+    gpu::efficiency(gpus, work)
 }
