@@ -197,3 +197,45 @@ fn reset_run_json_matches_aiperf() {
 fn reset_run_csv_matches_aiperf() {
     check_csv("reset");
 }
+
+/// The stub adds 8 generation tokens per request (AIPerf asked for 8 with no spread; the
+/// steady run's 1200 = 150 × 8 shows it), and the profiling phase sent 150 requests.
+const TOKENS_PER_REQUEST: f64 = 8.0;
+const PROFILING_REQUESTS: f64 = 150.0;
+
+#[test]
+fn reset_run_differences_flag_aiperfs_under_count() {
+    let f = load("reset");
+    let ours = ours(&f);
+    let aiperf_total =
+        f.aiperf_json["metrics"]["vllm:generation_tokens"]["series"][0]["stats"]["total"]
+            .as_f64()
+            .unwrap();
+    let d = ours
+        .differences
+        .iter()
+        .find(|d| d.metric == "vllm:generation_tokens")
+        .expect("the restarted counter is flagged");
+    assert_eq!(d.aiperf, aiperf_total);
+    // AIPerf's clamped last − reference misses the tokens before the restart; the
+    // reset-aware increase covers at least the profiling phase's own requests.
+    assert!(d.aiperf < PROFILING_REQUESTS * TOKENS_PER_REQUEST);
+    assert!(d.exact >= PROFILING_REQUESTS * TOKENS_PER_REQUEST, "{d:?}");
+    assert!(d.reason.contains("restarted"), "{}", d.reason);
+    // The histogram's exact count is the same requests, one observation each.
+    let h = ours
+        .differences
+        .iter()
+        .find(|d| d.metric == "vllm:e2e_request_latency_seconds")
+        .expect("the restarted histogram is flagged");
+    assert_eq!(d.exact, h.exact * TOKENS_PER_REQUEST);
+    assert_eq!(d.aiperf, h.aiperf * TOKENS_PER_REQUEST);
+    // Every counter series restarted, so each is flagged: 3 families, 4 series, + histogram.
+    assert_eq!(ours.differences.len(), 5, "{:#?}", ours.differences);
+}
+
+#[test]
+fn steady_run_has_no_differences() {
+    let f = load("steady");
+    assert_eq!(ours(&f).differences, vec![]);
+}
