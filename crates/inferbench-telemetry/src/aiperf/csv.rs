@@ -286,6 +286,10 @@ fn label_order(rows: &[Row]) -> Vec<String> {
         .filter(|r| !r.is_info() && !r.labels.is_empty())
         .map(|r| r.labels.iter().map(|(k, _)| k.as_str()).collect())
         .collect();
+    order_of(&sets)
+}
+
+pub(crate) fn order_of(sets: &[BTreeSet<&str>]) -> Vec<String> {
     let all: BTreeSet<&str> = sets.iter().flatten().copied().collect();
     if all.is_empty() {
         return Vec::new();
@@ -295,7 +299,7 @@ fn label_order(rows: &[Row]) -> Vec<String> {
         let p = *parent.entry(x).or_insert(x);
         if p == x { x } else { find(parent, p) }
     }
-    for s in &sets {
+    for s in sets {
         let labels: Vec<&str> = s.iter().copied().collect();
         for w in labels.windows(2) {
             let rb = find(&mut parent, w[1]);
