@@ -239,3 +239,51 @@ fn steady_run_has_no_differences() {
     let f = load("steady");
     assert_eq!(ours(&f).differences, vec![]);
 }
+
+#[test]
+fn gpu_telemetry_matches_aiperf() {
+    let d = dir("gpu");
+    let f = std::fs::File::open(d.join("inferbench_scrapes.jsonl")).unwrap();
+    let log = read_scrapes(std::io::BufReader::new(f)).unwrap();
+    let meta_v: Value =
+        serde_json::from_str(&std::fs::read_to_string(d.join("meta.json")).unwrap()).unwrap();
+    let windows = Windows {
+        profiling: window(&meta_v["windows"]["profiling"]),
+        warmup: None,
+    };
+    let meta = Meta {
+        benchmark_id: meta_v["benchmark_id"].as_str().unwrap(),
+        anchor_unix_ns: meta_v["anchor_unix_ns"].as_u64().unwrap(),
+        input_config: &meta_v["input_config"],
+        windows: &windows,
+    };
+    let analysis = window::analyze(&log, &windows);
+    let ours = aiperf::gpu_telemetry_export(&log, &analysis, &meta).expect("GPU telemetry");
+    let theirs = std::fs::read_to_string(d.join("gpu_telemetry_export.jsonl")).unwrap();
+    let (a, b): (Vec<&str>, Vec<&str>) = (ours.jsonl.lines().collect(), theirs.lines().collect());
+    assert_eq!(a.len(), b.len(), "jsonl lines");
+    assert_eq!(a.len(), 146, "73 scrapes of 2 GPUs");
+    let mut diffs = Vec::new();
+    for (i, (x, y)) in a.iter().zip(&b).enumerate() {
+        let (x, y): (Value, Value) = (
+            serde_json::from_str(x).unwrap(),
+            serde_json::from_str(y).unwrap(),
+        );
+        compare(&format!("jsonl[{i}]"), &x, &y, &mut diffs);
+    }
+    let expected: Value =
+        serde_json::from_str(&std::fs::read_to_string(d.join("telemetry_data.json")).unwrap())
+            .unwrap();
+    compare(
+        "telemetry_data",
+        &ours.telemetry_results,
+        &expected,
+        &mut diffs,
+    );
+    assert!(
+        diffs.is_empty(),
+        "{} differences:\n{}",
+        diffs.len(),
+        diffs.join("\n")
+    );
+}

@@ -4,7 +4,8 @@
 //! `dcgm::FIELDS`' `aiperf_tag`/`aiperf_scale`), and the `TelemetryExportData` block its
 //! summary JSON carries (key `telemetry_data` in 0.13's `profile_export_aiperf.json`): per
 //! GPU, each gauge's nan-aware statistics (ddof = 1) over the profiling window and each
-//! counter's clamped `last − reference` delta. AIPerf stamps a DCGM sample with the time it
+//! counter's clamped `last − reference` delta, the window ending 666 ms after the profiling
+//! end as AIPerf's does. AIPerf stamps a DCGM sample with the time it
 //! parsed the body, so the sample time here is the scrape's end. DCGM "blank" sentinels are
 //! kept as values, as AIPerf keeps them.
 
@@ -17,6 +18,8 @@ use crate::scrape::{ScrapeLog, TargetKind};
 use super::json::iso_local;
 use super::numpy;
 use super::{GpuTelemetryExport, Meta};
+
+const FINAL_SCRAPE_GRACE_NS: u64 = 666_000_000;
 
 /// AIPerf's NVIDIA metrics in its table order: (tag, unit, counter?).
 const METRICS: &[(&str, &str, bool)] = &[
@@ -224,7 +227,9 @@ pub(crate) fn export(log: &ScrapeLog, meta: &Meta<'_>) -> Option<GpuTelemetryExp
         return None;
     }
     let start = (meta.anchor_unix_ns + meta.windows.profiling.start_ns) as i64;
-    let end = (meta.anchor_unix_ns + meta.windows.profiling.end_ns) as i64;
+    // AIPerf ends the GPU window 666 ms after the profiling end
+    // (AIPERF_GPU_FINAL_SCRAPE_GRACE_NS), to take the trailing scrape.
+    let end = (meta.anchor_unix_ns + meta.windows.profiling.end_ns + FINAL_SCRAPE_GRACE_NS) as i64;
     let urls: Vec<&String> = sources.iter().map(|(u, _)| u).collect();
     let mut endpoints = Map::new();
     for (url, gpus) in &sources {
@@ -266,6 +271,8 @@ pub(crate) fn export(log: &ScrapeLog, meta: &Meta<'_>) -> Option<GpuTelemetryExp
             "end_time": iso_local(end),
         },
         "endpoints": endpoints,
+        // The run's client error summary: Meta does not carry it (docs/telemetry.md).
+        "error_summary": [],
     });
     Some(GpuTelemetryExport {
         jsonl,
