@@ -240,8 +240,7 @@ fn steady_run_has_no_differences() {
     assert_eq!(ours(&f).differences, vec![]);
 }
 
-#[test]
-fn gpu_telemetry_matches_aiperf() {
+fn gpu_fixture() -> (inferbench_telemetry::scrape::ScrapeLog, Value, Windows) {
     let d = dir("gpu");
     let f = std::fs::File::open(d.join("inferbench_scrapes.jsonl")).unwrap();
     let log = read_scrapes(std::io::BufReader::new(f)).unwrap();
@@ -251,6 +250,13 @@ fn gpu_telemetry_matches_aiperf() {
         profiling: window(&meta_v["windows"]["profiling"]),
         warmup: None,
     };
+    (log, meta_v, windows)
+}
+
+#[test]
+fn gpu_telemetry_matches_aiperf() {
+    let d = dir("gpu");
+    let (log, meta_v, windows) = gpu_fixture();
     let meta = Meta {
         benchmark_id: meta_v["benchmark_id"].as_str().unwrap(),
         anchor_unix_ns: meta_v["anchor_unix_ns"].as_u64().unwrap(),
@@ -286,4 +292,43 @@ fn gpu_telemetry_matches_aiperf() {
         diffs.len(),
         diffs.join("\n")
     );
+}
+
+#[test]
+fn gpu_energy_efficiency_matches_aiperf() {
+    let (log, meta_v, windows) = gpu_fixture();
+    let meta = Meta {
+        benchmark_id: meta_v["benchmark_id"].as_str().unwrap(),
+        anchor_unix_ns: meta_v["anchor_unix_ns"].as_u64().unwrap(),
+        input_config: &meta_v["input_config"],
+        windows: &windows,
+    };
+    let e: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir("gpu").join("energy.json")).unwrap())
+            .unwrap();
+    let client: aiperf::ClientTotals = serde_json::from_value(e["client"].clone()).unwrap();
+    let ours = aiperf::energy_efficiency(&log, &meta, &client);
+    let theirs = e["metrics"].as_array().unwrap();
+    let tags: Vec<&str> = ours.iter().map(|m| m.tag.as_str()).collect();
+    let expected: Vec<&str> = theirs.iter().map(|m| m["tag"].as_str().unwrap()).collect();
+    assert_eq!(tags, expected);
+    for (o, t) in ours.iter().zip(theirs) {
+        assert_eq!(o.unit, t["unit"].as_str().unwrap(), "{}", o.tag);
+        let y = t["avg"].as_f64().unwrap();
+        assert!(
+            (o.value - y).abs() <= 1e-9 * y.abs(),
+            "{}: {} != AIPerf's {y}",
+            o.tag,
+            o.value
+        );
+    }
+    // By hand: both stub GPUs add 12345 mJ per request, so the energy is 2 × 12345 mJ per
+    // request completed inside the window (150 + the edges: 3703.5 J = 150 × 24.69 J).
+    let energy = ours
+        .iter()
+        .find(|m| m.tag == "nvidia_total_gpu_energy")
+        .unwrap()
+        .value;
+    let per_request = 2.0 * 12_345.0 / 1000.0;
+    assert!(((energy / per_request).round() - energy / per_request).abs() < 1e-6);
 }

@@ -19,7 +19,7 @@ use super::json::iso_local;
 use super::numpy;
 use super::{GpuTelemetryExport, Meta};
 
-const FINAL_SCRAPE_GRACE_NS: u64 = 666_000_000;
+pub(crate) const FINAL_SCRAPE_GRACE_NS: u64 = 666_000_000;
 
 /// AIPerf's NVIDIA metrics in its table order: (tag, unit, counter?).
 const METRICS: &[(&str, &str, bool)] = &[
@@ -51,7 +51,7 @@ struct GpuMeta {
 
 /// One GPU's samples: timestamps and, per tag, one value per timestamp (NaN where absent).
 #[derive(Debug)]
-struct Gpu {
+pub(crate) struct Gpu {
     meta: GpuMeta,
     uuid: String,
     ts: Vec<i64>,
@@ -59,6 +59,14 @@ struct Gpu {
 }
 
 impl Gpu {
+    /// AIPerf's result for one tag over `[start, end]` (a counter's clamped delta in
+    /// `avg`), as JSON.
+    pub(crate) fn result(&self, tag: &str, start: i64, end: i64) -> Option<Value> {
+        let (_, unit, counter) = METRICS.iter().find(|(t, _, _)| *t == tag)?;
+        let (_, col) = self.fields.iter().find(|(n, _)| *n == tag)?;
+        metric(&self.ts, col, start, end, unit, *counter)
+    }
+
     fn push(&mut self, t: i64, values: &[(&'static str, f64)]) {
         let i = self.ts.partition_point(|&x| x <= t);
         self.ts.insert(i, t);
@@ -168,7 +176,13 @@ fn jsonl_line(m: &GpuMeta, t: i64, url: &str, values: &[(&'static str, f64)]) ->
     Value::Object(o).to_string()
 }
 
-pub(crate) fn export(log: &ScrapeLog, meta: &Meta<'_>) -> Option<GpuTelemetryExport> {
+/// Every GPU target's kept scrapes: the jsonl text and, per source URL, its GPUs.
+pub(crate) struct Collected {
+    pub jsonl: String,
+    pub sources: Vec<(String, Vec<Gpu>)>,
+}
+
+pub(crate) fn collect(log: &ScrapeLog, meta: &Meta<'_>) -> Collected {
     let mut jsonl = String::new();
     // Per source URL, its GPUs by UUID in first-seen order.
     let mut sources: Vec<(String, Vec<Gpu>)> = Vec::new();
@@ -223,6 +237,11 @@ pub(crate) fn export(log: &ScrapeLog, meta: &Meta<'_>) -> Option<GpuTelemetryExp
             }
         }
     }
+    Collected { jsonl, sources }
+}
+
+pub(crate) fn export(log: &ScrapeLog, meta: &Meta<'_>) -> Option<GpuTelemetryExport> {
+    let Collected { jsonl, sources } = collect(log, meta);
     if sources.is_empty() {
         return None;
     }

@@ -21,6 +21,7 @@ use crate::window::{Analysis, Windows};
 
 mod csv;
 mod differences;
+mod energy;
 mod gpu;
 mod json;
 mod numpy;
@@ -32,6 +33,7 @@ mod units;
 #[cfg(test)]
 mod tests;
 
+pub use energy::{ClientTotals, EnergyMetric, energy_efficiency};
 pub use polynomial::{BucketStatistics, accumulate_bucket_statistics, estimated_percentiles};
 pub use units::infer_unit;
 
