@@ -71,10 +71,12 @@ pub(crate) fn find(r: &Results, analysis: &Analysis, log: &ScrapeLog) -> Vec<Dif
                             push(&mut out, *count as f64, h.count, why);
                         }
                         if buckets.is_none() {
+                            // The numbers compared: buckets kept by AIPerf (none) and by the
+                            // reset-aware analysis.
                             push(
                                 &mut out,
-                                f64::NAN,
-                                h.count,
+                                0.0,
+                                h.buckets.len() as f64,
                                 "a bucket went down (a restart): AIPerf omits the buckets and its percentile estimates; the reset-aware bucket increases are kept".to_string(),
                             );
                         }

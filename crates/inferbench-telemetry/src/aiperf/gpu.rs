@@ -17,6 +17,7 @@ use crate::scrape::{ScrapeLog, TargetKind};
 
 use super::json::iso_local;
 use super::numpy;
+use super::series::ok;
 use super::{GpuTelemetryExport, Meta};
 
 pub(crate) const FINAL_SCRAPE_GRACE_NS: u64 = 666_000_000;
@@ -194,7 +195,7 @@ pub(crate) fn collect(log: &ScrapeLog, meta: &Meta<'_>) -> Collected {
     {
         let mut last: Option<&str> = None;
         for s in log.of_target(target.index) {
-            let Some(body) = log.body_of(s).filter(|_| s.status == Some(200)) else {
+            let Some(body) = log.body_of(s).filter(|_| ok(s)) else {
                 continue;
             };
             // AIPerf drops a DCGM scrape identical to the one before.

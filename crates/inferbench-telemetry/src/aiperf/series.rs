@@ -166,7 +166,7 @@ pub(crate) fn build(log: &ScrapeLog, meta: &Meta<'_>, kind: TargetKind) -> Vec<E
         };
         let mut last_body: Option<&str> = None;
         for s in log.of_target(target.index) {
-            let Some(body) = log.body_of(s).filter(|_| s.status == Some(200)) else {
+            let Some(body) = log.body_of(s).filter(|_| ok(s)) else {
                 continue;
             };
             // AIPerf compares each response with the one before it, whether or not that one
@@ -321,4 +321,9 @@ fn entry<'a>(
         }
     };
     &mut ep.entries[i].data
+}
+
+/// A scrape that answered with a body (AIPerf raises on an HTTP error status).
+pub(crate) fn ok(s: &crate::scrape::ScrapeLine) -> bool {
+    s.error.is_none() && matches!(s.status, Some(200..=299))
 }

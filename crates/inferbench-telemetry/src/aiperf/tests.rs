@@ -464,3 +464,37 @@ fn gpu_telemetry_lines_and_summary() {
     assert!(close(e["avg"].as_f64().unwrap(), 0.5));
     assert_eq!(e.as_object().unwrap().len(), 2, "{e}");
 }
+
+#[test]
+fn dropped_buckets_are_a_difference() {
+    let w = windows();
+    let cfg = serde_json::json!({});
+    let h = |b1: u32, inf: u32, sum: f64| {
+        format!(
+            "# TYPE lat_seconds histogram\nlat_seconds_bucket{{le=\"1\"}} {b1}\nlat_seconds_bucket{{le=\"+Inf\"}} {inf}\nlat_seconds_count {inf}\nlat_seconds_sum {sum}\n"
+        )
+    };
+    // After the restart the first bucket (6 → 1) is below the reference's 5.
+    let bodies = [
+        (1_800_000_000, h(5, 5, 2.0)),
+        (2_000_000_000, h(6, 6, 2.5)),
+        (3_800_000_000, h(1, 8, 20.0)),
+    ];
+    let b: Vec<(u64, &str)> = bodies.iter().map(|(t, s)| (*t, s.as_str())).collect();
+    let l = log(TargetKind::Server, &b);
+    let analysis = crate::window::analyze(&l, &w);
+    let e = server_metrics_export(&l, &analysis, &meta(&w, &cfg)).unwrap();
+    let s = &e.json["metrics"]["lat_seconds"]["series"][0];
+    assert!(s.get("buckets").is_none(), "AIPerf omits them: {s}");
+    assert!(s["stats"].get("p50_estimate").is_none());
+    assert_eq!(s["stats"]["count"], 3, "8 − 5");
+    let d = e
+        .differences
+        .iter()
+        .find(|d| d.reason.starts_with("a bucket went down"))
+        .expect("flagged");
+    assert_eq!(
+        (d.metric.as_str(), d.aiperf, d.exact),
+        ("lat_seconds", 0.0, 2.0)
+    );
+}
