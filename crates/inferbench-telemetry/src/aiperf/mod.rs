@@ -3,12 +3,42 @@
 //! `server_metrics_export.json` / `.csv` and `gpu_telemetry_export.jsonl`, so that AIPerf
 //! users find what they expect; where AIPerf's arithmetic differs from the reset-correct
 //! numbers, each difference is listed (docs/telemetry.md, "AIPerf's summary").
-//! (Skeleton: being written.)
+//!
+//! The arithmetic is AIPerf 0.13.0's, read from its source (`server_metrics/`), including
+//! its quirks: a counter's total is `last − reference` clamped at 0 (a restart under-counts),
+//! histogram buckets are dropped when any bucket went down, and the scrape a phase starts
+//! from is the last one *before* the first scrape tagged with that phase.
+//!
+//! Which phase a scrape belongs to: its `phase` field when the scraper set one (AIPerf tags
+//! each scrape with the phase active when it arrived, and the phase-boundary scrapes with
+//! their phase); otherwise `end` scrapes and anything sent at or after the profiling start
+//! are profiling, and anything sent inside the warmup window is warmup.
 
 use serde::{Deserialize, Serialize};
 
 use crate::scrape::ScrapeLog;
 use crate::window::{Analysis, Windows};
+
+mod csv;
+mod differences;
+mod energy;
+mod gpu;
+mod json;
+mod numpy;
+mod polynomial;
+mod series;
+mod stats;
+mod units;
+
+#[cfg(test)]
+mod tests;
+
+pub use energy::{ClientTotals, EnergyMetric, energy_efficiency};
+pub use polynomial::{BucketStatistics, accumulate_bucket_statistics, estimated_percentiles};
+pub use units::infer_unit;
+
+/// The version of AIPerf whose summary and file layout this module reproduces.
+pub const AIPERF_VERSION: &str = "0.13.0";
 
 /// What AIPerf's files carry about the run besides the scrapes.
 pub struct Meta<'a> {
@@ -45,8 +75,16 @@ pub fn server_metrics_export(
     analysis: &Analysis,
     meta: &Meta<'_>,
 ) -> Option<ServerMetricsExport> {
-    let _ = (log, analysis, meta);
-    None
+    let endpoints = series::build(log, meta, crate::scrape::TargetKind::Server);
+    let results = stats::results(&endpoints, meta)?;
+    let json = json::export(&results, meta);
+    let csv = csv::export(&results, meta.benchmark_id);
+    let differences = differences::find(&results, analysis, log);
+    Some(ServerMetricsExport {
+        json,
+        csv,
+        differences,
+    })
 }
 
 /// `gpu_telemetry_export.jsonl` (text) and the summary JSON's `telemetry_results`.
@@ -62,6 +100,6 @@ pub fn gpu_telemetry_export(
     analysis: &Analysis,
     meta: &Meta<'_>,
 ) -> Option<GpuTelemetryExport> {
-    let _ = (log, analysis, meta);
-    None
+    let _ = analysis;
+    gpu::export(log, meta)
 }
