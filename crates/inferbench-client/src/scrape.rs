@@ -294,6 +294,8 @@ async fn run(
     }
     // Each target on its own absolute ticks; a bracket scrapes all of them at once.
     let start = tokio::time::Instant::now();
+    // The phase under way, carried by every scrape (as AIPerf tags its scrapes).
+    let mut current: Option<String> = None;
     let mut next: Vec<tokio::time::Instant> = slots
         .iter()
         .map(|s| start + Duration::from_nanos(s.info.interval_ns))
@@ -311,7 +313,7 @@ async fn run(
         };
         let lines = match cmd {
             None => {
-                let l = scrape_once(&mut slots[i], clock, Trigger::Interval, None).await;
+                let l = scrape_once(&mut slots[i], clock, Trigger::Interval, current.clone()).await;
                 let interval = Duration::from_nanos(slots[i].info.interval_ns);
                 // Skip ticks that passed while a slow target answered, keeping the grid.
                 let now = tokio::time::Instant::now();
@@ -325,12 +327,22 @@ async fn run(
                 phase,
                 done,
             }) => {
+                if trigger == Trigger::PhaseStart {
+                    current = phase.clone();
+                }
                 let ls = futures_join(&mut slots, clock, trigger, phase, SCRAPE_TIMEOUT).await;
                 let _ = done.send(());
                 ls.into_iter().enumerate().collect()
             }
             Some(Cmd::Stop) => {
-                let ls = futures_join(&mut slots, clock, Trigger::End, None, SCRAPE_TIMEOUT).await;
+                let ls = futures_join(
+                    &mut slots,
+                    clock,
+                    Trigger::End,
+                    current.clone(),
+                    SCRAPE_TIMEOUT,
+                )
+                .await;
                 for (i, l) in ls.into_iter().enumerate() {
                     note(&mut slots[i], &l, &mut out);
                     if let Err(e) = write(&mut writer, &ScrapeFileLine::Scrape(l)) {

@@ -1,7 +1,7 @@
 //! Server metrics and GPU telemetry in a run: which targets a plan scrapes, and what the
 //! record sink derives from the raw scrape file at the end of a run (live) or of a rewrite
 //! (offline): inferbench's own analysis (`inferbench_server_metrics.json`), AIPerf's files,
-//! the console rows and the summary's `telemetry_results` (docs/telemetry.md).
+//! the console rows and AIPerf's GPU keys of the summary (docs/telemetry.md).
 
 use std::path::Path;
 use std::time::Duration;
@@ -13,7 +13,7 @@ use inferbench_telemetry::scrape::{ScrapeLog, TargetKind, TargetOrigin};
 use inferbench_telemetry::view::{ClientWork, Efficiency, GpuView, ServerView};
 use inferbench_telemetry::window::{Analysis, Window, Windows};
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use crate::Failure;
 use crate::fold::Scores;
@@ -134,7 +134,8 @@ pub struct Derived {
     pub file: ServerMetricsFile,
     /// Rows for the console, after the client's own.
     pub console: Vec<MetricResult>,
-    /// Keys appended to AIPerf's summary JSON (`telemetry_results`).
+    /// Keys appended to AIPerf's summary JSON (`telemetry_data` and AIPerf's `nvidia_*`
+    /// energy metrics).
     pub summary_extra: Vec<(String, Value)>,
     /// Side files written, in registry order.
     pub written: Vec<&'static str>,
@@ -260,7 +261,22 @@ fn derive_from(
     if let Some(g) = inferbench_telemetry::aiperf::gpu_telemetry_export(log, &analysis, &meta) {
         write(dir, side_files::AIPERF_GPU_TELEMETRY, g.jsonl.as_bytes())?;
         written.push(side_files::AIPERF_GPU_TELEMETRY);
-        summary_extra.push(("telemetry_results".to_string(), g.telemetry_results));
+        // AIPerf 0.13 writes the GPU block under `telemetry_data` in its summary.
+        summary_extra.push(("telemetry_data".to_string(), g.telemetry_results));
+        let totals = inferbench_telemetry::aiperf::ClientTotals {
+            total_osl: sum("total_osl"),
+            total_isl: sum("total_isl"),
+            request_count: avg("request_count"),
+            concurrency: (plan.load.request_rate.is_none() && plan.load.user_centric.is_none())
+                .then_some(plan.load.concurrency as u64),
+            request_latency_ms: avg("request_latency"),
+            request_throughput: avg("request_throughput"),
+            output_token_throughput: avg("output_token_throughput"),
+            goodput: avg("goodput"),
+        };
+        for m in inferbench_telemetry::aiperf::energy_efficiency(log, &meta, &totals) {
+            summary_extra.push((m.tag, json!({"unit": m.unit, "avg": m.value})));
+        }
     }
     let file = ServerMetricsFile {
         schema_version: SERVER_METRICS_SCHEMA_VERSION,

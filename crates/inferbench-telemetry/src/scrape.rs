@@ -73,7 +73,8 @@ pub struct ScrapeLine {
     /// Per target, from 0.
     pub seq: u64,
     pub trigger: Option<Trigger>,
-    /// With `phase_start` / `phase_end`: `warmup` or `profiling`.
+    /// The phase this scrape belongs to (`warmup` or `profiling`): the one a `phase_start` /
+    /// `phase_end` scrape names, otherwise the phase under way when it was taken.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub phase: Option<String>,
     pub send_ns: u64,
