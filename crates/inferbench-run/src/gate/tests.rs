@@ -74,6 +74,7 @@ fn run(records: Vec<RecordObs>, seconds: f64) -> RunObs {
         samples: Vec::new(),
         client: None,
         rate_ceiling: None,
+        workers_max: None,
     }
 }
 
