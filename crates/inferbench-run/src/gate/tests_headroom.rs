@@ -1,15 +1,10 @@
 //! The client-headroom rule reading a qualification: parsing `qualification = "…"` relative
 //! to the spec, and each verdict against the candidate runs' worker counts.
 
-use std::cell::RefCell;
-use std::path::PathBuf;
-
-use inferbench_core::Summary;
-
-use super::GateInput;
-use super::observe::{Observations, RunObs};
-use super::rules::{Ctx, delivery};
+use super::observe::RunObs;
+use super::rules::delivery;
 use super::spec::*;
+use super::tests::{obs, run, spec, with_ctx};
 use super::verdict::Outcome;
 use crate::qualify::{Qualification, QualifySpec, StepRun, Verdict, to_json};
 
@@ -42,23 +37,10 @@ fn qref(q: Qualification) -> QualificationRef {
 }
 
 fn candidate(workers_max: Option<usize>) -> RunObs {
-    RunObs {
-        id: format!("sha256:w{workers_max:?}"),
-        path: PathBuf::from("/nonexistent"),
-        identity: None,
-        summary: Summary {
-            definitions: "aiperf-0.13".into(),
-            metrics: Vec::new(),
-            error_summary: Vec::new(),
-        },
-        window: None,
-        records: Vec::new(),
-        violations: Default::default(),
-        samples: Vec::new(),
-        client: None,
-        rate_ceiling: None,
-        workers_max,
-    }
+    let mut r = run(Vec::new(), 1.0);
+    r.id = format!("sha256:w{workers_max:?}");
+    r.workers_max = workers_max;
+    r
 }
 
 fn rule(q: Option<QualificationRef>, levels: Option<u32>, tol: Option<f64>) -> ClientHeadroomRule {
@@ -74,44 +56,14 @@ fn rule(q: Option<QualificationRef>, levels: Option<u32>, tol: Option<f64>) -> C
 
 /// The rule's outcome and its `client_saturation` check's outcome.
 fn judge(c: &ClientHeadroomRule, runs: Vec<RunObs>) -> (Outcome, Outcome, String) {
-    let spec = GateSpec {
-        file: "t.toml".into(),
-        digest: "sha256:t".into(),
-        name: "t".into(),
-        version: 1,
-        epoch: None,
-        definition_set: "aiperf-0.13".into(),
-        profile: None,
-        alpha: 0.05,
-        burden: Burden::DemonstratePass,
-        on_missing: OnMissing::Fail,
-        multiplicity: MultiplicityMethod::None,
-        evidence: EvidenceRequirements {
-            min_runs: 1,
-            min_requests_per_run: 0,
-            resamples: 2000,
-        },
-        rules: Vec::new(),
-    };
-    let obs = Observations {
-        tags: Vec::new(),
-        candidate: runs,
-        baseline: Vec::new(),
-    };
-    let input = GateInput::default();
-    let ctx = Ctx {
-        spec: &spec,
-        input: &input,
-        obs: &obs,
-        seed: 1,
-        gaps: RefCell::default(),
-    };
     let r = Rule {
         id: "client.headroom".into(),
         line: 1,
         body: RuleBody::ClientHeadroom(c.clone()),
     };
-    let v = delivery::client_headroom(&ctx, &r, c);
+    let v = with_ctx(&spec(Vec::new()), &obs(&[], runs), |ctx| {
+        delivery::client_headroom(ctx, &r, c)
+    });
     let s = v
         .checks
         .iter()
