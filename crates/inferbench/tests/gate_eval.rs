@@ -463,6 +463,7 @@ fn headroom_needs_a_qualification_and_baseline_throughput_needs_runs() {
                 client_cpu_pressure_some_avg10_max: None,
                 client_cpu_utilization_max: Some(10_000.0),
                 backlog_growth: Throttle::Forbid,
+                qualification: None,
             }),
         ),
         rule(

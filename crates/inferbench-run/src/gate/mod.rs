@@ -17,6 +17,8 @@ pub mod verdict;
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_headroom;
 
 use std::path::PathBuf;
 

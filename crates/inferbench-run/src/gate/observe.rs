@@ -93,6 +93,8 @@ pub struct RunObs {
     pub client: Option<ClientResources>,
     /// Rate mode with a concurrency ceiling: the ceiling.
     pub rate_ceiling: Option<u64>,
+    /// The plan's `--workers-max` (None: one worker; an import: not recorded).
+    pub workers_max: Option<usize>,
 }
 
 impl RunObs {
@@ -501,6 +503,7 @@ fn observe_run(
                 samples: pass.samples.into_values().collect(),
                 client: run.client_resources()?,
                 rate_ceiling,
+                workers_max: manifest.plan.workers_max,
             })
         }
         Source::Ours(run) => {
@@ -556,6 +559,7 @@ fn observe_loaded(
         samples: pass.samples.into_values().collect(),
         client,
         rate_ceiling,
+        workers_max: loaded.manifest.as_ref().and_then(|m| m.plan.workers_max),
     })
 }
 

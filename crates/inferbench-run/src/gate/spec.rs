@@ -299,6 +299,20 @@ pub struct ClientHeadroomRule {
     pub client_cpu_utilization_max: Option<f64>,
     /// Forbid: a schedule lag that grows over the run (backlog) fails.
     pub backlog_growth: Throttle,
+    /// `qualification = "path/qualification.json"` (relative to the spec): the decided
+    /// client-saturation qualification the candidate runs are judged against.
+    pub qualification: Option<QualificationRef>,
+}
+
+/// A `qualification.json` named by a client-headroom rule, read when the spec is parsed.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct QualificationRef {
+    /// As the spec wrote it.
+    pub path: String,
+    /// `sha256:` of the file's bytes (named in the check, so the verdict says which one).
+    pub digest: String,
+    #[serde(skip)]
+    pub decided: Box<crate::qualify::Qualification>,
 }
 
 /// A comparison operator of a bound.

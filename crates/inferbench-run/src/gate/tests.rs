@@ -16,7 +16,7 @@ use super::verdict::{Outcome, Overall, RuleVerdict};
 const TTFT: &str = "time_to_first_token";
 const TPOT: &str = "time_per_output_token";
 
-fn spec(rules: Vec<Rule>) -> GateSpec {
+pub(super) fn spec(rules: Vec<Rule>) -> GateSpec {
     GateSpec {
         file: "test.toml".into(),
         digest: "sha256:test".into(),
@@ -49,7 +49,7 @@ fn rec(id: u64, failed: bool, values: Vec<Option<f64>>) -> RecordObs {
     }
 }
 
-fn run(records: Vec<RecordObs>, seconds: f64) -> RunObs {
+pub(super) fn run(records: Vec<RecordObs>, seconds: f64) -> RunObs {
     RunObs {
         id: "sha256:run".into(),
         path: PathBuf::from("/nonexistent"),
@@ -74,10 +74,11 @@ fn run(records: Vec<RecordObs>, seconds: f64) -> RunObs {
         samples: Vec::new(),
         client: None,
         rate_ceiling: None,
+        workers_max: None,
     }
 }
 
-fn obs(tags: &[&str], runs: Vec<RunObs>) -> Observations {
+pub(super) fn obs(tags: &[&str], runs: Vec<RunObs>) -> Observations {
     Observations {
         tags: tags.iter().map(|t| t.to_string()).collect(),
         candidate: runs,
@@ -85,7 +86,7 @@ fn obs(tags: &[&str], runs: Vec<RunObs>) -> Observations {
     }
 }
 
-fn with_ctx<T>(spec: &GateSpec, obs: &Observations, f: impl FnOnce(&Ctx) -> T) -> T {
+pub(super) fn with_ctx<T>(spec: &GateSpec, obs: &Observations, f: impl FnOnce(&Ctx) -> T) -> T {
     let input = GateInput::default();
     let ctx = Ctx {
         spec,

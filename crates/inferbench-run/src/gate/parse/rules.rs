@@ -219,14 +219,44 @@ fn client_headroom(t: &Table) -> Result<RuleBody, Failure> {
         t.number_in("client_cpu_pressure_some_avg10_max", 0.0, 100.0)?;
     let client_cpu_utilization_max = t.number_in("client_cpu_utilization_max", 0.0, f64::MAX)?;
     let backlog_growth = throttle(t, "backlog_growth")?;
-    t.finish("id, family, worker_levels_min, plateau_tolerance, client_cpu_pressure_some_avg10_max, client_cpu_utilization_max, backlog_growth")?;
+    let qualification = match t.string("qualification")? {
+        Some(p) => Some(qualification(t, &p)?),
+        None => None,
+    };
+    t.finish("id, family, worker_levels_min, plateau_tolerance, client_cpu_pressure_some_avg10_max, client_cpu_utilization_max, backlog_growth, qualification")?;
     Ok(RuleBody::ClientHeadroom(ClientHeadroomRule {
         worker_levels_min: worker_levels_min.map(|w| w as u32),
         plateau_tolerance,
         client_cpu_pressure_some_avg10_max,
         client_cpu_utilization_max,
         backlog_growth,
+        qualification,
     }))
+}
+
+/// Reads the `qualification.json` a rule names, relative to the spec file's directory.
+fn qualification(t: &Table, path: &str) -> Result<QualificationRef, Failure> {
+    let spec_dir = std::path::Path::new(t.src.file)
+        .parent()
+        .unwrap_or(std::path::Path::new(""));
+    let full = spec_dir.join(path);
+    let bytes = std::fs::read(&full).map_err(|e| {
+        let why = if e.kind() == std::io::ErrorKind::NotFound {
+            "no such file".to_string()
+        } else {
+            e.to_string()
+        };
+        t.err("qualification", format!("{}: {why}", full.display()))
+    })?;
+    let decided = serde_json::from_slice::<serde_json::Value>(&bytes)
+        .map_err(|e| e.to_string())
+        .and_then(|v| crate::qualify::from_json(&v))
+        .map_err(|e| t.err("qualification", format!("{}: {e}", full.display())))?;
+    Ok(QualificationRef {
+        path: path.to_string(),
+        digest: inferbench_core::canonical::sha256_id(&bytes),
+        decided: Box::new(decided),
+    })
 }
 
 /// A metric of the rule's set; `distribution` asks for a per-request metric.

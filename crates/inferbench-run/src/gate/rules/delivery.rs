@@ -281,7 +281,9 @@ pub fn client_headroom(ctx: &Ctx, rule: &Rule, c: &ClientHeadroomRule) -> RuleVe
     for r in runs.iter().filter(|r| r.client.is_none()) {
         ctx.gap(format!("client resources not recorded for run {}", r.id));
     }
-    if c.worker_levels_min.is_some() || c.plateau_tolerance.is_some() {
+    if let Some(q) = &c.qualification {
+        checks.extend(super::headroom::qualification_checks(ctx, c, q));
+    } else if c.worker_levels_min.is_some() || c.plateau_tolerance.is_some() {
         ctx.gap("client-saturation qualification not run");
         checks.push(gap(
             "client_saturation",

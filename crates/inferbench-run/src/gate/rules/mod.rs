@@ -1,13 +1,14 @@
 //! The rule families: each turns the observations into one [`RuleVerdict`].
 //!
 //! - [`precondition`]: serialization and workload;
-//! - [`delivery`]: load delivery and client headroom;
+//! - [`delivery`]: load delivery and client headroom ([`headroom`]: its qualification checks);
 //! - [`latency`]: absolute SLOs on one statistic of one per-request metric;
 //! - [`goodput`]: joint per-request SLOs (and correctness, a fraction too);
 //! - [`runs`]: reproducibility and throughput, the run-level families (through `compare`).
 
 pub mod delivery;
 pub mod goodput;
+pub mod headroom;
 pub mod latency;
 pub mod precondition;
 pub mod runs;
