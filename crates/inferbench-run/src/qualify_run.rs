@@ -43,33 +43,6 @@ pub struct QualifyOutcome {
     pub console: String,
 }
 
-/// The declared rule's defaults (MERGE: the decision module's `QualifySpec::default()`).
-pub fn default_spec() -> QualifySpec {
-    QualifySpec {
-        tolerance_pct: 1.0,
-        prefer_headroom: false,
-        gates: crate::qualify::GateThresholds {
-            lag_p99_pass_ms: 1.0,
-            lag_p99_warn_ms: 5.0,
-            lag_p99_gap_fraction: 0.05,
-            lag_max_ms: 50.0,
-            achieved_pass_pct: 0.5,
-            achieved_warn_pct: 2.0,
-            cpu_util_pass: 0.70,
-            cpu_util_warn: 0.85,
-            cpu_pressure_pass: 0.05,
-            cpu_pressure_warn: 0.20,
-            throttle_warn: 0.01,
-            memory_pressure_pass: 0.01,
-            runq_wait_pass: 0.05,
-            runq_wait_warn: 0.15,
-            recvq_nonzero_pass: 0.01,
-            recvq_nonzero_warn: 0.05,
-            recvq_max_bytes: 65536,
-        },
-    }
-}
-
 /// The ladder `1, 2, 4, …` up to `max` (always ending with `max`).
 pub fn ladder_up_to(max: usize) -> Vec<usize> {
     let mut v = Vec::new();
@@ -137,11 +110,15 @@ pub fn run_ladder(
         }
     }
     let q = crate::qualify::decide(&l.spec, &runs);
-    // MERGE: the decision module's renderers replace these.
-    let console = format!("{} {:?}\n", q.verdict.as_str(), q.reasons);
+    let console = crate::qualify::render_console(&q);
     write(&l.root, QUALIFICATION_TXT, console.as_bytes())?;
-    write(&l.root, QUALIFICATION_MD, console.as_bytes())?;
-    let json = serde_json::to_vec_pretty(&q).map_err(|e| Failure::run(e.to_string()))?;
+    write(
+        &l.root,
+        QUALIFICATION_MD,
+        crate::qualify::render_markdown(&q).as_bytes(),
+    )?;
+    let json = serde_json::to_vec_pretty(&crate::qualify::to_json(&q))
+        .map_err(|e| Failure::run(e.to_string()))?;
     write(&l.root, QUALIFICATION_JSON, &json)?;
     let code = if ran.code != exit::OK {
         ran.code
@@ -224,6 +201,8 @@ pub fn step_run(dir: &Path, workers: usize, repeat: usize) -> Result<StepRun, Fa
         runq_wait_max: frac(&["threads", "runq_wait_max"]),
         recvq_nonzero_fraction: frac(&["sockets", "recvq_nonzero_fraction"]),
         recvq_max_bytes: num(&resources, &["sockets", "recvq_max_bytes"]).map(|v| v as u64),
+        recvq_growing: None,
+        memory_oom_events: None,
         backlog_growing: resources
             .get("queues")
             .and_then(|q| q.get("planned_backlog_growing"))
@@ -237,7 +216,15 @@ pub fn step_run(dir: &Path, workers: usize, repeat: usize) -> Result<StepRun, Fa
         host_cpu_pressure_some: num(&resources, &["pressure", "cpu", "some", "stall_pct"])
             .map(|p| p / 100.0),
     };
+    let windows = server.as_ref().map(|f| f.windows.profiling);
     Ok(StepRun {
+        concurrency: if rate.is_some() {
+            num(&summary, &["in_flight_requests", "avg"])
+        } else {
+            num(&manifest, &["plan", "load", "concurrency"])
+        },
+        mean_osl_tokens: num(&summary, &["output_sequence_length", "avg"]),
+        window_s: windows.map(|w| (w.end_ns - w.start_ns) as f64 / 1e9),
         workers,
         repeat,
         dir: dir.to_string_lossy().into_owned(),

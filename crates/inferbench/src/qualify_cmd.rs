@@ -67,7 +67,7 @@ pub fn run(q: &QualifyArgs, argv: &[String]) -> Result<u8, Failure> {
     let spec = QualifySpec {
         tolerance_pct: q.tolerance_pct,
         prefer_headroom: q.prefer_headroom,
-        ..inferbench_run::qualify_run::default_spec()
+        ..QualifySpec::default()
     };
     let printer = Arc::new(crate::profile::Printer {
         several: true,
