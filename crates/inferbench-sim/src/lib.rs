@@ -23,13 +23,21 @@ mod answers;
 mod api;
 mod body;
 mod config;
+mod dcgm;
+mod metrics;
+mod pacing;
 mod render;
 mod request;
+mod sched;
 mod server;
 mod stats;
 
 pub use answers::{AnswerKey, KeyAnswer, answers_right, question_text};
 pub use body::StreamCut;
-pub use config::{MAX_OUTPUT_TOKENS, ReasoningField, SimConfig, SimConfigError, default_words};
+pub use config::{
+    MAX_OUTPUT_TOKENS, ReasoningField, Serving, SimConfig, SimConfigError, default_words,
+};
+pub use dcgm::{BLANK_INT64, EnergyMeter, gpu_uuid, power_mw};
+pub use metrics::CONTENT_TYPE as METRICS_CONTENT_TYPE;
 pub use server::{SimServer, serve_until};
 pub use stats::{SimStats, TimingStats};
