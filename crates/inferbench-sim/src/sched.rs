@@ -331,3 +331,43 @@ pub(crate) fn finish_of(reason: &str) -> Finish {
         _ => Finish::Stop,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pacer(budget: Option<f64>) -> Pacer {
+        Pacer {
+            base: Instant::now(),
+            first_ns: 20_000_000,
+            itl_ns: 5_000_000,
+            budget,
+            known: (0, 20_000_000),
+        }
+    }
+
+    #[test]
+    fn deadlines_without_a_budget_are_absolute_from_the_start() {
+        let mut p = pacer(None);
+        let ms = |p: &mut Pacer, i, r| (p.due(i, r) - p.base).as_secs_f64() * 1e3;
+        assert_eq!(ms(&mut p, 0, 9), 20.0);
+        assert_eq!(ms(&mut p, 7, 9), 55.0);
+        assert_eq!(ms(&mut p, 3, 1), 35.0);
+    }
+
+    #[test]
+    fn a_shared_budget_fixes_each_gap_from_the_batch_at_the_time() {
+        // 100 tokens/s shared: with 4 running a gap is 40 ms; with 2, 20 ms; with 1, 10 ms;
+        // never below the 5 ms ITL (with 200 tokens/s and 1 running it would be 5 ms).
+        let mut p = pacer(Some(100.0));
+        let ms = |p: &mut Pacer, i, r| (p.due(i, r) - p.base).as_secs_f64() * 1e3;
+        assert_eq!(ms(&mut p, 0, 4), 20.0);
+        assert_eq!(ms(&mut p, 1, 4), 60.0);
+        // Asking again for a fixed deadline does not move it, whatever the batch now.
+        assert_eq!(ms(&mut p, 1, 1), 60.0);
+        assert_eq!(ms(&mut p, 3, 2), 100.0);
+        assert_eq!(ms(&mut p, 4, 1), 110.0);
+        let mut p = pacer(Some(200.0));
+        assert_eq!(ms(&mut p, 2, 1), 30.0);
+    }
+}
