@@ -5,8 +5,8 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use inferbench_core::plan::Target;
-use inferbench_sim::{AnswerKey, KeyAnswer, SimConfig, SimServer};
+use inferbench_core::plan::{SimServing, Target};
+use inferbench_sim::{AnswerKey, KeyAnswer, Serving, SimConfig, SimServer};
 use inferbench_workload::{Corpus, Tokenizer};
 
 use crate::Failure;
@@ -67,9 +67,9 @@ impl Simulated {
                 Some(p) => Some(Arc::new(answer_key(runs, p)?)),
                 None => None,
             },
+            serving: sim_serving(serving)?,
             ..SimConfig::default()
         };
-        let _ = serving; // (skeleton: the serving options reach SimConfig with the scheduler)
         let rt = tokio::runtime::Builder::new_multi_thread()
             .thread_name("sim")
             .enable_all()
@@ -83,9 +83,51 @@ impl Simulated {
         Ok(Simulated { rt, server, url })
     }
 
+    /// The server's Prometheus page (vLLM's names): `{url}/metrics`.
+    pub fn metrics_url(&self) -> String {
+        format!("{}/metrics", self.url)
+    }
+
+    /// The server's DCGM exporter page: `{url}/dcgm/metrics`.
+    pub fn dcgm_url(&self) -> String {
+        format!("{}/dcgm/metrics", self.url)
+    }
+
     pub fn shutdown(self) {
         self.rt.block_on(self.server.shutdown());
     }
+}
+
+/// The plan's serving options as the server's; the plan's flags were checked when it was
+/// made, this refuses what a hand-written plan could still hold.
+pub fn sim_serving(s: &SimServing) -> Result<Serving, Failure> {
+    let reset = match s.metrics_reset_after_s {
+        None => None,
+        Some(t) => match Duration::try_from_secs_f64(t) {
+            Ok(d) if t > 0.0 => Some(d),
+            _ => {
+                return Err(Failure::input(format!(
+                    "--sim-metrics-reset-after {t}: positive seconds"
+                )));
+            }
+        },
+    };
+    let out = Serving {
+        max_running: s.max_running,
+        decode_tokens_per_s: s.decode_tokens_per_s,
+        prefill_us_per_token: s.prefill_us_per_token.unwrap_or(0.0),
+        metrics_reset_after: reset,
+        gpus: s.gpus.unwrap_or(1),
+        ..Serving::default()
+    };
+    let probe = SimConfig {
+        serving: out.clone(),
+        ..SimConfig::default()
+    };
+    probe
+        .validate()
+        .map_err(|e| Failure::input(format!("the simulated server's --sim-* options: {e}")))?;
+    Ok(out)
 }
 
 /// The simulated server's key from the runs' own expected answers: each question (the text
@@ -155,4 +197,46 @@ pub fn answer_key(runs: &[crate::Prepared], accuracy: f64) -> Result<AnswerKey, 
         // The run's own answers: a question without one is answered with filler words.
         refuse_unknown: false,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_plans_serving_options_reach_the_server() {
+        let s = SimServing {
+            max_running: Some(2),
+            decode_tokens_per_s: Some(50.0),
+            prefill_us_per_token: Some(3.5),
+            metrics_reset_after_s: Some(1.5),
+            gpus: Some(4),
+        };
+        let out = sim_serving(&s).unwrap();
+        assert_eq!(out.max_running, Some(2));
+        assert_eq!(out.decode_tokens_per_s, Some(50.0));
+        assert_eq!(out.prefill_us_per_token, 3.5);
+        assert_eq!(out.metrics_reset_after, Some(Duration::from_millis(1500)));
+        assert_eq!(out.gpus, 4);
+        // Nothing set: the server's defaults, which change nothing.
+        assert_eq!(
+            sim_serving(&SimServing::default()).unwrap(),
+            Serving::default()
+        );
+        let bad = SimServing {
+            gpus: Some(0),
+            ..SimServing::default()
+        };
+        assert!(sim_serving(&bad).unwrap_err().to_string().contains("gpus"));
+        let bad = SimServing {
+            metrics_reset_after_s: Some(-1.0),
+            ..SimServing::default()
+        };
+        assert!(
+            sim_serving(&bad)
+                .unwrap_err()
+                .to_string()
+                .contains("--sim-metrics-reset-after -1")
+        );
+    }
 }

@@ -2,19 +2,19 @@
 //! own frame at its absolute deadline. The stream is polled directly by the connection task, so
 //! there is no per-request task or channel, and no timer at all when both delays are zero.
 
-use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::Ordering::Relaxed;
 use std::task::{Context, Poll};
-use std::time::Duration;
 
 use bytes::{Bytes, BytesMut};
 use hyper::body::{Body, Frame, SizeHint};
-use tokio::time::{Instant, Sleep};
+use tokio::time::Instant;
 
 use crate::api::{self, Req, StreamState};
+use crate::metrics::Finish;
 use crate::render::{self, Event};
+use crate::sched::{Job, finish_of};
 use crate::server::Shared;
 use crate::stats::duration_ns;
 
@@ -81,50 +81,6 @@ enum Outcome {
     Cut,
 }
 
-/// Absolute deadlines from the arrival instant: token i is due at arrival + ttft + i * itl.
-pub(crate) struct Clock {
-    pub arrival: Instant,
-    pub ttft_ns: u64,
-    pub itl_ns: u64,
-    sleep: Option<Pin<Box<Sleep>>>,
-}
-
-impl Clock {
-    pub(crate) fn new(arrival: Instant, ttft: Duration, itl: Duration) -> Clock {
-        Clock {
-            arrival,
-            ttft_ns: duration_ns(ttft),
-            itl_ns: duration_ns(itl),
-            sleep: None,
-        }
-    }
-
-    /// When token `i` is due (config validation keeps this from overflowing).
-    pub(crate) fn due(&self, i: usize) -> Instant {
-        self.arrival + Duration::from_nanos(self.ttft_ns + self.itl_ns * i as u64)
-    }
-
-    /// Ready once token `i` is due. One `Sleep` per stream, re-armed per deadline.
-    fn poll_due(&mut self, cx: &mut Context<'_>, i: usize) -> Poll<()> {
-        let deadline = self.due(i);
-        if Instant::now() >= deadline {
-            return Poll::Ready(());
-        }
-        let sleep = match &mut self.sleep {
-            Some(s) => {
-                if s.deadline() != deadline {
-                    s.as_mut().reset(deadline);
-                }
-                s
-            }
-            None => self
-                .sleep
-                .insert(Box::pin(tokio::time::sleep_until(deadline))),
-        };
-        sleep.as_mut().poll(cx)
-    }
-}
-
 pub(crate) struct SimStream {
     shared: Arc<Shared>,
     req: Req,
@@ -136,8 +92,9 @@ pub(crate) struct SimStream {
     role_on_first: bool,
     /// Token events to send before cutting the connection.
     cut_after: Option<usize>,
-    /// `None` when both delays are zero: every event is due at once and no timer is touched.
-    clock: Option<Clock>,
+    /// Admission, deadlines and the metrics of this request (no timer is touched when every
+    /// delay is zero).
+    job: Job,
     arrival: Instant,
     buf: BytesMut,
     phase: Phase,
@@ -159,14 +116,13 @@ pub(crate) struct StreamParams {
     pub include_usage: bool,
     pub cut: bool,
     pub arrival: Instant,
-    pub timed: bool,
+    pub job: Job,
 }
 
 impl SimStream {
     pub(crate) fn new(shared: Arc<Shared>, p: StreamParams) -> SimStream {
         let chat = p.req.shape.endpoint == crate::request::Endpoint::Chat;
         let events = render::event_count(p.tokens_per_chunk, p.req.shape.tokens);
-        let (ttft, itl) = (shared.cfg.ttft, shared.cfg.itl);
         // One buffer for the whole stream: each event is split off it, so it is allocated once
         // unless the estimate is short.
         let per_event =
@@ -181,7 +137,7 @@ impl SimStream {
             tokens_per_chunk: p.tokens_per_chunk,
             role_on_first: chat && !p.role_first_chunk,
             cut_after: p.cut.then_some(events / 2),
-            clock: p.timed.then(|| Clock::new(p.arrival, ttft, itl)),
+            job: p.job,
             arrival: p.arrival,
             buf: BytesMut::with_capacity(cap),
             phase: if prelude { Phase::Role } else { Phase::Tokens },
@@ -231,6 +187,8 @@ impl SimStream {
                         self.req.shape.tokens,
                     );
                     if range.is_empty() {
+                        // The last token is out: the request leaves the running batch.
+                        self.job.finish(finish_of(self.req.shape.finish));
                         self.phase = if self.epilogue {
                             Phase::Usage
                         } else {
@@ -238,13 +196,17 @@ impl SimStream {
                         };
                         continue;
                     }
-                    // An event goes out when its last token is due.
-                    if let Some(clock) = &mut self.clock
-                        && clock.poll_due(cx, range.end - 1).is_pending()
+                    // It runs once admitted; an event goes out when its last token is due.
+                    if self.job.poll_admit(cx).is_pending()
+                        || self
+                            .job
+                            .poll_due(cx, range.end - 1, self.events == 0)
+                            .is_pending()
                     {
                         return self.pending();
                     }
                     self.record_event();
+                    self.job.emitted(range.len());
                     let ev = Event::Tokens {
                         last: range.end == self.req.shape.tokens,
                         role: self.role_on_first && self.events == 0,
@@ -288,11 +250,15 @@ impl SimStream {
                         self.tokens_per_chunk,
                         self.req.shape.tokens,
                     );
-                    if let Some(clock) = &mut self.clock
-                        && clock.poll_due(cx, next.end.max(1) - 1).is_pending()
+                    if self.job.poll_admit(cx).is_pending()
+                        || self
+                            .job
+                            .poll_due(cx, next.end.max(1) - 1, false)
+                            .is_pending()
                     {
                         return self.pending();
                     }
+                    self.job.finish(Finish::Abort);
                     // hyper discards its write buffer on a body error, so make it flush the
                     // events already produced first: one `Pending` does that.
                     if !self.flushed {

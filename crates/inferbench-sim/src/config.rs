@@ -74,6 +74,52 @@ pub struct SimConfig {
     /// With a key, a question the key holds is answered (right or wrong, see
     /// [`crate::AnswerKey`]) in place of the filler words; any other prompt is refused.
     pub answers: Option<Arc<crate::AnswerKey>>,
+    /// Capacity, faults and exporters beyond the pacing (the batched scheduler, the
+    /// counter-reset fault, the simulated GPUs); the default changes nothing.
+    pub serving: Serving,
+}
+
+/// How the server serves beyond its pacing. The default is today's model: every request
+/// runs at once, paced alone, and the metrics never reset.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Serving {
+    /// Requests in the running batch at most; later ones wait in a FIFO queue
+    /// (`vllm:num_requests_waiting`). None: no limit.
+    pub max_running: Option<u32>,
+    /// Output tokens per second the whole running batch shares: each stream's gap between
+    /// tokens is `max(itl, running / decode_tokens_per_s)`. None: every stream at `itl`.
+    pub decode_tokens_per_s: Option<f64>,
+    /// Prefill cost per input token (`usage.prompt_tokens`, the whitespace word count),
+    /// microseconds, added to the first token's delay.
+    pub prefill_us_per_token: f64,
+    /// Every counter and histogram of `/metrics` restarts from zero this long after the
+    /// server started, and every `_created` changes, as after a process restart (once).
+    pub metrics_reset_after: Option<Duration>,
+    /// Simulated GPUs behind `/dcgm/metrics`.
+    pub gpus: u32,
+    /// Token capacity of the simulated KV cache: `vllm:kv_cache_usage_perc` is the running
+    /// requests' input plus generated tokens over this (clamped to 1).
+    pub kv_capacity_tokens: u64,
+}
+
+impl Default for Serving {
+    fn default() -> Self {
+        Serving {
+            max_running: None,
+            decode_tokens_per_s: None,
+            prefill_us_per_token: 0.0,
+            metrics_reset_after: None,
+            gpus: 1,
+            kv_capacity_tokens: 131_072,
+        }
+    }
+}
+
+impl Serving {
+    /// Whether anything but the pacing decides when tokens are due.
+    pub(crate) fn paces(&self) -> bool {
+        self.decode_tokens_per_s.is_some() || self.prefill_us_per_token > 0.0
+    }
 }
 
 /// The words the recording mock cycles (see the fixtures' README).
@@ -101,6 +147,7 @@ impl Default for SimConfig {
             default_output_tokens: 16,
             words: Arc::new(default_words()),
             answers: None,
+            serving: Serving::default(),
         }
     }
 }
@@ -122,6 +169,16 @@ pub enum SimConfigError {
     Delay,
     #[error("answer accuracy must be a fraction in [0, 1], got {0}")]
     AnswerAccuracy(f64),
+    #[error("max_running must be at least 1")]
+    MaxRunning,
+    #[error("decode_tokens_per_s must be a positive number, got {0}")]
+    DecodeRate(f64),
+    #[error("prefill_us_per_token must be zero or more (and at most 1e6), got {0}")]
+    Prefill(f64),
+    #[error("gpus must be between 1 and 64, got {0}")]
+    Gpus(u32),
+    #[error("kv_capacity_tokens must be at least 1")]
+    KvCapacity,
 }
 
 impl SimConfig {
@@ -150,6 +207,25 @@ impl SimConfig {
             && !(0.0..=1.0).contains(&k.accuracy)
         {
             return Err(SimConfigError::AnswerAccuracy(k.accuracy));
+        }
+        let sv = &self.serving;
+        if sv.max_running == Some(0) {
+            return Err(SimConfigError::MaxRunning);
+        }
+        if let Some(r) = sv.decode_tokens_per_s
+            && !(r.is_finite() && r > 0.0)
+        {
+            return Err(SimConfigError::DecodeRate(r));
+        }
+        if !(sv.prefill_us_per_token.is_finite() && (0.0..=1e6).contains(&sv.prefill_us_per_token))
+        {
+            return Err(SimConfigError::Prefill(sv.prefill_us_per_token));
+        }
+        if !(1..=64).contains(&sv.gpus) {
+            return Err(SimConfigError::Gpus(sv.gpus));
+        }
+        if sv.kv_capacity_tokens == 0 {
+            return Err(SimConfigError::KvCapacity);
         }
         // Deadlines are computed in nanoseconds; make sure the longest allowed stream fits.
         let max = (self.itl.as_nanos())

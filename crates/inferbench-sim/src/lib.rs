@@ -5,7 +5,10 @@
 //! `/generate_stream`), streaming where the API streams, with
 //! deterministic token text on an absolute-deadline timing model (token *i* is due at
 //! arrival + TTFT + *i* × ITL), can inject HTTP 500s and cut streams, and keeps server-side
-//! counters (`GET /sim/stats`). It is the target of `inferbench mock-server` and of
+//! counters (`GET /sim/stats`). A batched scheduler ([`Serving`]: a running limit, prefill
+//! per input token, a shared decode budget) gives it a real capacity; it serves vLLM's
+//! Prometheus page (`GET /metrics`, with a counter-reset fault) and a DCGM exporter's page
+//! for simulated GPUs (`GET /dcgm/metrics`). It is the target of `inferbench mock-server` and of
 //! `inferbench profile` without `--url`. See `docs/simulated-server.md`.
 //!
 //! ```no_run
@@ -23,13 +26,21 @@ mod answers;
 mod api;
 mod body;
 mod config;
+mod dcgm;
+mod metrics;
+mod pacing;
 mod render;
 mod request;
+mod sched;
 mod server;
 mod stats;
 
 pub use answers::{AnswerKey, KeyAnswer, answers_right, question_text};
 pub use body::StreamCut;
-pub use config::{MAX_OUTPUT_TOKENS, ReasoningField, SimConfig, SimConfigError, default_words};
+pub use config::{
+    MAX_OUTPUT_TOKENS, ReasoningField, Serving, SimConfig, SimConfigError, default_words,
+};
+pub use dcgm::{BLANK_INT64, EnergyMeter, gpu_uuid, power_mw};
+pub use metrics::CONTENT_TYPE as METRICS_CONTENT_TYPE;
 pub use server::{SimServer, serve_until};
 pub use stats::{SimStats, TimingStats};

@@ -25,8 +25,11 @@ use tokio::time::Instant;
 use crate::api::{self, Req};
 use crate::body::{SimBody, SimStream, StreamParams};
 use crate::config::{ReasoningField, SimConfig};
+use crate::metrics::{Gauges, Registry};
+use crate::pacing::Timer;
 use crate::render::{self, Shape, Words};
 use crate::request::{Endpoint, FaultPlan, InferRequest, asked, body_hash, output_len};
+use crate::sched::{Job, Scheduler};
 use crate::stats::{Counters, SimStats, bump};
 
 /// Largest request body accepted.
@@ -44,6 +47,10 @@ pub(crate) struct Shared {
     pub(crate) cfg: SimConfig,
     pub(crate) words: Words,
     pub(crate) counters: Counters,
+    pub(crate) sched: Scheduler,
+    pub(crate) registry: Registry,
+    pub(crate) timer: Timer,
+    hostname: String,
     faults: FaultPlan,
     /// `cfg.model` as a quoted JSON string, for responses to requests naming no model.
     model_json: Vec<u8>,
@@ -59,6 +66,10 @@ impl Shared {
         models.extend_from_slice(&model_json);
         models.extend_from_slice(br#","object":"model","created":0,"owned_by":"inferbench"}]}"#);
         Shared {
+            sched: Scheduler::new(&cfg.serving),
+            registry: Registry::new(unix_now()),
+            timer: Timer::new(),
+            hostname: crate::dcgm::hostname(),
             words: Words::new(&cfg.words),
             faults: FaultPlan::new(cfg.error_rate, cfg.cut_rate, cfg.seed),
             counters: Counters::default(),
@@ -71,6 +82,34 @@ impl Shared {
     fn stats(&self) -> SimStats {
         self.counters.snapshot(self.cfg.ttft, self.cfg.itl)
     }
+
+    /// The `/metrics` page, rendered now.
+    pub(crate) fn metrics_text(&self) -> String {
+        let g = Gauges {
+            running: self.sched.running(),
+            waiting: self.sched.waiting(),
+            kv_usage: self.sched.kv_usage(),
+        };
+        crate::metrics::render(&self.registry, &g, &self.cfg.model)
+    }
+
+    /// The `/dcgm/metrics` page, rendered now.
+    pub(crate) fn dcgm_text(&self) -> String {
+        let (running, energy_mj) = self.sched.energy_mj();
+        let load = crate::dcgm::GpuLoad {
+            running,
+            max_running: self.cfg.serving.max_running,
+            kv_usage: self.sched.kv_usage(),
+            energy_mj,
+        };
+        crate::dcgm::render(self.cfg.serving.gpus, &self.hostname, &load)
+    }
+}
+
+fn unix_now() -> f64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0.0, |d| d.as_secs_f64())
 }
 
 /// A running simulated server. Dropping it stops the server in the background; call
@@ -80,6 +119,7 @@ pub struct SimServer {
     shared: Arc<Shared>,
     stop: watch::Sender<bool>,
     task: JoinHandle<()>,
+    fault: Option<JoinHandle<()>>,
 }
 
 impl SimServer {
@@ -93,11 +133,23 @@ impl SimServer {
         let shared = Arc::new(Shared::new(cfg));
         let (stop, stop_rx) = watch::channel(false);
         let task = tokio::spawn(accept_loop(listener, shared.clone(), stop_rx));
+        // The counter-reset fault: once, at its time after start (holding no server alive).
+        let fault = shared.cfg.serving.metrics_reset_after.map(|after| {
+            let weak = Arc::downgrade(&shared);
+            let at = shared.sched.epoch + after;
+            tokio::spawn(async move {
+                tokio::time::sleep_until(at).await;
+                if let Some(s) = weak.upgrade() {
+                    s.registry.restart(unix_now());
+                }
+            })
+        });
         Ok(SimServer {
             addr,
             shared,
             stop,
             task,
+            fault,
         })
     }
 
@@ -119,6 +171,9 @@ impl SimServer {
     /// Stops accepting, lets in-flight responses finish (up to a short grace period), then
     /// returns.
     pub async fn shutdown(self) {
+        if let Some(f) = &self.fault {
+            f.abort();
+        }
         let _ = self.stop.send(true);
         let _ = self.task.await;
     }
@@ -219,6 +274,8 @@ async fn handle(
             let body = serde_json::to_vec(&shared.stats()).unwrap_or_default();
             json(StatusCode::OK, body)
         }
+        "/metrics" if method == Method::GET => prometheus(shared.metrics_text()),
+        "/dcgm/metrics" if method == Method::GET => prometheus(shared.dcgm_text()),
         "/sim/reset" if method == Method::POST => {
             shared.counters.reset();
             json(StatusCode::OK, Bytes::from_static(br#"{"status":"reset"}"#))
@@ -228,11 +285,13 @@ async fn handle(
             "invalid_request_error",
             &format!("method {method} not allowed on {p}"),
         ),
-        "/v1/models" | "/health" | "/sim/stats" | "/sim/reset" => error(
-            StatusCode::METHOD_NOT_ALLOWED,
-            "invalid_request_error",
-            &format!("method {method} not allowed on {}", req.uri().path()),
-        ),
+        "/v1/models" | "/health" | "/sim/stats" | "/sim/reset" | "/metrics" | "/dcgm/metrics" => {
+            error(
+                StatusCode::METHOD_NOT_ALLOWED,
+                "invalid_request_error",
+                &format!("method {method} not allowed on {}", req.uri().path()),
+            )
+        }
         path => error(
             StatusCode::NOT_FOUND,
             "not_found_error",
@@ -411,7 +470,11 @@ async fn infer(
         hash,
         answer,
     };
-    let timed = !(shared.cfg.ttft.is_zero() && shared.cfg.itl.is_zero());
+    let timed =
+        !(shared.cfg.ttft.is_zero() && shared.cfg.itl.is_zero()) || shared.cfg.serving.paces();
+    let finish = crate::sched::finish_of(req.shape.finish);
+    let tokens = req.shape.tokens;
+    let mut job = Job::new(shared.clone(), arrival, req.shape.prompt_tokens, timed);
 
     if stream {
         let include_usage = parsed
@@ -426,7 +489,7 @@ async fn infer(
             include_usage,
             cut: shared.faults.is_cut(k),
             arrival,
-            timed,
+            job,
         };
         let mut resp = Response::new(SimBody::Stream(Box::new(SimStream::new(shared, params))));
         let h = resp.headers_mut();
@@ -435,17 +498,33 @@ async fn infer(
         return resp;
     }
 
-    // Non-streaming: the whole answer is ready when its last token is due.
-    if timed {
-        let clock = crate::body::Clock::new(arrival, shared.cfg.ttft, shared.cfg.itl);
-        tokio::time::sleep_until(clock.due(len.tokens.max(1) - 1)).await;
+    // Non-streaming: the whole answer is ready when its last token is due (with a shared
+    // decode budget each deadline depends on the batch when the one before it passes).
+    job.admitted().await;
+    let last = tokens.max(1) - 1;
+    if job.shares_budget() {
+        for i in 0..last {
+            job.due(i, false).await;
+        }
     }
+    job.due(last, true).await;
     let body = api::full_body(&req, req.words(&shared.words)).freeze();
+    job.emitted_all(tokens);
+    job.finish(finish);
     let c = &shared.counters;
     c.ttft.add_one(arrival.elapsed());
     c.tokens.fetch_add(len.tokens as u64, Relaxed);
     bump(&c.completed);
     json(StatusCode::OK, body)
+}
+
+fn prometheus(text: String) -> Response<SimBody> {
+    let mut resp = Response::new(SimBody::full(text));
+    resp.headers_mut().insert(
+        CONTENT_TYPE,
+        HeaderValue::from_static(crate::metrics::CONTENT_TYPE),
+    );
+    resp
 }
 
 fn json(status: StatusCode, body: impl Into<Bytes>) -> Response<SimBody> {

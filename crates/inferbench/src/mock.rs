@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use inferbench_core::plan::TokenizerSpec;
-use inferbench_sim::{ReasoningField, SimConfig, SimServer};
+use inferbench_sim::{ReasoningField, Serving, SimConfig, SimServer};
 use inferbench_workload::Tokenizer;
 
 use crate::Failure;
@@ -43,6 +43,7 @@ pub fn run(a: &MockServerArgs) -> Result<u8, Failure> {
         default_output_tokens: a.default_output_tokens,
         words: Arc::new(inferbench_run::sim::sim_words(&tok)),
         answers: answer_key(a)?.map(Arc::new),
+        serving: serving(a)?,
     };
     cfg.validate()
         .map_err(|e| Failure::input(format!("mock-server: {e}")))?;
@@ -65,7 +66,7 @@ pub fn run(a: &MockServerArgs) -> Result<u8, Failure> {
             .await
             .map_err(|e| Failure::run(format!("mock-server: cannot listen on {addr}: {e}")))?;
         eprintln!(
-            "inferbench mock-server: listening on http://{} (ttft {:?}, itl {:?}, tokenizer {}); Ctrl-C stops",
+            "inferbench mock-server: listening on http://{} (ttft {:?}, itl {:?}, tokenizer {}; /metrics, /dcgm/metrics); Ctrl-C stops",
             server.local_addr(),
             ttft,
             itl,
@@ -79,6 +80,42 @@ pub fn run(a: &MockServerArgs) -> Result<u8, Failure> {
             serde_json::to_string(&stats).unwrap_or_default()
         );
         Ok(0)
+    })
+}
+
+/// `--max-running`, `--decode-tokens-per-s`, `--prefill-us-per-token`,
+/// `--metrics-reset-after`, `--gpus`: each checked here so the error names its flag.
+fn serving(a: &MockServerArgs) -> Result<Serving, Failure> {
+    let bad = |m: String| Err(Failure::input(m));
+    if a.max_running == Some(0) {
+        return bad("--max-running 0: at least 1".into());
+    }
+    if let Some(r) = a.decode_tokens_per_s
+        && !(r.is_finite() && r > 0.0)
+    {
+        return bad(format!("--decode-tokens-per-s {r}: a positive number"));
+    }
+    let p = a.prefill_us_per_token;
+    if !(p.is_finite() && (0.0..=1e6).contains(&p)) {
+        return bad(format!("--prefill-us-per-token {p}: between 0 and 1000000"));
+    }
+    let reset = match a.metrics_reset_after {
+        None => None,
+        Some(t) => match Duration::try_from_secs_f64(t) {
+            Ok(d) if t > 0.0 => Some(d),
+            _ => return bad(format!("--metrics-reset-after {t}: positive seconds")),
+        },
+    };
+    if !(1..=64).contains(&a.gpus) {
+        return bad(format!("--gpus {}: between 1 and 64", a.gpus));
+    }
+    Ok(Serving {
+        max_running: a.max_running,
+        decode_tokens_per_s: a.decode_tokens_per_s,
+        prefill_us_per_token: p,
+        metrics_reset_after: reset,
+        gpus: a.gpus,
+        ..Serving::default()
     })
 }
 

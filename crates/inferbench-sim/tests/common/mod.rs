@@ -31,6 +31,7 @@ pub fn cfg() -> SimConfig {
         default_output_tokens: 5,
         words: Arc::new(WORDS.iter().map(|w| (*w).to_owned()).collect()),
         answers: None,
+        serving: Default::default(),
     }
 }
 

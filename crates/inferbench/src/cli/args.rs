@@ -251,6 +251,27 @@ pub struct MockServerArgs {
     /// Fraction of the key's questions answered right, 0–1 (needs --answer-key; default 1).
     #[arg(long = "answer-accuracy")]
     pub answer_accuracy: Option<f64>,
+    /// Requests run at once; later ones wait in a FIFO queue (default: no limit).
+    #[arg(long = "max-running", value_name = "N")]
+    pub max_running: Option<u32>,
+    /// Output tokens per second the whole running batch shares: each stream's gap is
+    /// max(--itl-ms, running / this) (default: no limit).
+    #[arg(long = "decode-tokens-per-s", value_name = "TOKENS")]
+    pub decode_tokens_per_s: Option<f64>,
+    /// Prefill cost per input token (usage.prompt_tokens), µs, added to the first token.
+    #[arg(
+        long = "prefill-us-per-token",
+        value_name = "US",
+        default_value_t = 0.0
+    )]
+    pub prefill_us_per_token: f64,
+    /// Every /metrics counter and histogram restarts from zero this many seconds after
+    /// start, as after a process restart (a fault for testing reset handling).
+    #[arg(long = "metrics-reset-after", value_name = "SECONDS")]
+    pub metrics_reset_after: Option<f64>,
+    /// Simulated GPUs on the DCGM exporter page (/dcgm/metrics).
+    #[arg(long = "gpus", value_name = "N", default_value_t = 1)]
+    pub gpus: u32,
 }
 
 #[derive(Args, Debug)]
