@@ -97,6 +97,8 @@ pub async fn run_one(mut p: Prepared, observer: &Arc<dyn Observer>) -> Result<Ru
         stop.clone(),
     );
     let progress = engine.progress();
+    let probes = engine.probes();
+    let queues = probes.queues.clone();
 
     // Records go to disk on their own thread, as they complete: the evidence line, then the
     // sink (the fold and the per-record exports). Then the record is dropped, so memory does
@@ -139,6 +141,7 @@ pub async fn run_one(mut p: Prepared, observer: &Arc<dyn Observer>) -> Result<Ru
                         }
                         evidence.write_record(&r)?;
                         sink.record(&r)?;
+                        queues.record_written();
                     }
                     EngineEvent::Phase(w) => {
                         evidence.write_phase(&w)?;
@@ -155,20 +158,16 @@ pub async fn run_one(mut p: Prepared, observer: &Arc<dyn Observer>) -> Result<Ru
         ui: plan.ui,
         progress,
     });
-    // The client's own CPU, memory, threads and the machine's pressure, about once a second.
-    let (sampler_stop, sampler_rx) = tokio::sync::watch::channel(false);
-    let sampler = tokio::spawn(inferbench_client::resources::run_sampler(
-        clock,
-        Duration::from_secs(1),
-        sampler_rx,
-    ));
+    // The client's own CPU, cgroup, threads, sockets and queues and the machine's pressure,
+    // about once a second, on the sampler's own thread (off the client's runtime).
+    let sampler =
+        inferbench_client::resources::Sampler::start(clock, Duration::from_secs(1), probes);
     let outcome = engine.run(tx).await;
     observer.event(Event::EngineStopped);
     for s in signals {
         s.abort();
     }
-    let _ = sampler_stop.send(true);
-    let samples = sampler.await.unwrap_or_default();
+    let samples = sampler.stop();
     let resources = ClientResources {
         summary: inferbench_client::resources::summarize(&samples),
         samples,

@@ -107,14 +107,15 @@ pub fn run_sweep_declared(
         }
         _ => None,
     };
-    // The client runs on one thread: no cross-thread wake-ups per response frame, which is
-    // most of what a multi-threaded runtime would cost here. Records are written by their own
-    // thread.
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
+    // One client thread by default, `--workers-max N` threads otherwise (why:
+    // `ClientRuntime::new`). Records are written by their own thread. `enter` tells the
+    // sampler which threads are the client's workers.
+    let rt = inferbench_client::resources::ClientRuntime::new(first.plan.workers_max)
         .map_err(|e| Failure::run(format!("cannot start the runtime: {e}")));
-    let result = rt.and_then(|rt| run_cells(&rt, sweep, &prepared, &observer));
+    let result = rt.and_then(|rt| {
+        let _workers = rt.enter();
+        run_cells(rt.runtime(), sweep, &prepared, &observer)
+    });
     if let Some(s) = sim {
         s.shutdown();
     }

@@ -22,6 +22,7 @@ use tokio::sync::{mpsc, watch};
 use crate::clock::Clock;
 use crate::decode;
 use crate::headers::ConfiguredHeader;
+use crate::resources::{InternalQueues, Probes, SocketRegistry, WorkerThreads};
 use crate::transport::{Conn, Target};
 
 mod dispatch;
@@ -286,6 +287,10 @@ pub struct Engine {
     decoder: decode::Decoder,
     /// `--reasoning-tags think`: split `<think>` out of the content of each response.
     reasoning_tags: bool,
+    /// Requests due and not yet written, and records handed to the writer (evidence).
+    queues: Arc<InternalQueues>,
+    /// Every open connection's fd, for the sampler's socket readings.
+    sockets: SocketRegistry,
 }
 
 impl Engine {
@@ -339,6 +344,18 @@ impl Engine {
             stop,
             cancel_seed,
             abort_reason: std::sync::Mutex::new(None),
+            queues: InternalQueues::new(),
+            sockets: SocketRegistry::new(),
+        }
+    }
+
+    /// What the resource sampler reads of this engine (its queues and connections), with
+    /// the worker threads of the runtime the calling thread drives.
+    pub fn probes(&self) -> Probes {
+        Probes {
+            workers: WorkerThreads::current_or_this_thread(),
+            sockets: self.sockets.clone(),
+            queues: self.queues.clone(),
         }
     }
 
