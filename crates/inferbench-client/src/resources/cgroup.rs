@@ -57,6 +57,11 @@ pub struct MemoryEvents {
 /// One reading of the client's cgroup v2.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct CgroupSample {
+    /// The group is the hierarchy's root (`0::/`, as on a host without systemd or in a
+    /// container without a cgroup namespace of its own): its `cpu.stat` and pressure are
+    /// the whole machine's, not the client's alone.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub is_root: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cpu_stat: Option<CpuStat>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -272,16 +277,20 @@ fn parse_bytes(text: &str) -> Option<u64> {
 #[derive(Clone, Debug)]
 pub(crate) struct CgroupProbe {
     pub(crate) dir: Option<PathBuf>,
+    is_root: bool,
 }
 
 impl CgroupProbe {
     pub(crate) fn locate() -> Self {
-        let dir = (|| {
-            let cg = std::fs::read_to_string("/proc/self/cgroup").ok()?;
-            let mi = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
-            cgroup_dir(&cg, &mi).filter(|d| d.is_dir())
-        })();
-        CgroupProbe { dir }
+        let cg = std::fs::read_to_string("/proc/self/cgroup").unwrap_or_default();
+        let dir = std::fs::read_to_string("/proc/self/mountinfo")
+            .ok()
+            .and_then(|mi| cgroup_dir(&cg, &mi))
+            .filter(|d| d.is_dir());
+        CgroupProbe {
+            is_root: cgroup_v2_path(&cg) == Some(""),
+            dir,
+        }
     }
 
     pub(crate) fn cpu_pressure(&self) -> Option<PressureFile> {
@@ -293,6 +302,7 @@ impl CgroupProbe {
         let read = |name: &str| std::fs::read_to_string(dir.join(name)).ok();
         let path = |name: &str| -> PathBuf { Path::new(dir).join(name) };
         Some(CgroupSample {
+            is_root: self.is_root,
             cpu_stat: read("cpu.stat").and_then(|t| parse_cpu_stat(&t).ok()),
             cpu_max: read("cpu.max").and_then(|t| parse_cpu_max(&t).ok()),
             cpuset_cpus: read("cpuset.cpus.effective").and_then(|t| parse_cpu_list(&t).ok()),

@@ -180,6 +180,10 @@ pub struct StallFractions {
 /// The client's cgroup v2 over the samples (telemetry.md §4.2).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct CgroupSummary {
+    /// The group is the root: every number here is the whole machine's (see
+    /// `CgroupSample::is_root`), so it cannot tell the client's own load from others'.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub is_root: bool,
     /// min(cpu.max quota in CPUs, |cpuset.cpus.effective|, online CPUs), at the last sample.
     pub n_eff: Option<f64>,
     /// `cpu.max` MAX/PERIOD; None without a quota (`max`).
@@ -375,6 +379,7 @@ fn cgroup_summary(samples: &[ResourceSample]) -> Option<CgroupSummary> {
         samples.iter().filter_map(|s| f(s.cgroup.as_ref()?)).max()
     };
     Some(CgroupSummary {
+        is_root: last.is_root,
         n_eff,
         cpu_max_cpus: last.cpu_max.and_then(|m| m.cpus()),
         cpuset_cpus: last.cpuset_cpus,

@@ -454,3 +454,18 @@ fn sampler_thread_samples_files_threads_sockets_and_queues() {
         samples
     );
 }
+
+#[cfg(target_os = "linux")]
+#[test]
+fn this_process_cgroup_is_found_where_a_cgroup2_mount_exists() {
+    let mi = std::fs::read_to_string("/proc/self/mountinfo").unwrap();
+    let s = sample(0);
+    if cgroup2_mount(&mi).is_some() {
+        let cg = s.cgroup.expect("a cgroup2 mount, so the group's directory");
+        // usage_usec is always in cpu.stat.
+        assert!(cg.cpu_stat.is_some_and(|c| c.usage_usec > 0), "{cg:?}");
+        assert!(cg.online_cpus >= 1);
+    }
+    assert!(s.ctx_switches.is_some());
+    assert!(s.schedstat.is_some_and(|x| x.run_ns > 0));
+}

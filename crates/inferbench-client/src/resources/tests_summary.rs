@@ -285,6 +285,7 @@ fn cgroup_utilisation_with_half_a_cpu_and_stall_fractions_from_totals() {
     assert!(close(cg.stall.memory.unwrap(), 0.01));
     assert_eq!(cg.stall.io, None);
     assert!(!cg.pressure_accounting_off);
+    assert!(!cg.is_root);
     let ev = cg.memory_events.unwrap();
     assert_eq!((ev.high, ev.oom_kill, ev.oom), (2, 1, 0));
     assert_eq!(cg.sock_bytes_max, Some(8192));
@@ -312,7 +313,11 @@ fn cgroup_utilisation_with_half_a_cpu_and_stall_fractions_from_totals() {
 fn cgroup_with_pressure_accounting_off_says_so() {
     let mut run = quota_run();
     run[1].cgroup.as_mut().unwrap().pressure_enabled = Some(false);
-    assert!(summarize(&run).cgroup.unwrap().pressure_accounting_off);
+    run[1].cgroup.as_mut().unwrap().is_root = true;
+    let cg = summarize(&run).cgroup.unwrap();
+    assert!(cg.pressure_accounting_off);
+    // The root group's numbers are the host's: said, from the last sample.
+    assert!(cg.is_root);
 }
 
 fn sock(
