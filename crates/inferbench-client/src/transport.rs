@@ -14,6 +14,7 @@ use hyper::body::{Body, Frame, SizeHint};
 use hyper_util::rt::TokioIo;
 
 use crate::clock::Clock;
+use crate::resources::{Fd, SocketRegistration, SocketRegistry};
 
 /// A one-shot request body that records (ns from the run anchor) when its bytes were taken
 /// by the connection: the closest observable point to "request sent" without a custom I/O.
@@ -157,6 +158,16 @@ pub struct StampedStream {
     tcp: tokio::net::TcpStream,
     clock: Clock,
     stamp: Arc<AtomicU64>,
+    /// The fd's place in the sampler's socket registry.
+    registration: Option<SocketRegistration>,
+}
+
+impl Drop for StampedStream {
+    fn drop(&mut self) {
+        // Out of the registry before `tcp` closes the fd (fields drop after this), so the
+        // sampler never reads a reused fd number as this connection.
+        self.registration.take();
+    }
 }
 
 impl tokio::io::AsyncRead for StampedStream {
@@ -244,16 +255,27 @@ pub struct Conn {
 
 /// Open a connection (`TCP_NODELAY`, reads stamped) and hand-shake HTTP/1.1.
 pub async fn connect(target: &Target, clock: Clock) -> Result<Conn, String> {
+    connect_registered(target, clock, None).await
+}
+
+/// [`connect`], with the connection's fd in `sockets` (when given) for as long as it is open.
+pub async fn connect_registered(
+    target: &Target,
+    clock: Clock,
+    sockets: Option<&SocketRegistry>,
+) -> Result<Conn, String> {
     let tcp = tokio::net::TcpStream::connect((target.host.as_str(), target.port))
         .await
         .map_err(|e| format!("cannot connect to {}:{}: {e}", target.host, target.port))?;
     tcp.set_nodelay(true)
         .map_err(|e| format!("TCP_NODELAY on {}:{}: {e}", target.host, target.port))?;
     let stamp = Arc::new(AtomicU64::new(0));
+    let registration = sockets.map(|r| r.register(raw_fd(&tcp)));
     let io = TokioIo::new(StampedStream {
         tcp,
         clock,
         stamp: stamp.clone(),
+        registration,
     });
     let (sender, conn) = hyper::client::conn::http1::Builder::new()
         .handshake(io)
@@ -270,4 +292,14 @@ pub async fn connect(target: &Target, clock: Clock) -> Result<Conn, String> {
         stamp: ReadStamp(stamp),
         done: false,
     })
+}
+
+#[cfg(unix)]
+fn raw_fd(tcp: &tokio::net::TcpStream) -> Fd {
+    std::os::fd::AsRawFd::as_raw_fd(tcp)
+}
+
+#[cfg(not(unix))]
+fn raw_fd(_tcp: &tokio::net::TcpStream) -> Fd {
+    -1
 }

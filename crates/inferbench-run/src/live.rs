@@ -116,6 +116,8 @@ pub async fn run_one(mut p: Prepared, observer: &Arc<dyn Observer>) -> Result<Ru
             h.bracket(trigger, Some(name), BRACKET_WAIT);
         }));
     }
+    let probes = engine.probes();
+    let queues = probes.queues.clone();
 
     // Records go to disk on their own thread, as they complete: the evidence line, then the
     // sink (the fold and the per-record exports). Then the record is dropped, so memory does
@@ -158,6 +160,7 @@ pub async fn run_one(mut p: Prepared, observer: &Arc<dyn Observer>) -> Result<Ru
                         }
                         evidence.write_record(&r)?;
                         sink.record(&r)?;
+                        queues.record_written();
                     }
                     EngineEvent::Phase(w) => {
                         evidence.write_phase(&w)?;
@@ -174,21 +177,17 @@ pub async fn run_one(mut p: Prepared, observer: &Arc<dyn Observer>) -> Result<Ru
         ui: plan.ui,
         progress,
     });
-    // The client's own CPU, memory, threads and the machine's pressure, about once a second.
-    let (sampler_stop, sampler_rx) = tokio::sync::watch::channel(false);
-    let sampler = tokio::spawn(inferbench_client::resources::run_sampler(
-        clock,
-        Duration::from_secs(1),
-        sampler_rx,
-    ));
+    // The client's own CPU, cgroup, threads, sockets and queues and the machine's pressure,
+    // about once a second, on the sampler's own thread (off the client's runtime).
+    let sampler =
+        inferbench_client::resources::Sampler::start(clock, Duration::from_secs(1), probes);
     let outcome = engine.run(tx).await;
     observer.event(Event::EngineStopped);
     let scraped = scraper.map(|s| s.stop());
     for s in signals {
         s.abort();
     }
-    let _ = sampler_stop.send(true);
-    let samples = sampler.await.unwrap_or_default();
+    let samples = sampler.stop();
     let resources = ClientResources {
         summary: inferbench_client::resources::summarize(&samples),
         samples,

@@ -107,14 +107,7 @@ pub fn run_sweep_declared(
         }
         _ => None,
     };
-    // The client runs on one thread: no cross-thread wake-ups per response frame, which is
-    // most of what a multi-threaded runtime would cost here. Records are written by their own
-    // thread.
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| Failure::run(format!("cannot start the runtime: {e}")));
-    let result = rt.and_then(|rt| run_cells(&rt, sweep, &prepared, &observer));
+    let result = run_cells(sweep, &prepared, &observer);
     if let Some(s) = sim {
         s.shutdown();
     }
@@ -147,7 +140,6 @@ fn cooldown(s: f64) {
 }
 
 fn run_cells(
-    rt: &tokio::runtime::Runtime,
     sweep: &SweepPlan,
     prepared: &[Prepared],
     observer: &Arc<dyn Observer>,
@@ -195,7 +187,16 @@ fn run_cells(
                 });
             }
             let p = prep.for_run(&dir, k > 0 && sweep.disable_warmup_after_first);
-            let report = rt.block_on(run_one(p, observer))?;
+            // Each run on a runtime of its own: one client thread by default, `--workers-max N`
+            // threads otherwise (why: `ClientRuntime::new`), so that the cells of `qualify`
+            // differ in it. Records are written by their own thread. `enter` tells the sampler
+            // which threads are the client's workers.
+            let rt = inferbench_client::resources::ClientRuntime::new(p.plan.workers_max)
+                .map_err(|e| Failure::run(format!("cannot start the runtime: {e}")))?;
+            let report = {
+                let _workers = rt.enter();
+                rt.runtime().block_on(run_one(p, observer))?
+            };
             attempted += 1;
             observer.event(Event::RunDone(&report));
             if let Some(f) = &report.failure {

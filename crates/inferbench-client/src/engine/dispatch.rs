@@ -15,6 +15,7 @@ use super::request::Scratch;
 use super::session::run_session;
 use super::{Engine, EngineEvent, LoadMode, PhaseSpec};
 use crate::clock::Clock;
+use crate::resources::DueGuard;
 
 /// Assigns request ids (contiguous, in issue order) and their payloads.
 pub(super) struct Issuer {
@@ -131,6 +132,7 @@ impl PhaseState {
 
     pub(super) fn finish(&self, rec: Record, sent_body: Option<Bytes>) -> bool {
         let e = &self.engine;
+        e.queues.record_sent();
         self.sent_end.fetch_max(rec.start_ns, Ordering::Relaxed);
         self.requests_end.fetch_max(rec.end_ns, Ordering::Relaxed);
         self.completed.fetch_add(1, Ordering::Relaxed);
@@ -335,7 +337,19 @@ pub(super) async fn slot_loop(state: Arc<PhaseState>, mut plan: impl FnMut(u64) 
             break;
         };
         let planned_ns = scheduled.unwrap_or_else(|| engine.clock.now_ns());
-        if !run_session(&state, claim, slot, planned_ns, &mut scratch, &mut conn).await {
+        // Due now: the slot freed (burst), or its planned time passed (user-centric).
+        let due = engine.queues.due();
+        if !run_session(
+            &state,
+            claim,
+            slot,
+            planned_ns,
+            due,
+            &mut scratch,
+            &mut conn,
+        )
+        .await
+        {
             // The writer is gone: nothing can be recorded any more, so stop issuing.
             break;
         }
@@ -358,7 +372,7 @@ pub(super) async fn rate_dispatcher(
     start_ns: u64,
 ) {
     let engine = state.engine.clone();
-    let (tx, mut rx) = mpsc::unbounded_channel::<(Claim, u64)>();
+    let (tx, mut rx) = mpsc::unbounded_channel::<(Claim, u64, DueGuard)>();
     let thread_state = state.clone();
     let scheduler = std::thread::Builder::new()
         .name("scheduler".into())
@@ -376,7 +390,10 @@ pub(super) async fn rate_dispatcher(
                 let Some(claim) = thread_state.claim_conversation(conversation) else {
                     break;
                 };
-                if tx.send((claim, planned)).is_err() {
+                // Due from here until written: the hand-off, a ceiling's wait and the
+                // connection all count as the client's backlog.
+                let due = thread_state.engine.queues.due();
+                if tx.send((claim, planned, due)).is_err() {
                     break;
                 }
             }
@@ -412,7 +429,7 @@ pub(super) async fn rate_dispatcher(
         });
     }
     let mut tasks = tokio::task::JoinSet::new();
-    while let Some((claim, planned_ns)) = rx.recv().await {
+    while let Some((claim, planned_ns, due)) = rx.recv().await {
         let permit = match &slots {
             Some(s) => s.clone().acquire_owned().await.ok(),
             None => None,
@@ -424,7 +441,16 @@ pub(super) async fn rate_dispatcher(
             let mut scratch = Scratch::default();
             // A session holds its connection and its slot under the ceiling across its
             // turns and their delays.
-            run_session(&state, claim, slot, planned_ns, &mut scratch, &mut conn).await;
+            run_session(
+                &state,
+                claim,
+                slot,
+                planned_ns,
+                due,
+                &mut scratch,
+                &mut conn,
+            )
+            .await;
             engine.put_conn(slot, conn);
             drop(permit);
         });

@@ -22,6 +22,7 @@ use tokio::sync::{mpsc, watch};
 use crate::clock::Clock;
 use crate::decode;
 use crate::headers::ConfiguredHeader;
+use crate::resources::{InternalQueues, Probes, SocketRegistry, WorkerThreads};
 use crate::transport::{Conn, Target};
 
 mod dispatch;
@@ -289,6 +290,10 @@ pub struct Engine {
     /// Called right before a phase's first request (`true`) and right after its last record
     /// (`false`), with nothing in flight: the run takes its bracketing scrapes there.
     phase_hook: Option<PhaseHook>,
+    /// Requests due and not yet written, and records handed to the writer (evidence).
+    queues: Arc<InternalQueues>,
+    /// Every open connection's fd, for the sampler's socket readings.
+    sockets: SocketRegistry,
 }
 
 /// See [`Engine::set_phase_hook`].
@@ -346,6 +351,18 @@ impl Engine {
             cancel_seed,
             abort_reason: std::sync::Mutex::new(None),
             phase_hook: None,
+            queues: InternalQueues::new(),
+            sockets: SocketRegistry::new(),
+        }
+    }
+
+    /// What the resource sampler reads of this engine (its queues and connections), with
+    /// the worker threads of the runtime the calling thread drives.
+    pub fn probes(&self) -> Probes {
+        Probes {
+            workers: WorkerThreads::current_or_this_thread(),
+            sockets: self.sockets.clone(),
+            queues: self.queues.clone(),
         }
     }
 

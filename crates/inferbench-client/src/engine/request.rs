@@ -22,9 +22,10 @@ use super::stream::{append, on_body, on_message};
 use super::tokens::count_tokens;
 use crate::clock::Clock;
 use crate::headers::wire_headers;
+use crate::resources::DueGuard;
 use crate::sse::{SseMessage, SseParser};
 use crate::think::ThinkSplitter;
-use crate::transport::{Conn, TimedBody, connect, error_chain};
+use crate::transport::{Conn, TimedBody, connect_registered, error_chain};
 
 /// One request to send: which id, payload and session, when it was planned, and the body
 /// (the payload's, or with the conversation's history in front).
@@ -34,6 +35,8 @@ pub(super) struct Turn {
     pub(super) session_num: u64,
     pub(super) planned_ns: u64,
     pub(super) body: Bytes,
+    /// Counts the request as due and not yet written until its body is taken.
+    pub(super) due: DueGuard,
 }
 
 /// Buffers reused across the requests of one worker.
@@ -82,6 +85,7 @@ pub(super) async fn execute(
         session_num,
         planned_ns,
         body: request_body,
+        due,
     } = turn;
     let payload = &engine.payloads[payload_index];
     let salt = engine.cancel_seed ^ clock.anchor_unix_ns();
@@ -162,6 +166,7 @@ pub(super) async fn execute(
         sent: sent.clone(),
         clock,
         sleep: None,
+        due,
     };
     tokio::pin!(cancel);
 
@@ -186,7 +191,11 @@ pub(super) async fn execute(
         *conn = None;
     }
     if conn.is_none() {
-        match guarded!(connect(&engine.target, clock)) {
+        match guarded!(connect_registered(
+            &engine.target,
+            clock,
+            Some(&engine.sockets)
+        )) {
             Ok(Ok(c)) => *conn = Some(c),
             Ok(Err(e)) => {
                 rec.end_ns = clock.now_ns();
@@ -268,6 +277,8 @@ pub(super) async fn execute(
     let s = sent.load(Ordering::Relaxed);
     if s > 0 {
         rec.sent_ns = Some(s);
+        // Normally done already, in the pass that wrote the body.
+        cancel.due.sent();
     }
     let status = resp.status();
     rec.status = Some(status.as_u16());
@@ -412,11 +423,17 @@ pub(super) struct CancelAfterSent {
     pub(super) sent: Arc<AtomicU64>,
     pub(super) clock: Clock,
     pub(super) sleep: Option<Pin<Box<tokio::time::Sleep>>>,
+    /// The request's place among the due-and-unsent: it leaves in the same pass as the
+    /// body is taken, since this is polled in every pass that drives the connection.
+    pub(super) due: DueGuard,
 }
 
 impl std::future::Future for CancelAfterSent {
     type Output = ();
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        if self.sent.load(Ordering::Relaxed) != 0 {
+            self.due.sent();
+        }
         let Some(delay) = self.delay else {
             return Poll::Pending;
         };

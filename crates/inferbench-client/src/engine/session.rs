@@ -9,6 +9,7 @@ use inferbench_core::record::Record;
 use super::PreparedPayload;
 use super::dispatch::{Claim, PhaseState};
 use super::request::{Scratch, Turn, execute};
+use crate::resources::DueGuard;
 use crate::transport::Conn;
 
 /// The conversation so far, resent before a later turn's own messages: each earlier turn's
@@ -89,6 +90,7 @@ pub(super) async fn run_session(
     first: Claim,
     slot: u32,
     planned_ns: u64,
+    due: DueGuard,
     scratch: &mut Scratch,
     conn: &mut Option<Conn>,
 ) -> bool {
@@ -100,6 +102,7 @@ pub(super) async fn run_session(
     let mut history = History::default();
     let mut id = first.id;
     let mut planned = planned_ns;
+    let mut first_due = Some(due);
     for turn in 0..len {
         let index = start + turn;
         let payload = &engine.payloads[index];
@@ -118,6 +121,8 @@ pub(super) async fn run_session(
                 tokio::time::sleep_until(tokio::time::Instant::from_std(at)).await;
             }
         }
+        // A later turn is due once its delay has passed, i.e. now.
+        let due = first_due.take().unwrap_or_else(|| engine.queues.due());
         let (body, own) = history.body_for(payload);
         // A body with history is a new buffer; an unchanged one shares the payload's (Bytes
         // clones share it), so comparing the pointers tells them apart without a memcmp.
@@ -131,6 +136,7 @@ pub(super) async fn run_session(
                 session_num: first.session_num,
                 planned_ns: planned,
                 body,
+                due,
             },
             slot,
             scratch,
