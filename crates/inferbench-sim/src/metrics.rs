@@ -242,7 +242,13 @@ pub(crate) fn render(reg: &Registry, g: &Gauges, model: &str) -> String {
         let total = format!("{name}_total");
         family(&mut out, &total, "counter", help);
         sample(&mut out, &total, &labels, v.load(Relaxed) as f64);
-        created_family(&mut out, name, help, std::slice::from_ref(&labels), &created);
+        created_family(
+            &mut out,
+            name,
+            help,
+            std::slice::from_ref(&labels),
+            &created,
+        );
     }
     let name = "vllm:request_success";
     let help = "Count of successfully processed requests.";
@@ -302,7 +308,13 @@ pub(crate) fn render(reg: &Registry, g: &Gauges, model: &str) -> String {
         let count = cum.last().copied().unwrap_or(0);
         sample(&mut out, &format!("{name}_count"), &labels, count as f64);
         sample(&mut out, &format!("{name}_sum"), &labels, sum);
-        created_family(&mut out, name, help, std::slice::from_ref(&labels), &created);
+        created_family(
+            &mut out,
+            name,
+            help,
+            std::slice::from_ref(&labels),
+            &created,
+        );
     }
     out
 }
