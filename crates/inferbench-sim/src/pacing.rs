@@ -102,7 +102,11 @@ impl Drop for Timer {
             .unwrap_or_else(|e| e.into_inner())
             .stop = true;
         self.inner.cv.notify_one();
-        if let Some(t) = self.thread.take() {
+        // The last server handle could in principle go with a task woken on the timer
+        // thread itself: it then just exits its loop, it cannot join itself.
+        if let Some(t) = self.thread.take()
+            && t.thread().id() != std::thread::current().id()
+        {
             let _ = t.join();
         }
     }
