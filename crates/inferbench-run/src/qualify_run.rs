@@ -172,51 +172,63 @@ fn num(v: &Value, path: &[&str]) -> Option<f64> {
 pub fn step_run(dir: &Path, workers: usize, repeat: usize) -> Result<StepRun, Failure> {
     let summary = read_json(&dir.join("profile_export_aiperf.json"))?.unwrap_or(Value::Null);
     let manifest = read_json(&dir.join("inferbench_manifest.json"))?.unwrap_or(Value::Null);
-    let resources = read_json(&dir.join(crate::side_files::CLIENT_RESOURCES))?
-        .and_then(|v| v.get("summary").cloned())
-        .unwrap_or(Value::Null);
     let server = crate::telemetry::read(dir)?;
     let view = server.as_ref().and_then(|f| f.servers.first().cloned());
     let rate = num(&manifest, &["plan", "load", "request_rate", "rate"]);
-    let target = num(&summary, &["target_request_rate", "avg"]).or(rate);
+    // Achieved against what the schedule planned (a Poisson schedule's realised rate differs
+    // from the nominal one), as MLPerf's "scheduled" vs "completed" pair.
+    let target = num(&summary, &["scheduled_request_rate", "avg"])
+        .or(num(&summary, &["target_request_rate", "avg"]))
+        .or(rate);
+    let (lag_slope, lag_p) = if rate.is_some() {
+        lag_trend(dir)?.unzip()
+    } else {
+        (None, None)
+    };
     let achieved = num(&summary, &["achieved_request_rate", "avg"]);
-    let frac = |path: &[&str]| num(&resources, path);
+    // The client's evidence over the profiling window alone (warmup left out).
+    let samples = read_json(&dir.join(crate::side_files::CLIENT_RESOURCES))?
+        .and_then(|v| serde_json::from_value::<crate::live::ClientResources>(v).ok())
+        .map(|r| r.samples)
+        .unwrap_or_default();
+    let window = server.as_ref().map(|f| f.windows.profiling);
+    let res = match window {
+        Some(w) => inferbench_client::resources::summarize_window(&samples, w.start_ns, w.end_ns),
+        None => inferbench_client::resources::summarize(&samples),
+    };
+    let cg = res.cgroup.as_ref();
+    let events = cg.and_then(|c| c.memory_events.as_ref());
     let evidence = RunEvidence {
         rate_mode: rate.is_some(),
         lag_p99_ms: num(&summary, &["schedule_lag", "p99"]),
         lag_max_ms: num(&summary, &["schedule_lag", "max"]),
-        lag_slope_ms_per_s: None,
-        lag_slope_p: None,
+        lag_slope_ms_per_s: lag_slope,
+        lag_slope_p: lag_p,
         mean_interarrival_ms: target.filter(|r| *r > 0.0).map(|r| 1000.0 / r),
         achieved_pct: achieved
             .zip(target)
             .filter(|(_, t)| *t > 0.0)
             .map(|(a, t)| 100.0 * a / t),
-        cpu_util: frac(&["cgroup", "cpu_utilization"]),
-        cpu_pressure_some: frac(&["cgroup", "cpu_pressure_some"]),
-        nr_throttled: num(&resources, &["cgroup", "nr_throttled"]).map(|v| v as u64),
-        throttle_fraction: frac(&["cgroup", "throttle_fraction"]),
-        memory_pressure_some: frac(&["cgroup", "memory_pressure_some"]),
-        memory_events: num(&resources, &["cgroup", "memory_events"]).map(|v| v as u64),
-        runq_wait_max: frac(&["threads", "runq_wait_max"]),
-        recvq_nonzero_fraction: frac(&["sockets", "recvq_nonzero_fraction"]),
-        recvq_max_bytes: num(&resources, &["sockets", "recvq_max_bytes"]).map(|v| v as u64),
+        cpu_util: cg.and_then(|c| c.utilization),
+        cpu_pressure_some: cg.and_then(|c| c.stall.cpu),
+        nr_throttled: cg.and_then(|c| c.nr_throttled),
+        throttle_fraction: cg.and_then(|c| c.throttled_fraction),
+        memory_pressure_some: cg.and_then(|c| c.stall.memory),
+        memory_events: events.map(|e| e.high + e.max + e.oom + e.oom_kill),
+        memory_oom_events: events.map(|e| e.oom + e.oom_kill),
+        runq_wait_max: res.worker_wait_fraction_max,
+        recvq_nonzero_fraction: res.sockets.as_ref().and_then(|s| s.recv_q_nonzero_fraction),
+        recvq_max_bytes: res.sockets.as_ref().map(|s| u64::from(s.recv_q_max_bytes)),
         recvq_growing: None,
-        memory_oom_events: None,
-        backlog_growing: resources
-            .get("queues")
-            .and_then(|q| q.get("planned_backlog_growing"))
-            .and_then(Value::as_bool),
+        backlog_growing: res.queues.as_ref().map(|q| q.planned_not_sent_growing),
         server_waiting_mean: view
             .as_ref()
             .and_then(|v| v.waiting.and_then(|g| g.time_weighted_mean)),
         server_waiting_change: view.as_ref().and_then(|v| v.waiting.and_then(|g| g.change)),
         server_kv_usage_max: view.as_ref().and_then(|v| v.kv_usage.and_then(|g| g.max)),
         server_preemptions: view.as_ref().and_then(|v| v.preemptions),
-        host_cpu_pressure_some: num(&resources, &["pressure", "cpu", "some", "stall_pct"])
-            .map(|p| p / 100.0),
+        host_cpu_pressure_some: res.host_stall.cpu,
     };
-    let windows = server.as_ref().map(|f| f.windows.profiling);
     Ok(StepRun {
         concurrency: if rate.is_some() {
             num(&summary, &["in_flight_requests", "avg"])
@@ -224,7 +236,7 @@ pub fn step_run(dir: &Path, workers: usize, repeat: usize) -> Result<StepRun, Fa
             num(&manifest, &["plan", "load", "concurrency"])
         },
         mean_osl_tokens: num(&summary, &["output_sequence_length", "avg"]),
-        window_s: windows.map(|w| (w.end_ns - w.start_ns) as f64 / 1e9),
+        window_s: window.map(|w| (w.end_ns - w.start_ns) as f64 / 1e9),
         workers,
         repeat,
         dir: dir.to_string_lossy().into_owned(),
@@ -236,9 +248,71 @@ pub fn step_run(dir: &Path, workers: usize, repeat: usize) -> Result<StepRun, Fa
     })
 }
 
+/// The trend of dispatch lag over the profiling phase: the least-squares slope of lag (ms)
+/// against planned send time (s) over every sent request, and the one-sided p-value of
+/// "slope > 0" (t = b / SE(b), n − 2 degrees of freedom). None with fewer than 3 requests.
+pub fn lag_trend(dir: &Path) -> Result<Option<(f64, f64)>, Failure> {
+    let rd = crate::rundir::RunDir::open(dir)?;
+    let mut pts: Vec<(f64, f64)> = Vec::new();
+    for line in rd.evidence()? {
+        let line = line.map_err(|e| Failure::input(e.to_string()))?;
+        if let inferbench_core::EvidenceLine::Record(r) = line
+            && r.phase.0 == inferbench_core::Phase::Profiling
+            && let Some(sent) = r.sent_ns
+        {
+            pts.push((
+                r.planned_ns as f64 / 1e9,
+                (sent as f64 - r.planned_ns as f64) / 1e6,
+            ));
+        }
+    }
+    Ok(slope_and_p(&pts))
+}
+
+fn slope_and_p(pts: &[(f64, f64)]) -> Option<(f64, f64)> {
+    use statrs::distribution::{ContinuousCDF, StudentsT};
+    let n = pts.len();
+    if n < 3 {
+        return None;
+    }
+    let nf = n as f64;
+    let mx = pts.iter().map(|p| p.0).sum::<f64>() / nf;
+    let my = pts.iter().map(|p| p.1).sum::<f64>() / nf;
+    let sxx: f64 = pts.iter().map(|p| (p.0 - mx).powi(2)).sum();
+    if sxx <= 0.0 {
+        return None;
+    }
+    let sxy: f64 = pts.iter().map(|p| (p.0 - mx) * (p.1 - my)).sum();
+    let b = sxy / sxx;
+    let a = my - b * mx;
+    let ssr: f64 = pts.iter().map(|p| (p.1 - a - b * p.0).powi(2)).sum();
+    let se = (ssr / (nf - 2.0) / sxx).sqrt();
+    let p = if se == 0.0 {
+        if b > 0.0 { 0.0 } else { 1.0 }
+    } else {
+        let t = StudentsT::new(0.0, 1.0, nf - 2.0).ok()?;
+        1.0 - t.cdf(b / se)
+    };
+    Some((b, p))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_lag_trend_is_an_ordinary_least_squares_slope() {
+        // y = 2x exactly: slope 2, no residual, p = 0.
+        let (b, p) = slope_and_p(&[(0.0, 0.0), (1.0, 2.0), (2.0, 4.0)]).unwrap();
+        assert!((b - 2.0).abs() < 1e-12 && p == 0.0);
+        // (0,1) (1,0) (2,1) (3,0): x̄ 1.5, ȳ 0.5, Sxx 5, Sxy −1 → b = −0.2, a = 0.8;
+        // residuals 0.2, −0.6, 0.6, −0.2 → SSR 0.8, SE = √(0.8/2/5) = 0.283, t = −0.707,
+        // p = P(T₂ > −0.707) ≈ 0.72.
+        let (b, p) = slope_and_p(&[(0.0, 1.0), (1.0, 0.0), (2.0, 1.0), (3.0, 0.0)]).unwrap();
+        assert!((b + 0.2).abs() < 1e-12);
+        assert!(p > 0.5 && p < 0.8, "{p}");
+        assert!(slope_and_p(&[(0.0, 1.0), (1.0, 2.0)]).is_none());
+    }
 
     #[test]
     fn the_ladder_doubles_up_to_the_maximum() {

@@ -142,6 +142,7 @@ fn run_profile(ledger: &Ledger, r: &Ready) -> ProfileResult {
     let mut res = ProfileResult::new(r);
     let printer = Arc::new(crate::profile::Printer {
         several: r.spec.repeats > 1,
+        tables: true,
         streaming_given: r.streaming_given,
         progress: Mutex::new(None),
     });

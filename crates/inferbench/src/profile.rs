@@ -28,6 +28,7 @@ pub fn run(a: &ProfileArgs, argv: &[String]) -> Result<u8, Failure> {
     let streaming_given = argv.iter().any(|s| s == "--streaming");
     let printer = Arc::new(Printer {
         several,
+        tables: true,
         streaming_given,
         progress: Mutex::new(None),
     });
@@ -55,6 +56,8 @@ pub fn sweep_plan(a: &ProfileArgs, cells: Vec<CellPlan>, artifact_dir_given: boo
 pub struct Printer {
     /// Several runs (a sweep or repeats): each failure is named as it happens.
     pub several: bool,
+    /// Print each run's console table (`qualify` prints only its verdict).
+    pub tables: bool,
     pub streaming_given: bool,
     /// The progress thread and its stop channel while the engine runs.
     pub progress: Mutex<Option<(std::sync::mpsc::Sender<()>, std::thread::JoinHandle<()>)>>,
@@ -115,10 +118,12 @@ impl Observer for Printer {
 impl Printer {
     fn run_done(&self, r: &RunReport) {
         // The file keeps AIPerf's tables; the terminal is spared the all-zero ones.
-        println!(
-            "{}",
-            inferbench_artifacts::console::render_console_for_terminal(&r.scores.profiling)
-        );
+        if self.tables {
+            println!(
+                "{}",
+                inferbench_artifacts::console::render_console_for_terminal(&r.scores.profiling)
+            );
+        }
         eprintln!(
             "inferbench: tokens counted with {}{}",
             r.tokenizer,

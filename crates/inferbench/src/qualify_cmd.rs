@@ -9,6 +9,39 @@ use inferbench_run::{CellPlan, Failure};
 
 use crate::cli::QualifyArgs;
 
+/// The default thresholds with a TOML file's `[gates]` keys over them; an unknown key or a
+/// value of the wrong type is a one-line error naming the file and the key.
+fn thresholds(
+    path: &std::path::Path,
+    defaults: &inferbench_run::qualify::GateThresholds,
+) -> Result<inferbench_run::qualify::GateThresholds, Failure> {
+    let at = path.display();
+    let text = std::fs::read_to_string(path).map_err(|e| Failure::input(format!("{at}: {e}")))?;
+    let v: serde_json::Value =
+        toml::from_str(&text).map_err(|e| Failure::input(format!("{at}: {e}")))?;
+    let mut base = serde_json::to_value(defaults).map_err(|e| Failure::run(e.to_string()))?;
+    let top = v.as_object().cloned().unwrap_or_default();
+    for k in top.keys() {
+        if k != "gates" {
+            return Err(Failure::input(format!(
+                "{at}: unknown key {k:?} (thresholds go in a [gates] table)"
+            )));
+        }
+    }
+    if let Some(g) = top.get("gates") {
+        let g = g
+            .as_object()
+            .ok_or_else(|| Failure::input(format!("{at}: gates: not a table")))?;
+        for (k, x) in g {
+            let slot = base
+                .get_mut(k)
+                .ok_or_else(|| Failure::input(format!("{at}: gates.{k}: not a gate threshold")))?;
+            *slot = x.clone();
+        }
+    }
+    serde_json::from_value(base).map_err(|e| Failure::input(format!("{at}: gates: {e}")))
+}
+
 pub fn run(q: &QualifyArgs, argv: &[String]) -> Result<u8, Failure> {
     let a = &q.profile;
     let cells = crate::cli::cells(a).map_err(Failure::input)?;
@@ -64,13 +97,17 @@ pub fn run(q: &QualifyArgs, argv: &[String]) -> Result<u8, Failure> {
             )
         )
     }));
-    let spec = QualifySpec {
+    let mut spec = QualifySpec {
         tolerance_pct: q.tolerance_pct,
         prefer_headroom: q.prefer_headroom,
         ..QualifySpec::default()
     };
+    if let Some(path) = &q.thresholds {
+        spec.gates = thresholds(path, &spec.gates)?;
+    }
     let printer = Arc::new(crate::profile::Printer {
         several: true,
+        tables: false,
         streaming_given: argv.iter().any(|s| s == "--streaming"),
         progress: Mutex::new(None),
     });

@@ -20,6 +20,10 @@ pub struct QualifyArgs {
     /// Qualify the larger worker count of the plateau pair (headroom), not the smaller.
     #[arg(long = "prefer-headroom")]
     pub prefer_headroom: bool,
+    /// A TOML file of gate thresholds overriding the defaults (`[gates]` keys as in
+    /// docs/qualify.md, e.g. `cpu_pressure_warn = 0.3`); printed with the verdict.
+    #[arg(long = "thresholds", value_name = "FILE.toml")]
+    pub thresholds: Option<std::path::PathBuf>,
     #[command(flatten)]
     pub profile: ProfileArgs,
 }

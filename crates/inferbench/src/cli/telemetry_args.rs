@@ -75,9 +75,11 @@ pub struct TelemetryArgs {
 }
 
 /// The TLS-free URL forms a target may be given in: a full `http://` URL, or `host:port`
-/// (then `http://host:port/metrics`).
+/// (then `http://host:port/metrics`). Credentials in it (`user:pw@`) are removed here, so that
+/// the plan never holds them: metrics targets are scraped without authentication.
 pub fn target_url(flag: &str, given: &str) -> Result<String, String> {
-    let g = given.trim();
+    let stripped = inferbench_client::scrape::without_credentials(given.trim());
+    let g = stripped.as_str();
     if g.is_empty() {
         return Err(format!("{flag}: an empty URL"));
     }
@@ -238,6 +240,14 @@ mod tests {
             target_url("--server-metrics", "https://h/metrics")
                 .unwrap_err()
                 .contains("only http://")
+        );
+    }
+
+    #[test]
+    fn credentials_are_removed_from_a_target() {
+        assert_eq!(
+            target_url("--server-metrics", "http://bob:pw@h:9/metrics").unwrap(),
+            "http://h:9/metrics"
         );
     }
 
