@@ -252,7 +252,7 @@ pub struct SimServing {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prefill_us_per_token: Option<f64>,
     /// `--sim-metrics-reset-after`: the server's counters restart from zero this many
-    /// seconds after it started, as after a process restart.
+    /// seconds after its first token, as after a process restart.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metrics_reset_after_s: Option<f64>,
     /// `--sim-gpus`: simulated GPUs behind its DCGM exporter endpoint.

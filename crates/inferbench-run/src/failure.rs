@@ -26,7 +26,7 @@ pub mod exit {
         (OK, "success"),
         (
             FAILED,
-            "the run failed: server unreachable, I/O error, every request failed, the failed-request threshold reached, or a recomputed value differs",
+            "the run failed: server unreachable, I/O error, every request failed, the failed-request threshold reached, or a recomputed value differs; gate: FAIL; qualify: CLIENT_LIMITED",
         ),
         (
             INPUT,
@@ -42,7 +42,7 @@ pub mod exit {
         ),
         (
             GATE_INCONCLUSIVE,
-            "gate: INCONCLUSIVE, no rule failed but one could not be decided (too few samples, no data, an interval across the limit)",
+            "gate: INCONCLUSIVE, no rule failed but one could not be decided (too few samples, no data, an interval across the limit); qualify: INCONCLUSIVE",
         ),
         (
             INTERRUPTED,

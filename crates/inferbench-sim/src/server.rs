@@ -133,12 +133,28 @@ impl SimServer {
         let shared = Arc::new(Shared::new(cfg));
         let (stop, stop_rx) = watch::channel(false);
         let task = tokio::spawn(accept_loop(listener, shared.clone(), stop_rx));
-        // The counter-reset fault: once, at its time after start (holding no server alive).
+        // The counter-reset fault: once, at its time after the server emitted its first token
+        // (so that it falls inside a run however long the client's set-up took), holding no
+        // server alive.
         let fault = shared.cfg.serving.metrics_reset_after.map(|after| {
             let weak = Arc::downgrade(&shared);
-            let at = shared.sched.epoch + after;
             tokio::spawn(async move {
-                tokio::time::sleep_until(at).await;
+                loop {
+                    match weak.upgrade() {
+                        Some(s)
+                            if s.registry
+                                .generation_tokens
+                                .load(std::sync::atomic::Ordering::Relaxed)
+                                > 0 =>
+                        {
+                            break;
+                        }
+                        Some(_) => {}
+                        None => return,
+                    }
+                    tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+                }
+                tokio::time::sleep(after).await;
                 if let Some(s) = weak.upgrade() {
                     s.registry.restart(unix_now());
                 }

@@ -176,7 +176,8 @@ fn mock_server_flags_set_the_capacity_the_gpus_and_the_reset() {
     // The third waited for two 180 ms runs, the second for one: at least 540 ms in all.
     assert!(sum(&m, "vllm:request_queue_time_seconds_sum", &[]) >= 0.5);
     let created = sum(&m, "vllm:generation_tokens_created", &[]);
-    // After the reset (3 s from start), everything from zero, and a new start time.
+    // After the reset (3 s from the first token, sent right after start), everything from
+    // zero, and a new start time.
     if let Some(rest) = Duration::from_millis(3300).checked_sub(started.elapsed()) {
         std::thread::sleep(rest);
     }

@@ -137,6 +137,21 @@ fn the_servers_token_counter_over_the_window_is_the_tokens_it_reported_and_warmu
             .unwrap()
             > 0.0
     );
+    // Both files validate against their schemas.
+    let schema = |name: &str| {
+        let p = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../docs/schemas")
+            .join(name);
+        jsonschema::validator_for(&read_json(&p)).unwrap()
+    };
+    let v = schema("server-metrics.schema.json");
+    let errors: Vec<String> = v.iter_errors(&f).map(|e| e.to_string()).collect();
+    assert!(errors.is_empty(), "{errors:?}");
+    let v = schema("scrape-line.schema.json");
+    for l in &lines {
+        let errors: Vec<String> = v.iter_errors(l).map(|e| e.to_string()).collect();
+        assert!(errors.is_empty(), "{errors:?}: {l}");
+    }
     let summary = read_json(&dir.join("profile_export_aiperf.json"));
     assert!(summary["telemetry_data"].is_object());
 
@@ -216,4 +231,55 @@ fn a_target_that_does_not_answer_is_one_warning_and_its_credentials_go_nowhere()
         .expect("the dead target is listed");
     assert_eq!(dead["failed"], dead["scrapes"]);
     assert!(f["servers"][0]["output_tokens"].as_f64().unwrap() > 0.0);
+}
+
+#[test]
+fn a_counter_reset_mid_run_is_counted_and_aiperfs_undercount_is_flagged() {
+    let dir = tmpdir("telemetry-reset");
+    // The simulated server's counters restart 1.5 s after its first token, half-way through
+    // the run (400 requests at 2 in flight × 15 ms each ≈ 3 s).
+    let o = profile(
+        &dir,
+        &[
+            "--request-count",
+            "400",
+            "--concurrency",
+            "2",
+            "--sim-metrics-reset-after",
+            "1.5",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let s = server_view(&dir);
+    assert!(s["resets"].as_u64().unwrap() >= 1, "{s}");
+    let reported = reported_completion_tokens(&dir);
+    assert_eq!(reported, 400.0 * 6.0);
+    // The reset-aware increase counts both sides of the restart; it can miss only what was
+    // generated between the last scrape before the restart and the restart itself (at most
+    // one 50 ms scrape interval: 2 streams × 6 tokens per 15 ms × 0.05 s = 40 tokens).
+    let exact = s["output_tokens"].as_f64().unwrap();
+    assert!(
+        exact <= reported && exact >= reported - 40.0,
+        "{exact} vs {reported}"
+    );
+    // AIPerf's last − reference, clamped at 0, keeps only what came after the restart.
+    let f = read_json(&dir.join("inferbench_server_metrics.json"));
+    let d = f["aiperf_differences"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| {
+            d["metric"]
+                .as_str()
+                .is_some_and(|m| m.starts_with("vllm:generation_tokens"))
+        })
+        .unwrap_or_else(|| panic!("no difference flagged: {}", f["aiperf_differences"]));
+    assert!(d["aiperf"].as_f64().unwrap() < exact, "{d}");
+    assert!(d["reason"].as_str().unwrap().contains("restarted"), "{d}");
+    let console = std::fs::read_to_string(dir.join("profile_export_console.txt")).unwrap();
+    assert!(console.contains("Server Counter Resets"), "{console}");
+    assert!(
+        console.contains("AIPerf server-metric numbers that differ"),
+        "{console}"
+    );
 }

@@ -265,8 +265,9 @@ pub struct MockServerArgs {
         default_value_t = 0.0
     )]
     pub prefill_us_per_token: f64,
-    /// Every /metrics counter and histogram restarts from zero this many seconds after
-    /// start, as after a process restart (a fault for testing reset handling).
+    /// Every /metrics counter and histogram restarts from zero this many seconds after the
+    /// first token the server emitted, as after a process restart (a fault for testing reset
+    /// handling).
     #[arg(long = "metrics-reset-after", value_name = "SECONDS")]
     pub metrics_reset_after: Option<f64>,
     /// Simulated GPUs on the DCGM exporter page (/dcgm/metrics).

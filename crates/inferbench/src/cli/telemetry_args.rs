@@ -65,8 +65,8 @@ pub struct TelemetryArgs {
     /// (default 0; only without --url).
     #[arg(long = "sim-prefill-us-per-token", value_name = "US")]
     pub sim_prefill_us_per_token: Option<f64>,
-    /// The simulated server's counters restart from zero this many seconds after it
-    /// started, as after a process restart (a fault for testing reset handling).
+    /// The simulated server's counters restart from zero this many seconds after it emitted
+    /// its first token, as after a process restart (a fault for testing reset handling).
     #[arg(long = "sim-metrics-reset-after", value_name = "SECONDS")]
     pub sim_metrics_reset_after: Option<f64>,
     /// GPUs behind the simulated server's DCGM exporter endpoint (default 1).
