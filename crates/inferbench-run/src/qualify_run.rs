@@ -217,7 +217,12 @@ pub fn step_run(dir: &Path, workers: usize, repeat: usize) -> Result<StepRun, Fa
         memory_events: events.map(|e| e.high + e.max + e.oom + e.oom_kill),
         memory_oom_events: events.map(|e| e.oom + e.oom_kill),
         runq_wait_max: res.worker_wait_fraction_max,
-        recvq_nonzero_fraction: res.sockets.as_ref().and_then(|s| s.recv_q_nonzero_fraction),
+        // Persistent: non-zero at two consecutive readings of a connection (100 ms apart), so
+        // that bytes that had just arrived do not count as bytes the client left unread.
+        recvq_nonzero_fraction: res
+            .sockets
+            .as_ref()
+            .and_then(|s| s.recv_q_persistent_fraction),
         recvq_max_bytes: res.sockets.as_ref().map(|s| u64::from(s.recv_q_max_bytes)),
         recvq_growing: None,
         backlog_growing: res.queues.as_ref().map(|q| q.planned_not_sent_growing),

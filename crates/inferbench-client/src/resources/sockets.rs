@@ -114,6 +114,11 @@ pub struct SocketSample {
     /// Per-connection readings.
     pub reads_total: u64,
     pub recv_q_nonzero_total: u64,
+    /// Readings with Recv-Q > 0 whose previous reading of the same connection (one socket
+    /// interval earlier) had Recv-Q > 0 too: bytes left unread across readings, not bytes
+    /// that had just arrived.
+    #[serde(default)]
+    pub recv_q_persistent_total: u64,
     pub retrans_total: u64,
     pub recv_q_max: u32,
     pub out_q_max: u32,
@@ -127,6 +132,8 @@ struct Entry {
     fd: Fd,
     stats: ConnectionStats,
     last_retrans: Option<u32>,
+    /// The previous reading of this connection had Recv-Q > 0.
+    last_nonzero: bool,
 }
 
 #[derive(Default)]
@@ -195,6 +202,7 @@ impl SocketRegistry {
                 ..ConnectionStats::default()
             },
             last_retrans: None,
+            last_nonzero: false,
         });
         SocketRegistration {
             registry: self.clone(),
@@ -217,7 +225,11 @@ impl SocketRegistry {
             if recv > 0 {
                 s.recv_q_nonzero += 1;
                 t.totals.recv_q_nonzero_total += 1;
+                if e.last_nonzero {
+                    t.totals.recv_q_persistent_total += 1;
+                }
             }
+            e.last_nonzero = recv > 0;
             s.recv_q_max = s.recv_q_max.max(recv);
             t.totals.recv_q_max = t.totals.recv_q_max.max(recv);
             let out = r.out_q.unwrap_or(0);

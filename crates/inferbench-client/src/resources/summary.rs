@@ -238,6 +238,10 @@ pub struct SocketSummary {
     /// Readings with Recv-Q > 0 over all readings: bytes had arrived that the client had
     /// not read yet.
     pub recv_q_nonzero_fraction: Option<f64>,
+    /// Readings whose Recv-Q was > 0 at this reading and at the connection's previous one
+    /// (a persistent receive queue: the client-bound signal), over all readings.
+    #[serde(default)]
+    pub recv_q_persistent_fraction: Option<f64>,
     pub recv_q_max_bytes: u32,
     pub out_q_max_bytes: u32,
     pub notsent_max_bytes: u32,
@@ -456,6 +460,9 @@ fn socket_summary(samples: &[ResourceSample]) -> Option<SocketSummary> {
     let nonzero = last
         .recv_q_nonzero_total
         .saturating_sub(first.recv_q_nonzero_total);
+    let persistent = last
+        .recv_q_persistent_total
+        .saturating_sub(first.recv_q_persistent_total);
     let sweeps = last.sweeps_total.saturating_sub(first.sweeps_total);
     let sweep_ns = last.sweep_ns_total.saturating_sub(first.sweep_ns_total);
     let mut p50s: Vec<u32> = tail.iter().filter_map(|s| s.rtt_us_p50).collect();
@@ -465,6 +472,7 @@ fn socket_summary(samples: &[ResourceSample]) -> Option<SocketSummary> {
             + last.opened_total.saturating_sub(first.opened_total),
         reads,
         recv_q_nonzero_fraction: (reads > 0).then(|| nonzero as f64 / reads as f64),
+        recv_q_persistent_fraction: (reads > 0).then(|| persistent as f64 / reads as f64),
         recv_q_max_bytes: tail.iter().map(|s| s.recv_q_max).max().unwrap_or(0),
         out_q_max_bytes: tail.iter().map(|s| s.out_q_max).max().unwrap_or(0),
         notsent_max_bytes: tail.iter().map(|s| s.notsent_max).max().unwrap_or(0),

@@ -336,6 +336,11 @@ fn loopback_recv_q_is_seen_until_the_client_reads() {
     let queued = registry.sample();
     assert_eq!(queued.recv_q_max, 1000);
     assert!(queued.recv_q_nonzero_total >= 1);
+    // Still unread at the next reading: now it is persistent.
+    let before = queued.recv_q_persistent_total;
+    let again = registry.sample();
+    assert_eq!(again.recv_q_persistent_total, before + 1);
+    let queued = again;
     assert!(queued.reads_total >= 2);
     assert!(queued.rtt_us_p50.is_some(), "TCP_INFO read");
 
@@ -344,6 +349,7 @@ fn loopback_recv_q_is_seen_until_the_client_reads() {
     let read = registry.sample();
     assert_eq!(read.recv_q_max, 0, "the maxima restart each sample");
     assert_eq!(read.recv_q_nonzero_total, queued.recv_q_nonzero_total);
+    assert_eq!(read.recv_q_persistent_total, queued.recv_q_persistent_total);
     assert_eq!(read.reads_total, queued.reads_total + 1);
 
     drop(reg);

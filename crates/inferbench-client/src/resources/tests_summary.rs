@@ -335,6 +335,7 @@ fn sock(
         sweep_ns_total: reads * 1_000,
         reads_total: reads,
         recv_q_nonzero_total: nonzero,
+        recv_q_persistent_total: nonzero / 2,
         retrans_total: nonzero / 2,
         recv_q_max: recv_max,
         out_q_max: 0,
@@ -364,6 +365,8 @@ fn sockets_over_the_samples() {
     assert_eq!(s.reads, 30);
     // (6 − 2) of 30 readings had bytes waiting.
     assert!(close(s.recv_q_nonzero_fraction.unwrap(), 4.0 / 30.0));
+    // (3 − 1) of them had been waiting at the reading before too.
+    assert!(close(s.recv_q_persistent_fraction.unwrap(), 2.0 / 30.0));
     assert_eq!(s.recv_q_max_bytes, 70_000);
     assert_eq!(s.notsent_max_bytes, 7_000);
     assert_eq!(s.retrans, 2);
