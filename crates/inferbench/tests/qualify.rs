@@ -1,6 +1,10 @@
 //! `inferbench qualify` against the simulated server: a low capacity is SERVER_SATURATED, an
 //! ample one CLIENT_SUFFICIENT, a schedule the client cannot keep CLIENT_LIMITED.
 //!
+//! The tolerance is 10 %: in a closed loop the server's rate moves with the client's latency,
+//! and these runs are short on a shared machine (run-to-run CV up to ~1.5 %), so a tighter τ
+//! would fail the rule's own noise and equivalence checks, rightly, as INCONCLUSIVE.
+//!
 //! The gates that measure the test machine's own noise (CPU pressure, run-queue wait, socket
 //! queues: the tests share two cores with each other) get lenient thresholds from a file, so
 //! that the verdict tested is the rule's; the lag and achieved-rate gates keep their
@@ -85,7 +89,7 @@ fn a_low_capacity_server_is_server_saturated() {
             "--sim-itl-ms",
             "2",
             "--tolerance-pct",
-            "5",
+            "10",
         ],
     );
     assert_eq!(
@@ -133,7 +137,7 @@ fn an_ample_server_and_enough_workers_are_client_sufficient() {
             "--sim-itl-ms",
             "2",
             "--tolerance-pct",
-            "5",
+            "10",
         ],
     );
     assert_eq!(
