@@ -223,7 +223,7 @@ async fn run(
     }
     // The start scrapes, concurrently; a default DCGM target that is not there is dropped.
     let mut first: Vec<ScrapeLine> = Vec::new();
-    let results = futures_join(&mut slots, clock, Trigger::Start, None, START_TIMEOUT).await;
+    let results = scrape_all(&mut slots, clock, Trigger::Start, None, START_TIMEOUT).await;
     let mut kept = Vec::new();
     for (slot, line) in slots.into_iter().zip(results) {
         if line.error.is_some()
@@ -330,12 +330,12 @@ async fn run(
                 if trigger == Trigger::PhaseStart {
                     current = phase.clone();
                 }
-                let ls = futures_join(&mut slots, clock, trigger, phase, SCRAPE_TIMEOUT).await;
+                let ls = scrape_all(&mut slots, clock, trigger, phase, SCRAPE_TIMEOUT).await;
                 let _ = done.send(());
                 ls.into_iter().enumerate().collect()
             }
             Some(Cmd::Stop) => {
-                let ls = futures_join(
+                let ls = scrape_all(
                     &mut slots,
                     clock,
                     Trigger::End,
@@ -399,7 +399,7 @@ fn kind_name(k: TargetKind) -> &'static str {
 }
 
 /// Scrapes every slot at once.
-async fn futures_join(
+async fn scrape_all(
     slots: &mut [Slot],
     clock: Clock,
     trigger: Trigger,

@@ -10,6 +10,7 @@ pub mod identity;
 pub mod inputs_json;
 pub mod manifest;
 pub mod plan;
+pub mod py;
 pub mod record;
 pub mod schedule;
 pub mod seed;

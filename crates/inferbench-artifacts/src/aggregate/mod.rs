@@ -319,45 +319,16 @@ fn py_repr(v: &Value) -> String {
             (_, Some(u)) => u.to_string(),
             _ => py_float(n.as_f64().unwrap_or(f64::NAN)),
         },
-        Value::String(s) => py_str_repr(s),
+        Value::String(s) => inferbench_core::py::str_repr(s),
         Value::Array(a) => format!("[{}]", a.iter().map(py_repr).collect::<Vec<_>>().join(", ")),
         Value::Object(o) => format!(
             "{{{}}}",
             o.iter()
-                .map(|(k, v)| format!("{}: {}", py_str_repr(k), py_repr(v)))
+                .map(|(k, v)| format!("{}: {}", inferbench_core::py::str_repr(k), py_repr(v)))
                 .collect::<Vec<_>>()
                 .join(", ")
         ),
     }
-}
-
-/// Python's `repr(str)`: single quotes unless the text has a `'` and no `"`.
-fn py_str_repr(s: &str) -> String {
-    let q = if s.contains('\'') && !s.contains('"') {
-        '"'
-    } else {
-        '\''
-    };
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push(q);
-    for c in s.chars() {
-        match c {
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            c if c == q => {
-                out.push('\\');
-                out.push(c);
-            }
-            c if (c as u32) < 0x20 || c as u32 == 0x7f => {
-                out.push_str(&format!("\\x{:02x}", c as u32));
-            }
-            c => out.push(c),
-        }
-    }
-    out.push(q);
-    out
 }
 
 /// Python's `repr(float)`: the shortest round-trip digits, positional for exponents in

@@ -98,37 +98,15 @@ pub(crate) fn labels_repr(labels: &[(String, String)]) -> String {
     }
     let parts: Vec<String> = labels
         .iter()
-        .map(|(k, v)| format!("{}: {}", py_repr(k), py_repr(v)))
+        .map(|(k, v)| {
+            format!(
+                "{}: {}",
+                inferbench_core::py::str_repr(k),
+                inferbench_core::py::str_repr(v)
+            )
+        })
         .collect();
     format!("{{{}}}", parts.join(", "))
-}
-
-fn py_repr(s: &str) -> String {
-    let quote = if s.contains('\'') && !s.contains('"') {
-        '"'
-    } else {
-        '\''
-    };
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push(quote);
-    for c in s.chars() {
-        match c {
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            c if c == quote => {
-                out.push('\\');
-                out.push(c);
-            }
-            c if (c as u32) < 0x20 || c as u32 == 0x7f => {
-                out.push_str(&format!("\\x{:02x}", c as u32));
-            }
-            c => out.push(c),
-        }
-    }
-    out.push(quote);
-    out
 }
 
 pub(crate) fn stats_json(s: &Stats) -> (Value, Option<Value>) {
