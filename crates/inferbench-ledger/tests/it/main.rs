@@ -1,0 +1,3 @@
+//! Every integration test of this crate, in one binary: one link instead of one per file.
+mod bridge;
+mod chain;

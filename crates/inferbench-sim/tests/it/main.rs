@@ -1,0 +1,6 @@
+//! Every integration test of this crate, in one binary: one link instead of one per file.
+mod answers;
+mod common;
+mod endpoints;
+mod server;
+mod serving;

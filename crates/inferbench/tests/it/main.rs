@@ -1,0 +1,22 @@
+//! Every integration test of this crate, in one binary: one link instead of one per file.
+mod bridge;
+mod bridge_report;
+mod cli_checks;
+mod common;
+mod compare;
+mod correctness;
+mod datasets;
+mod endpoints;
+mod gate;
+mod gate_eval;
+mod identity;
+mod ledger;
+mod load_shapes;
+mod migration;
+mod pipeline;
+mod plan;
+mod profile;
+mod qualify;
+mod sim_server;
+mod telemetry;
+mod workers;
