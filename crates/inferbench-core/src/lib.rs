@@ -2,6 +2,8 @@
 //! lines, the run plan, the manifest, the frozen workload and metric results. No I/O here.
 
 pub mod canonical;
+pub mod connection_plan;
+pub mod controls_plan;
 pub mod dataset_plan;
 pub mod endpoint_plan;
 pub mod evidence;
@@ -12,10 +14,12 @@ pub mod manifest;
 pub mod plan;
 pub mod py;
 pub mod record;
+pub mod routing_plan;
 pub mod schedule;
 pub mod seed;
 pub mod summary;
 pub mod time;
+pub mod tls_plan;
 pub mod workload;
 
 pub use evidence::{Evidence, EvidenceEnd, EvidenceHeader, EvidenceLine, PhaseWindow, StopReason};

@@ -516,6 +516,18 @@ pub struct RunPlan {
     /// `--workers-max`: the client's worker threads (None: one thread, the default).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub workers_max: Option<usize>,
+    /// HTTPS settings (docs/tls.md).
+    #[serde(default)]
+    pub tls: crate::tls_plan::TlsPlan,
+    /// Several URLs and models.
+    #[serde(default)]
+    pub routing: crate::routing_plan::RoutingPlan,
+    /// Connection reuse and resends.
+    #[serde(default)]
+    pub connection: crate::connection_plan::ConnectionPlan,
+    /// Server controls and extra exports.
+    #[serde(default)]
+    pub controls: crate::controls_plan::ControlsPlan,
 }
 
 fn default_confidence_level() -> f64 {

@@ -217,6 +217,27 @@ pub struct Record {
     /// turn, and the payload plus the earlier records' replies rebuild them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sent_body: Option<String>,
+    /// The connection this request went out on: reused or opened for it, with the set-up
+    /// phases when opened (docs/timing.md, "HTTP phases").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub connection: Option<ConnectionEvidence>,
+    /// Which of the run's URLs the request went to (index into the plan's URL list), when
+    /// the run had several.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url_index: Option<u32>,
+    /// The model the request named, when the run had several.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+}
+
+/// How one request used its connection. Instants are ns from the run anchor, like every other
+/// time of the record; a phase that did not happen (a reused connection has no set-up) is None.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
+pub struct ConnectionEvidence {
+    /// The run's connection number (per run, from 0, in opening order).
+    pub id: u64,
+    /// The request went out on a connection an earlier request had used.
+    pub reused: bool,
 }
 
 /// Wrapper so that `Record` can derive `Default` (the phase defaults to profiling).

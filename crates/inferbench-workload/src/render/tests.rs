@@ -53,6 +53,10 @@ fn plan(endpoint: EndpointType) -> RunPlan {
         endpoint: Default::default(),
         telemetry: Default::default(),
         workers_max: None,
+        tls: Default::default(),
+        routing: Default::default(),
+        connection: Default::default(),
+        controls: Default::default(),
     }
 }
 

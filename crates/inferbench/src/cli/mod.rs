@@ -10,6 +10,8 @@
 
 mod args;
 mod bridge_args;
+mod connection_args;
+mod controls_args;
 mod declare;
 mod gate_args;
 mod given;
@@ -18,7 +20,9 @@ mod plan;
 mod plan_args;
 mod profile_args;
 mod qualify_args;
+mod routing_args;
 mod telemetry_args;
+mod tls_args;
 mod unbuilt;
 mod values;
 

@@ -601,6 +601,10 @@ pub fn build_plan(a: &ProfileArgs, argv: &[String], cell: &CellValues) -> Result
     Ok(RunPlan {
         telemetry: super::telemetry_args::telemetry_plan(&a.telemetry)?,
         workers_max: super::telemetry_args::workers_max(&a.telemetry)?,
+        tls: super::tls_args::tls_plan(&a.tls)?,
+        routing: super::routing_args::routing_plan(&a.routing)?,
+        connection: super::connection_args::connection_plan(&a.connection)?,
+        controls: super::controls_args::controls_plan(&a.controls)?,
         models,
         target,
         url,

@@ -390,4 +390,17 @@ pub struct ProfileArgs {
     // ---- Server metrics, GPU telemetry, workers, the simulated server's capacity
     #[command(flatten)]
     pub telemetry: super::telemetry_args::TelemetryArgs,
+
+    // ---- HTTPS
+    #[command(flatten)]
+    pub tls: super::tls_args::TlsArgs,
+    // ---- Several URLs and models
+    #[command(flatten)]
+    pub routing: super::routing_args::RoutingArgs,
+    // ---- Connection reuse, resends, the simulated server's faults
+    #[command(flatten)]
+    pub connection: super::connection_args::ConnectionArgs,
+    // ---- Server controls and extra exports
+    #[command(flatten)]
+    pub controls: super::controls_args::ControlsArgs,
 }

@@ -59,5 +59,9 @@ pub fn base_plan(endpoint: EndpointType) -> RunPlan {
         endpoint: Default::default(),
         telemetry: Default::default(),
         workers_max: None,
+        tls: Default::default(),
+        routing: Default::default(),
+        connection: Default::default(),
+        controls: Default::default(),
     }
 }
