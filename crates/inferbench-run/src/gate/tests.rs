@@ -75,10 +75,6 @@ pub(super) fn run(records: Vec<RecordObs>, seconds: f64) -> RunObs {
         client: None,
         rate_ceiling: None,
         workers_max: None,
-        tls: Default::default(),
-        routing: Default::default(),
-        connection: Default::default(),
-        controls: Default::default(),
     }
 }
 

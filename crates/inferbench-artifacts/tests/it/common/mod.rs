@@ -279,6 +279,10 @@ pub fn plan() -> RunPlan {
         endpoint: Default::default(),
         telemetry: Default::default(),
         workers_max: None,
+        tls: Default::default(),
+        routing: Default::default(),
+        connection: Default::default(),
+        controls: Default::default(),
     }
 }
 
