@@ -14,6 +14,12 @@ pub struct ToolIdentity {
     pub version: String,
     /// SHA-256 of the running executable, when it could be read.
     pub binary_sha256: Option<String>,
+    /// The git commit the binary was built from ("unknown" without a checkout).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub commit: Option<String>,
+    /// The cargo profile it was built with (`debug`, `release`, …).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub build_profile: Option<String>,
 }
 
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]

@@ -35,6 +35,21 @@ pub fn host_identity() -> HostIdentity {
     }
 }
 
+/// The commit and build profile of the executable, as the binary's build script found them.
+#[derive(Clone, Debug)]
+pub struct BuildInfo {
+    pub commit: String,
+    pub profile: String,
+}
+
+static BUILD: std::sync::OnceLock<BuildInfo> = std::sync::OnceLock::new();
+
+/// Called once by the binary at start, so that every manifest names the build (a library's
+/// own build cannot know the executable's commit without rebuilding on every commit).
+pub fn set_build(info: BuildInfo) {
+    let _ = BUILD.set(info);
+}
+
 pub fn tool_identity() -> ToolIdentity {
     let binary_sha256 = std::env::current_exe()
         .ok()
@@ -44,5 +59,7 @@ pub fn tool_identity() -> ToolIdentity {
         name: inferbench_core::TOOL_NAME.to_string(),
         version: inferbench_core::TOOL_VERSION.to_string(),
         binary_sha256,
+        commit: BUILD.get().map(|b| b.commit.clone()),
+        build_profile: BUILD.get().map(|b| b.profile.clone()),
     }
 }

@@ -38,6 +38,10 @@ fn main() -> ExitCode {
             .unwrap_or_default();
         eprintln!("inferbench: internal error{at}: {what}; please report it");
     }));
+    inferbench_run::identity::set_build(inferbench_run::identity::BuildInfo {
+        commit: env!("INFERBENCH_GIT_COMMIT").to_string(),
+        profile: env!("INFERBENCH_BUILD_PROFILE").to_string(),
+    });
     let argv = match cli::utf8_args(std::env::args_os()) {
         Ok(v) => v,
         Err(e) => {

@@ -5,10 +5,20 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use super::ProfileArgs;
 
+/// `--version`: the version, the commit it was built from and the build profile.
+pub const VERSION_LINE: &str = concat!(
+    env!("CARGO_PKG_VERSION"),
+    " (commit ",
+    env!("INFERBENCH_GIT_COMMIT"),
+    ", ",
+    env!("INFERBENCH_BUILD_PROFILE"),
+    " build)"
+);
+
 #[derive(Parser, Debug)]
 #[command(
     name = "inferbench",
-    version,
+    version = VERSION_LINE,
     about = "Benchmark client for LLM inference servers (AIPerf- and GenAI-Perf-compatible)",
     propagate_version = true
 )]

@@ -294,6 +294,8 @@ pub fn manifest() -> Manifest {
             name: "inferbench".into(),
             version: "0.1.0".into(),
             binary_sha256: None,
+            commit: None,
+            build_profile: None,
         },
         host: HostIdentity {
             hostname: "h".into(),
