@@ -10,6 +10,7 @@ mod gate_cmd;
 mod grade_cmd;
 mod inspect;
 mod ledger_cmd;
+mod manual;
 mod metrics_cmd;
 mod mock;
 mod plan_cmd;
@@ -85,6 +86,8 @@ fn main() -> ExitCode {
         cli::Command::Qualify(a) => qualify_cmd::run(&a, &argv),
         cli::Command::Plan(a) => plan_cmd::run(&a),
         cli::Command::Bridge(a) => bridge_cmd::run(&a),
+        cli::Command::Completions(a) => manual::completions(&a),
+        cli::Command::Man(a) => manual::man(&a),
     };
     match result {
         Ok(code) => ExitCode::from(code),

@@ -65,6 +65,25 @@ pub enum Command {
     /// client's evidence: CLIENT_SUFFICIENT, CLIENT_LIMITED, SERVER_SATURATED or
     /// INCONCLUSIVE (docs/qualify.md).
     Qualify(Box<super::QualifyArgs>),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell) to stdout, e.g.
+    /// `inferbench completions bash > /etc/bash_completion.d/inferbench`.
+    Completions(CompletionsArgs),
+    /// Print the man page (roff) to stdout, or with --out-dir write one page per command.
+    Man(ManArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct CompletionsArgs {
+    /// The shell to complete in.
+    pub shell: clap_complete::Shell,
+}
+
+#[derive(Args, Debug)]
+pub struct ManArgs {
+    /// Write inferbench.1 and one page per subcommand (inferbench-profile.1, …) here
+    /// instead of printing the main page.
+    #[arg(long = "out-dir", value_name = "DIR")]
+    pub out_dir: Option<std::path::PathBuf>,
 }
 
 #[derive(Args, Debug)]

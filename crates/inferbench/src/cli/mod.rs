@@ -27,8 +27,8 @@ mod unbuilt;
 mod values;
 
 pub use args::{
-    ArrivalArg, Cli, Command, CompareArgs, CrosswalkArgs, EndpointArg, ExportLevelArg, GradeArgs,
-    InspectArgs, MetricsArgs, MockServerArgs, UiArg,
+    ArrivalArg, Cli, Command, CompareArgs, CompletionsArgs, CrosswalkArgs, EndpointArg,
+    ExportLevelArg, GradeArgs, InspectArgs, ManArgs, MetricsArgs, MockServerArgs, UiArg,
 };
 pub use args::{LedgerArgs, LedgerBaselineCommand, LedgerCommand, LedgerEpochCommand};
 #[allow(unused_imports)]

@@ -12,6 +12,7 @@ mod gate_eval;
 mod identity;
 mod ledger;
 mod load_shapes;
+mod manual;
 mod migration;
 mod pipeline;
 mod plan;
