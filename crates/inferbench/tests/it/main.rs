@@ -19,4 +19,5 @@ mod profile;
 mod qualify;
 mod sim_server;
 mod telemetry;
+mod tls;
 mod workers;
