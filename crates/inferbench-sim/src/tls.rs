@@ -79,3 +79,51 @@ pub(crate) async fn serve_tls(
         crate::server::serve_connection(s, shared, stop).await;
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn leaf() -> (String, String) {
+        let k = rcgen::KeyPair::generate().unwrap();
+        let c = rcgen::CertificateParams::new(vec!["localhost".to_string()])
+            .unwrap()
+            .self_signed(&k)
+            .unwrap();
+        (c.pem(), k.serialize_pem())
+    }
+
+    #[test]
+    fn a_matching_pair_serves_and_bad_parts_are_named() {
+        let (cert, key) = leaf();
+        let (_, other_key) = leaf();
+        let ok = SimTls {
+            cert_pem: cert.clone().into_bytes(),
+            key_pem: key.into_bytes(),
+            client_ca_pem: None,
+        };
+        let cfg = ok.server_config().unwrap();
+        assert_eq!(cfg.alpn_protocols, vec![b"http/1.1".to_vec()]);
+        let e = SimTls {
+            cert_pem: b"junk".to_vec(),
+            ..ok.clone()
+        }
+        .server_config()
+        .unwrap_err();
+        assert!(e.to_string().starts_with("TLS certificate: "), "{e}");
+        let e = SimTls {
+            key_pem: other_key.into_bytes(),
+            ..ok.clone()
+        }
+        .server_config()
+        .unwrap_err();
+        assert!(e.to_string().starts_with("TLS certificate and key: "), "{e}");
+        let e = SimTls {
+            client_ca_pem: Some(b"junk".to_vec()),
+            ..ok
+        }
+        .server_config()
+        .unwrap_err();
+        assert!(e.to_string().starts_with("TLS client CA: "), "{e}");
+    }
+}
