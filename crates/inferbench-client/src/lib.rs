@@ -8,6 +8,7 @@ pub mod engine;
 pub mod headers;
 pub mod resources;
 pub mod scrape;
+pub mod tls;
 pub mod transport;
 
 pub use inferbench_protocol::{decode, sse, think};

@@ -1,5 +1,5 @@
-//! HTTP transport: a pooled hyper client with `TCP_NODELAY`, and a request body that stamps
-//! the moment it is handed to the connection.
+//! HTTP transport: a pooled hyper client with `TCP_NODELAY`, TLS for `https://` (docs/tls.md),
+//! and a request body that stamps the moment it is handed to the connection.
 
 use std::convert::Infallible;
 use std::pin::Pin;
@@ -153,8 +153,20 @@ impl ReadStamp {
     }
 }
 
-/// A TCP stream that stamps every read that returns bytes.
+/// A connection's byte stream: TCP, or TLS over TCP for an `https://` target. Either way
+/// the stamped reads are the TCP socket's (under the TLS layer), so a frame's stamp is when
+/// its encrypted bytes left the kernel, not when they were decrypted.
 pub struct StampedStream {
+    inner: Layer,
+}
+
+enum Layer {
+    Plain(StampedTcp),
+    Tls(Box<tokio_rustls::client::TlsStream<StampedTcp>>),
+}
+
+/// A TCP stream that stamps every read that returns bytes.
+struct StampedTcp {
     tcp: tokio::net::TcpStream,
     clock: Clock,
     stamp: Arc<AtomicU64>,
@@ -162,7 +174,7 @@ pub struct StampedStream {
     registration: Option<SocketRegistration>,
 }
 
-impl Drop for StampedStream {
+impl Drop for StampedTcp {
     fn drop(&mut self) {
         // Out of the registry before `tcp` closes the fd (fields drop after this), so the
         // sampler never reads a reused fd number as this connection.
@@ -170,7 +182,7 @@ impl Drop for StampedStream {
     }
 }
 
-impl tokio::io::AsyncRead for StampedStream {
+impl tokio::io::AsyncRead for StampedTcp {
     fn poll_read(
         mut self: Pin<&mut Self>,
         cx: &mut Context<'_>,
@@ -186,7 +198,7 @@ impl tokio::io::AsyncRead for StampedStream {
     }
 }
 
-impl tokio::io::AsyncWrite for StampedStream {
+impl tokio::io::AsyncWrite for StampedTcp {
     fn poll_write(
         mut self: Pin<&mut Self>,
         cx: &mut Context<'_>,
@@ -212,6 +224,61 @@ impl tokio::io::AsyncWrite for StampedStream {
     }
 }
 
+/// Forwards one I/O call to whichever layer the stream has.
+macro_rules! layer {
+    ($self:expr, $s:ident => $e:expr) => {
+        match &mut $self.inner {
+            Layer::Plain($s) => {
+                let $s = Pin::new($s);
+                $e
+            }
+            Layer::Tls($s) => {
+                let $s = Pin::new(&mut **$s);
+                $e
+            }
+        }
+    };
+}
+
+impl tokio::io::AsyncRead for StampedStream {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        layer!(self, s => s.poll_read(cx, buf))
+    }
+}
+
+impl tokio::io::AsyncWrite for StampedStream {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
+        layer!(self, s => s.poll_write(cx, buf))
+    }
+    fn poll_write_vectored(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[std::io::IoSlice<'_>],
+    ) -> Poll<std::io::Result<usize>> {
+        layer!(self, s => s.poll_write_vectored(cx, bufs))
+    }
+    fn is_write_vectored(&self) -> bool {
+        match &self.inner {
+            Layer::Plain(s) => s.is_write_vectored(),
+            Layer::Tls(s) => s.is_write_vectored(),
+        }
+    }
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        layer!(self, s => s.poll_flush(cx))
+    }
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        layer!(self, s => s.poll_shutdown(cx))
+    }
+}
+
 /// Where requests go: the address to connect to, the `Host` header and the request target.
 #[derive(Clone, Debug)]
 pub struct Target {
@@ -219,13 +286,28 @@ pub struct Target {
     pub port: u16,
     pub host_header: http::HeaderValue,
     pub path: hyper::Uri,
+    /// `https://`: the TLS configuration (docs/tls.md), or why it could not be built (every
+    /// connection then fails with that line). None: plain HTTP.
+    pub tls: Option<Result<Arc<rustls::ClientConfig>, String>>,
 }
 
 impl Target {
-    /// From a full `http://host[:port]/path[?query]` URI (validated by the caller).
+    /// From a full `http[s]://host[:port]/path[?query]` URI (validated by the caller). An
+    /// `https://` URI gets the run's installed TLS configuration ([`crate::tls::current`]).
     pub fn from_uri(uri: &hyper::Uri) -> Target {
+        let https = uri.scheme() == Some(&http::uri::Scheme::HTTPS);
+        Target::from_uri_tls(uri, https.then(crate::tls::current))
+    }
+
+    /// [`Target::from_uri`] with the TLS configuration given (None: plain HTTP).
+    pub fn from_uri_tls(
+        uri: &hyper::Uri,
+        tls: Option<Result<Arc<rustls::ClientConfig>, String>>,
+    ) -> Target {
         let host = uri.host().unwrap_or("localhost").to_string();
-        let port = uri.port_u16().unwrap_or(80);
+        let port = uri
+            .port_u16()
+            .unwrap_or(if tls.is_some() { 443 } else { 80 });
         let authority = uri
             .authority()
             .map_or_else(|| host.clone(), |a| a.as_str().to_string());
@@ -240,7 +322,38 @@ impl Target {
             host_header: http::HeaderValue::from_str(&authority)
                 .unwrap_or_else(|_| http::HeaderValue::from_static("localhost")),
             path,
+            tls,
         }
+    }
+}
+
+/// How a connection was set up, on the run clock (ns from the anchor); a phase that did not
+/// happen is None (no name resolution for an IP address, no TLS on `http://`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ConnectionSetup {
+    pub dns_start_ns: Option<u64>,
+    pub dns_end_ns: Option<u64>,
+    pub connect_start_ns: u64,
+    pub connect_end_ns: u64,
+    pub tls_start_ns: Option<u64>,
+    pub tls_end_ns: Option<u64>,
+    /// `TLSv1.3` / `TLSv1.2`.
+    pub tls_version: Option<String>,
+    /// The negotiated cipher suite's IANA name.
+    pub tls_cipher: Option<String>,
+}
+
+impl ConnectionSetup {
+    /// Into the record's connection evidence (of the request that opened the connection).
+    pub fn apply_to(&self, ev: &mut inferbench_core::record::ConnectionEvidence) {
+        ev.dns_start_ns = self.dns_start_ns;
+        ev.dns_end_ns = self.dns_end_ns;
+        ev.connect_start_ns = Some(self.connect_start_ns);
+        ev.connect_end_ns = Some(self.connect_end_ns);
+        ev.tls_start_ns = self.tls_start_ns;
+        ev.tls_end_ns = self.tls_end_ns;
+        ev.tls_version = self.tls_version.clone();
+        ev.tls_cipher = self.tls_cipher.clone();
     }
 }
 
@@ -251,9 +364,12 @@ pub struct Conn {
     pub stamp: ReadStamp,
     /// The connection ended (closed or failed) or holds an unfinished response.
     pub done: bool,
+    /// Name resolution, TCP connect and TLS handshake times.
+    pub setup: ConnectionSetup,
 }
 
-/// Open a connection (`TCP_NODELAY`, reads stamped) and hand-shake HTTP/1.1.
+/// Open a connection (`TCP_NODELAY`, reads stamped, TLS for `https://`) and hand-shake
+/// HTTP/1.1.
 pub async fn connect(target: &Target, clock: Clock) -> Result<Conn, String> {
     connect_registered(target, clock, None).await
 }
@@ -264,33 +380,82 @@ pub async fn connect_registered(
     clock: Clock,
     sockets: Option<&SocketRegistry>,
 ) -> Result<Conn, String> {
-    let tcp = tokio::net::TcpStream::connect((target.host.as_str(), target.port))
-        .await
-        .map_err(|e| format!("cannot connect to {}:{}: {e}", target.host, target.port))?;
+    let at = format!("{}:{}", target.host, target.port);
+    let bare = target.host.trim_start_matches('[').trim_end_matches(']');
+    let mut setup = ConnectionSetup::default();
+    // Resolved here, not inside `TcpStream::connect`, so that resolution is timed apart.
+    let addrs: Vec<std::net::SocketAddr> = match bare.parse::<std::net::IpAddr>() {
+        Ok(ip) => vec![(ip, target.port).into()],
+        Err(_) => {
+            setup.dns_start_ns = Some(clock.now_ns());
+            let found = tokio::net::lookup_host((bare, target.port))
+                .await
+                .map_err(|e| format!("cannot resolve {}: {e}", target.host))?
+                .collect();
+            setup.dns_end_ns = Some(clock.now_ns());
+            found
+        }
+    };
+    setup.connect_start_ns = clock.now_ns();
+    let mut last = None;
+    let mut tcp = None;
+    for a in &addrs {
+        match tokio::net::TcpStream::connect(a).await {
+            Ok(t) => {
+                tcp = Some(t);
+                break;
+            }
+            Err(e) => last = Some(e),
+        }
+    }
+    let tcp = match (tcp, last) {
+        (Some(t), _) => t,
+        (None, Some(e)) => return Err(format!("cannot connect to {at}: {e}")),
+        (None, None) => return Err(format!("cannot connect to {at}: no address found")),
+    };
+    setup.connect_end_ns = clock.now_ns();
     tcp.set_nodelay(true)
-        .map_err(|e| format!("TCP_NODELAY on {}:{}: {e}", target.host, target.port))?;
+        .map_err(|e| format!("TCP_NODELAY on {at}: {e}"))?;
     let stamp = Arc::new(AtomicU64::new(0));
     let registration = sockets.map(|r| r.register(raw_fd(&tcp)));
-    let io = TokioIo::new(StampedStream {
+    let tcp = StampedTcp {
         tcp,
         clock,
         stamp: stamp.clone(),
         registration,
-    });
+    };
+    let inner = match &target.tls {
+        None => Layer::Plain(tcp),
+        Some(Err(e)) => return Err(format!("TLS to {at}: {e}")),
+        Some(Ok(cfg)) => {
+            let name = crate::tls::server_name(&target.host)?;
+            setup.tls_start_ns = Some(clock.now_ns());
+            let s = tokio_rustls::TlsConnector::from(cfg.clone())
+                .connect(name, tcp)
+                .await
+                .map_err(|e| format!("TLS handshake with {at}: {}", error_chain(&e)))?;
+            setup.tls_end_ns = Some(clock.now_ns());
+            let (_, session) = s.get_ref();
+            setup.tls_version = session.protocol_version().map(crate::tls::version_name);
+            setup.tls_cipher = session.negotiated_cipher_suite().map(|c| {
+                c.suite()
+                    .as_str()
+                    .map_or_else(|| format!("{:?}", c.suite()), str::to_string)
+            });
+            Layer::Tls(Box::new(s))
+        }
+    };
+    let io = TokioIo::new(StampedStream { inner });
     let (sender, conn) = hyper::client::conn::http1::Builder::new()
         .handshake(io)
         .await
-        .map_err(|e| {
-            format!(
-                "HTTP/1.1 handshake with {}:{}: {e}",
-                target.host, target.port
-            )
-        })?;
+        .map_err(|e| format!("HTTP/1.1 handshake with {at}: {e}"))?;
     Ok(Conn {
         sender,
         io: Box::pin(conn),
         stamp: ReadStamp(stamp),
         done: false,
+        setup,
     })
 }
 

@@ -55,9 +55,22 @@ pub struct ClientResources {
 /// Runs one prepared plan (its `plan.url` is where requests go); its payloads move into the
 /// engine.
 pub async fn run_one(mut p: Prepared, observer: &Arc<dyn Observer>) -> Result<RunReport, Failure> {
+    // An https run's TLS configuration (SSL_CERT_FILE read here, docs/tls.md), for the
+    // probe's and the engine's connections; the manifest's plan says what was used.
+    if p.plan.url.starts_with("https://") {
+        let env = std::env::var("SSL_CERT_FILE").ok();
+        p.plan.tls =
+            inferbench_client::tls::with_env_ca(&p.plan.tls, env).map_err(Failure::input)?;
+        inferbench_client::tls::install_plan(&p.plan.tls).map_err(Failure::input)?;
+    }
     let plan = &p.plan;
     let clock = Clock::start();
     let started_at = inferbench_core::time::iso_utc_seconds(clock.anchor_unix_ns());
+    if !plan.tls.verifies() {
+        observer.event(Event::Warning {
+            message: "--insecure: TLS certificates are NOT verified (any server can answer for this URL); the manifest says tls.verification \"disabled\"".into(),
+        });
+    }
     // Reach the server before writing anything, so that a wrong --url fails in one line.
     let models_response =
         inferbench_client::transport::fetch_models(clock, &plan.url, Duration::from_secs(10))

@@ -34,6 +34,7 @@ mod request;
 mod sched;
 mod server;
 mod stats;
+pub mod tls;
 
 pub use answers::{AnswerKey, KeyAnswer, answers_right, question_text};
 pub use body::StreamCut;
@@ -44,3 +45,4 @@ pub use dcgm::{BLANK_INT64, EnergyMeter, gpu_uuid, power_mw};
 pub use metrics::CONTENT_TYPE as METRICS_CONTENT_TYPE;
 pub use server::{SimServer, serve_until};
 pub use stats::{SimStats, TimingStats};
+pub use tls::SimTls;

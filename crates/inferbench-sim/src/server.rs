@@ -17,7 +17,7 @@ use hyper::body::Incoming;
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper_util::rt::TokioIo;
-use tokio::net::{TcpListener, TcpSocket, TcpStream};
+use tokio::net::{TcpListener, TcpSocket};
 use tokio::sync::watch;
 use tokio::task::{JoinHandle, JoinSet};
 use tokio::time::Instant;
@@ -126,13 +126,26 @@ impl SimServer {
     /// Validates `cfg`, binds `addr` and serves on the current Tokio runtime (which needs IO
     /// and time enabled). Port 0 picks a free port; see [`SimServer::local_addr`].
     pub async fn start(cfg: SimConfig, addr: SocketAddr) -> io::Result<SimServer> {
+        SimServer::start_tls(cfg, addr, None).await
+    }
+
+    /// [`SimServer::start`], serving HTTPS when `tls` is given (docs/tls.md).
+    pub async fn start_tls(
+        cfg: SimConfig,
+        addr: SocketAddr,
+        tls: Option<&crate::tls::SimTls>,
+    ) -> io::Result<SimServer> {
+        let tls = match tls {
+            Some(t) => Some(tokio_rustls::TlsAcceptor::from(t.server_config()?)),
+            None => None,
+        };
         cfg.validate()
             .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
         let listener = bind(addr)?;
         let addr = listener.local_addr()?;
         let shared = Arc::new(Shared::new(cfg));
         let (stop, stop_rx) = watch::channel(false);
-        let task = tokio::spawn(accept_loop(listener, shared.clone(), stop_rx));
+        let task = tokio::spawn(accept_loop(listener, shared.clone(), stop_rx, tls));
         // The counter-reset fault: once, at its time after the server emitted its first token
         // (so that it falls inside a run however long the client's set-up took), holding no
         // server alive.
@@ -226,7 +239,12 @@ fn bind(addr: SocketAddr) -> io::Result<TcpListener> {
     socket.listen(BACKLOG)
 }
 
-async fn accept_loop(listener: TcpListener, shared: Arc<Shared>, mut stop: watch::Receiver<bool>) {
+async fn accept_loop(
+    listener: TcpListener,
+    shared: Arc<Shared>,
+    mut stop: watch::Receiver<bool>,
+    tls: Option<tokio_rustls::TlsAcceptor>,
+) {
     let mut conns = JoinSet::new();
     loop {
         tokio::select! {
@@ -236,9 +254,16 @@ async fn accept_loop(listener: TcpListener, shared: Arc<Shared>, mut stop: watch
             // Reap finished connections before accepting more, so the set stays small.
             Some(_) = conns.join_next(), if !conns.is_empty() => {}
             res = listener.accept() => match res {
-                Ok((stream, _)) => {
-                    conns.spawn(serve_connection(stream, shared.clone(), stop.clone()));
-                }
+                Ok((stream, _)) => match &tls {
+                    None => {
+                        // Events must leave as soon as they are written, not wait for Nagle.
+                        let _ = stream.set_nodelay(true);
+                        conns.spawn(serve_connection(stream, shared.clone(), stop.clone()));
+                    }
+                    Some(acc) => {
+                        conns.spawn(crate::tls::serve_tls(acc.clone(), stream, shared.clone(), stop.clone()));
+                    }
+                },
                 // Out of file descriptors and the like: back off instead of spinning.
                 Err(_) => tokio::time::sleep(Duration::from_millis(5)).await,
             },
@@ -251,9 +276,14 @@ async fn accept_loop(listener: TcpListener, shared: Arc<Shared>, mut stop: watch
     }
 }
 
-async fn serve_connection(stream: TcpStream, shared: Arc<Shared>, mut stop: watch::Receiver<bool>) {
-    // Events must leave as soon as they are written, not wait for Nagle.
-    let _ = stream.set_nodelay(true);
+/// Serves HTTP/1.1 on a plain or TLS stream (`TCP_NODELAY` already set).
+pub(crate) async fn serve_connection<S>(
+    stream: S,
+    shared: Arc<Shared>,
+    mut stop: watch::Receiver<bool>,
+) where
+    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+{
     let svc = service_fn(move |req| handle(shared.clone(), req));
     let mut conn = pin!(
         http1::Builder::new()

@@ -50,6 +50,7 @@ pub fn run(a: &MockServerArgs) -> Result<u8, Failure> {
     let addr: SocketAddr = format!("{}:{}", a.host, a.port)
         .parse()
         .map_err(|e| Failure::input(format!("--host {} --port {}: {e}", a.host, a.port)))?;
+    let tls = sim_tls(a)?;
     let mut rt = tokio::runtime::Builder::new_multi_thread();
     if let Some(w) = a.workers {
         if w == 0 {
@@ -62,11 +63,12 @@ pub fn run(a: &MockServerArgs) -> Result<u8, Failure> {
         .build()
         .map_err(|e| Failure::run(format!("cannot start the runtime: {e}")))?;
     rt.block_on(async move {
-        let server = SimServer::start(cfg, addr)
+        let server = SimServer::start_tls(cfg, addr, tls.as_ref())
             .await
             .map_err(|e| Failure::run(format!("mock-server: cannot listen on {addr}: {e}")))?;
         eprintln!(
-            "inferbench mock-server: listening on http://{} (ttft {:?}, itl {:?}, tokenizer {}; /metrics, /dcgm/metrics); Ctrl-C stops",
+            "inferbench mock-server: listening on {}://{} (ttft {:?}, itl {:?}, tokenizer {}; /metrics, /dcgm/metrics); Ctrl-C stops",
+            if tls.is_some() { "https" } else { "http" },
             server.local_addr(),
             ttft,
             itl,
@@ -81,6 +83,28 @@ pub fn run(a: &MockServerArgs) -> Result<u8, Failure> {
         );
         Ok(0)
     })
+}
+
+/// `--tls-cert`, `--tls-key`, `--tls-client-ca`: read and checked here, so that a bad file is
+/// named before the server starts.
+fn sim_tls(a: &MockServerArgs) -> Result<Option<inferbench_sim::SimTls>, Failure> {
+    let read = |flag: &str, p: &str| {
+        std::fs::read(p).map_err(|e| Failure::input(format!("{flag} {p}: cannot read: {e}")))
+    };
+    let (Some(cert), Some(key)) = (&a.tls_cert, &a.tls_key) else {
+        return Ok(None);
+    };
+    let tls = inferbench_sim::SimTls {
+        cert_pem: read("--tls-cert", cert)?,
+        key_pem: read("--tls-key", key)?,
+        client_ca_pem: match &a.tls_client_ca {
+            Some(p) => Some(read("--tls-client-ca", p)?),
+            None => None,
+        },
+    };
+    tls.server_config()
+        .map_err(|e| Failure::input(format!("--tls-cert {cert} / --tls-key {key}: {e}")))?;
+    Ok(Some(tls))
 }
 
 /// `--max-running`, `--decode-tokens-per-s`, `--prefill-us-per-token`,

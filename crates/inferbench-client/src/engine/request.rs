@@ -196,7 +196,12 @@ pub(super) async fn execute(
             clock,
             Some(&engine.sockets)
         )) {
-            Ok(Ok(c)) => *conn = Some(c),
+            Ok(Ok(c)) => {
+                // The request that opened the connection carries its set-up (docs/tls.md).
+                c.setup
+                    .apply_to(rec.connection.get_or_insert_with(Default::default));
+                *conn = Some(c)
+            }
             Ok(Err(e)) => {
                 rec.end_ns = clock.now_ns();
                 rec.error = Some(err(ErrorKind::Transport, None, "ConnectionError", e));
@@ -213,6 +218,7 @@ pub(super) async fn execute(
         io,
         stamp,
         done,
+        ..
     } = conn.as_mut().expect("connected above");
 
     // Like `guarded!`, while driving this worker's connection in the same task: reads and

@@ -302,6 +302,15 @@ pub struct MockServerArgs {
     /// Simulated GPUs on the DCGM exporter page (/dcgm/metrics).
     #[arg(long = "gpus", value_name = "N", default_value_t = 1)]
     pub gpus: u32,
+    /// Serve HTTPS with this certificate chain (PEM, leaf first); needs --tls-key.
+    #[arg(long = "tls-cert", value_name = "FILE", requires = "tls_key")]
+    pub tls_cert: Option<String>,
+    /// Private key (PEM) of --tls-cert.
+    #[arg(long = "tls-key", value_name = "FILE", requires = "tls_cert")]
+    pub tls_key: Option<String>,
+    /// Require a client certificate signed by a CA of this PEM file (mutual TLS).
+    #[arg(long = "tls-client-ca", value_name = "FILE", requires = "tls_cert")]
+    pub tls_client_ca: Option<String>,
 }
 
 #[derive(Args, Debug)]

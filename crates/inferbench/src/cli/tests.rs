@@ -185,7 +185,7 @@ fn invalid_values_name_the_flag() {
             vec!["profile", "--request-timeout-seconds", "-1"],
             "--request-timeout-seconds",
         ),
-        (vec!["profile", "-u", "https://x", "-m", "m"], "https"),
+        (vec!["profile", "-u", "ftp://x", "-m", "m"], "ftp://x"),
         (vec!["profile", "-u", "127.0.0.1:1"], "--model"),
         (
             vec!["profile", "--isl", "0"],

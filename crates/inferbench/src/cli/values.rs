@@ -112,13 +112,10 @@ pub fn normalize_url(u: &str) -> Result<String, String> {
     } else {
         format!("http://{u}")
     };
-    if full.starts_with("https://") {
+    if !full.starts_with("http://") && !full.starts_with("https://") {
         return Err(format!(
-            "--url {u}: https is not supported yet by inferbench (plain http only); see docs/compatibility.md"
+            "--url {u}: only http:// and https:// URLs are supported"
         ));
-    }
-    if !full.starts_with("http://") {
-        return Err(format!("--url {u}: only http:// URLs are supported"));
     }
     let uri: http::Uri = full
         .parse()

@@ -20,5 +20,6 @@ mod profile;
 mod qualify;
 mod sim_server;
 mod telemetry;
+mod tls;
 mod version;
 mod workers;
