@@ -14,6 +14,7 @@ mod error;
 pub mod evidence;
 pub mod genai_perf_export;
 mod names;
+pub mod outputs_json;
 pub mod raw;
 pub mod records;
 pub mod run;

@@ -19,6 +19,9 @@ pub struct ConfiguredHeader {
     sensitive: bool,
     wire_name: HeaderName,
     wire_value: HeaderValue,
+    /// `--session-header`: not a header of its own but the name the per-session id goes out
+    /// under, in place of `X-Correlation-ID` (its value is unused).
+    session: bool,
 }
 
 /// Which part of a configured header is not valid on the wire.
@@ -41,7 +44,17 @@ impl ConfiguredHeader {
             sensitive,
             wire_name,
             wire_value,
+            session: false,
         })
+    }
+
+    /// `--session-header NAME`: the per-session id is sent as `NAME` instead of
+    /// `X-Correlation-ID` (AIPerf replaces the default header with it). Listed with the
+    /// configured headers so that the engine and the raw export read the same list.
+    pub fn session(name: &str) -> Result<Self, InvalidHeader> {
+        let mut h = ConfiguredHeader::new(name, "", false)?;
+        h.session = true;
+        Ok(h)
     }
 
     /// The name as given (the wire form is lower case).
@@ -140,15 +153,18 @@ pub(crate) fn wire_headers<'a>(
         HeaderName::from_static("x-request-id"),
         request_id,
     ));
-    out.push(own(
-        "X-Correlation-ID",
-        HeaderName::from_static("x-correlation-id"),
-        correlation_id,
-    ));
+    match configured.iter().find(|h| h.session) {
+        Some(s) => out.push(own(&s.name, s.wire_name.clone(), correlation_id)),
+        None => out.push(own(
+            "X-Correlation-ID",
+            HeaderName::from_static("x-correlation-id"),
+            correlation_id,
+        )),
+    }
     if streaming {
         out.push(own("Accept", header::ACCEPT, "text/event-stream"));
     }
-    for h in configured {
+    for h in configured.iter().filter(|h| !h.session) {
         let w = WireHeader {
             name: &h.name,
             value: &h.value,
@@ -296,5 +312,21 @@ mod tests {
         let d = format!("{h:?}");
         assert!(!d.contains("sk-secret"), "{d}");
         assert!(d.contains(REDACTED), "{d}");
+    }
+
+    #[test]
+    fn a_session_header_renames_the_correlation_header_in_place() {
+        let mut cfg = configured_headers(None, &[]).unwrap();
+        cfg.push(ConfiguredHeader::session("X-Session-ID").unwrap());
+        let ua = format!("inferbench/{}", env!("CARGO_PKG_VERSION"));
+        assert_eq!(
+            request_headers(&cfg, "r", "c", false, false),
+            pairs(&[
+                ("Content-Type", "application/json"),
+                ("User-Agent", &ua),
+                ("X-Request-ID", "r"),
+                ("X-Session-ID", "c"),
+            ])
+        );
     }
 }

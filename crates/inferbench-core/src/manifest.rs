@@ -62,6 +62,9 @@ pub struct ServerIdentity {
     pub models_response: Option<serde_json::Value>,
     /// `simulated` for the built-in server.
     pub kind: String,
+    /// `--reset-kv-cache`: the reset POSTed before this run, and the server's answer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kv_cache_reset: Option<crate::controls_plan::KvCacheReset>,
 }
 
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]

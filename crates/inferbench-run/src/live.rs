@@ -71,6 +71,9 @@ pub async fn run_one(mut p: Prepared, observer: &Arc<dyn Observer>) -> Result<Ru
             message: "--insecure: TLS certificates are NOT verified (any server can answer for this URL); the manifest says tls.verification \"disabled\"".into(),
         });
     }
+    // `--reset-kv-cache`: once before each run, so that no run inherits the cache of the
+    // one before it (AIPerf: fatal on failure, before anything is written).
+    let kv_cache_reset = crate::wait_model::reset_kv_cache(&p).await?;
     // Reach the server before writing anything, so that a wrong --url fails in one line.
     let models_response =
         inferbench_client::transport::fetch_models(clock, &plan.url, Duration::from_secs(10))
@@ -92,7 +95,7 @@ pub async fn run_one(mut p: Prepared, observer: &Arc<dyn Observer>) -> Result<Ru
     };
     // Built before anything is written: a declaration that contradicts a measured pin is a
     // one-line error that leaves an earlier run's files alone.
-    let mut manifest = first_manifest(&p, &header, started_at, models_response)?;
+    let mut manifest = first_manifest(&p, &header, started_at, models_response, kv_cache_reset)?;
     clear_run_dir(&run_dir, &names)?;
     inferbench_artifacts::write_inputs_json(&run_dir, &p.inputs)?;
     crate::correctness::freeze(&run_dir, p.answers.as_deref())?;
@@ -349,6 +352,7 @@ fn first_manifest(
     header: &EvidenceHeader,
     started_at: String,
     models_response: Option<serde_json::Value>,
+    kv_cache_reset: Option<inferbench_core::controls_plan::KvCacheReset>,
 ) -> Result<Manifest, Failure> {
     let plan: &RunPlan = &p.plan;
     let mut m = Manifest {
@@ -377,6 +381,7 @@ fn first_manifest(
                 Target::Simulated { .. } => "simulated".into(),
                 _ => "remote".into(),
             },
+            kv_cache_reset,
         },
         files: Vec::new(),
         identity: None,

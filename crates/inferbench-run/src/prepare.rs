@@ -197,6 +197,24 @@ pub fn decoder_of(plan: &RunPlan) -> Result<inferbench_client::decode::Decoder, 
     })
 }
 
+/// The plan's configured headers (the API key, each `--header`) and `--session-header`, as
+/// the engine sends them and the raw export lists them.
+pub fn plan_headers(plan: &RunPlan) -> Result<Vec<inferbench_client::ConfiguredHeader>, Failure> {
+    let mut headers =
+        inferbench_client::headers::configured_headers(plan.api_key.as_ref(), &plan.headers)
+            .map_err(Failure::input)?;
+    if let Some(name) = &plan.controls.session_header {
+        headers.push(
+            inferbench_client::ConfiguredHeader::session(name).map_err(|_| {
+                Failure::input(format!(
+                    "--session-header {name:?}: not a valid header name"
+                ))
+            })?,
+        );
+    }
+    Ok(headers)
+}
+
 /// The engine's configuration for a plan: the full URI (the streaming path where the API has
 /// its own), the headers (API key included), timeouts, cancellation and response decoding.
 pub fn engine_config(
@@ -207,9 +225,7 @@ pub fn engine_config(
     decoder: inferbench_client::decode::Decoder,
 ) -> Result<EngineConfig, Failure> {
     let uri = uri_of(plan)?;
-    let headers =
-        inferbench_client::headers::configured_headers(plan.api_key.as_ref(), &plan.headers)
-            .map_err(Failure::input)?;
+    let headers = plan_headers(plan)?;
     Ok(EngineConfig {
         uri,
         endpoint_type: plan.endpoint_type,

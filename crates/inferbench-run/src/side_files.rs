@@ -23,6 +23,9 @@ pub const AIPERF_SERVER_METRICS_CSV: &str = "server_metrics_export.csv";
 /// AIPerf's GPU telemetry file.
 pub const AIPERF_GPU_TELEMETRY: &str = "gpu_telemetry_export.jsonl";
 
+/// AIPerf's `outputs.json` (`--export-outputs-json`): every profiling response's text.
+pub const OUTPUTS_JSON: &str = inferbench_artifacts::outputs_json::OUTPUTS_JSON;
+
 /// Every side file, in the order the manifest lists them.
 pub const SIDE_FILES: &[&str] = &[
     CLIENT_RESOURCES,
@@ -34,6 +37,7 @@ pub const SIDE_FILES: &[&str] = &[
     AIPERF_SERVER_METRICS_JSON,
     AIPERF_SERVER_METRICS_CSV,
     AIPERF_GPU_TELEMETRY,
+    OUTPUTS_JSON,
 ];
 
 /// The side files of one run directory: which were written (or found, offline).

@@ -45,6 +45,8 @@ pub struct RecordSink {
     reasoning: crate::run_identity::ReasoningSeen,
     /// Scores responses against the run's frozen expected answers, when it has some.
     scorer: Option<crate::correctness::Scorer>,
+    /// `--export-outputs-json`: one entry per profiling record, written at the end.
+    outputs: Option<Vec<inferbench_artifacts::outputs_json::OutputEntry>>,
 }
 
 /// What the sink wrote.
@@ -68,11 +70,7 @@ impl RecordSink {
             spec.header.anchor_unix_ns,
             spec.has_warmup,
         )?;
-        let headers = inferbench_client::headers::configured_headers(
-            spec.plan.api_key.as_ref(),
-            &spec.plan.headers,
-        )
-        .map_err(Failure::input)?;
+        let headers = crate::prepare::plan_headers(spec.plan)?;
         // The frozen answers are read back from the directory, live and offline alike.
         let scorer = match crate::correctness::AnswerSet::read(spec.dir)? {
             Some(set) => Some(crate::correctness::Scorer::writing(set, spec.dir)?),
@@ -84,6 +82,7 @@ impl RecordSink {
         }
         Ok(RecordSink {
             scorer,
+            outputs: spec.plan.controls.export_outputs_json.then(Vec::new),
             headers,
             dir: spec.dir.to_path_buf(),
             names,
@@ -129,6 +128,13 @@ impl RecordSink {
         } else {
             (Vec::new(), None)
         };
+        if let Some(o) = &mut self.outputs {
+            o.push(inferbench_artifacts::outputs_json::OutputEntry::of(
+                self.anchor_unix_ns,
+                r,
+                &metrics,
+            ));
+        }
         self.exports.push(r, &metrics, &headers, body)?;
         Ok(())
     }
@@ -156,11 +162,15 @@ impl RecordSink {
     /// (with the list of files) and the results-ready marker, last. `end` is the evidence's
     /// end line (None for a run killed before writing it).
     pub fn finish(
-        self,
+        mut self,
         end: Option<&EvidenceEnd>,
         manifest: &Manifest,
         inputs: &serde_json::Value,
     ) -> Result<Finished, Failure> {
+        if let Some(o) = self.outputs.take() {
+            let bytes = inferbench_artifacts::outputs_json::render(o);
+            self.side_file(crate::side_files::OUTPUTS_JSON, &bytes)?;
+        }
         let mut scores = self.fold.finish(&self.plan);
         let mut side = self.side;
         let correctness = match self.scorer {

@@ -107,7 +107,18 @@ pub fn run_sweep_declared(
         }
         _ => None,
     };
-    let result = run_cells(sweep, &prepared, &observer);
+    // `--wait-for-model-timeout`: once, after the simulated server is up and before any run.
+    let waited = match prepared.first() {
+        Some(p) if p.plan.controls.wait_for_model_timeout_s > 0.0 => {
+            tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .map_err(|e| Failure::run(format!("cannot start the runtime: {e}")))
+                .and_then(|rt| rt.block_on(crate::wait_model::wait_for_model(p)))
+        }
+        _ => Ok(()),
+    };
+    let result = waited.and_then(|()| run_cells(sweep, &prepared, &observer));
     if let Some(s) = sim {
         s.shutdown();
     }

@@ -322,6 +322,12 @@ async fn handle(
         }
         "/metrics" if method == Method::GET => prometheus(shared.metrics_text()),
         "/dcgm/metrics" if method == Method::GET => prometheus(shared.dcgm_text()),
+        // vLLM's route (and SGLang's name for it): what `--reset-kv-cache` posts. The
+        // simulated server holds no cache; the call is counted so that a test sees it.
+        "/reset_prefix_cache" | "/flush_cache" if method == Method::POST => {
+            crate::stats::bump(&shared.counters.prefix_cache_resets);
+            json(StatusCode::OK, Bytes::from_static(br#"{"status":"ok"}"#))
+        }
         "/sim/reset" if method == Method::POST => {
             shared.counters.reset();
             json(StatusCode::OK, Bytes::from_static(br#"{"status":"reset"}"#))

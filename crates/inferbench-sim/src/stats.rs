@@ -49,6 +49,10 @@ pub struct SimStats {
     /// `huggingface_generate`, …); endpoints with none are left out.
     #[serde(default)]
     pub per_endpoint: BTreeMap<String, u64>,
+    /// `POST /reset_prefix_cache` (or `/flush_cache`) calls answered: what
+    /// `--reset-kv-cache` sends. Not cleared by `/sim/reset`, which is itself a control.
+    #[serde(default)]
+    pub prefix_cache_resets: u64,
 }
 
 #[derive(Default)]
@@ -112,6 +116,7 @@ pub(crate) struct Counters {
     pub(crate) ttft: TimingCounter,
     pub(crate) itl: TimingCounter,
     pub(crate) per_endpoint: [AtomicU64; ENDPOINT_KINDS],
+    pub(crate) prefix_cache_resets: AtomicU64,
 }
 
 impl Counters {
@@ -136,6 +141,7 @@ impl Counters {
                 .map(|(i, c)| (Endpoint::name_of(i).to_owned(), c.load(Relaxed)))
                 .filter(|(_, n)| *n > 0)
                 .collect(),
+            prefix_cache_resets: self.prefix_cache_resets.load(Relaxed),
         }
     }
 

@@ -29,14 +29,10 @@ pub const UNBUILT_FLAGS: &[(&str, bool)] = &[
     ("tokenizer-revision", true),
     ("tokenizer-trust-remote-code", false),
     ("slice-duration", true),
-    ("export-outputs-json", false),
     ("export-http-trace", false),
     ("record-processors", true),
     ("per-chunk-usage", false),
     ("connection-reuse-strategy", true),
-    ("wait-for-model-timeout", true),
-    ("reset-kv-cache", false),
-    ("session-header", true),
     ("config", true),
 ];
 

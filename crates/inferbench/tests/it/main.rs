@@ -4,6 +4,7 @@ mod bridge_report;
 mod cli_checks;
 mod common;
 mod compare;
+mod controls;
 mod correctness;
 mod datasets;
 mod endpoints;

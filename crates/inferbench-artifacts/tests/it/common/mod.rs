@@ -331,6 +331,7 @@ pub fn manifest() -> Manifest {
                 serde_json::json!({"object":"list","data":[{"id":"mock-model"}]}),
             ),
             kind: "url".into(),
+            kv_cache_reset: None,
         },
         files: vec![],
         identity: None,

@@ -1,0 +1,318 @@
+//! Server controls around a run (docs/controls.md): wait until the model is ready
+//! (`--wait-for-model-timeout`, with its mode and interval) and reset the server's KV cache
+//! before each run (`--reset-kv-cache`). Their requests go on connections of their own and
+//! are never records, as in AIPerf.
+
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use http_body_util::BodyExt;
+use inferbench_client::Clock;
+use inferbench_client::transport::{Conn, Target, TimedBody, connect};
+use inferbench_core::controls_plan::{KvCacheReset, RESET_RETRY_BUDGET_S, WaitMode};
+use inferbench_core::plan::EndpointType;
+use serde_json::{Value, json};
+
+use crate::{Failure, Prepared};
+
+/// One control request's answer: the status and the body.
+struct Answer {
+    status: u16,
+    body: Bytes,
+}
+
+/// One request on a fresh connection, with the run's configured headers (auth included).
+async fn send(
+    clock: Clock,
+    url: &str,
+    body: Option<&[u8]>,
+    p: &Prepared,
+    timeout: Duration,
+) -> Result<Answer, String> {
+    let uri: hyper::Uri = url
+        .parse()
+        .map_err(|e| format!("invalid URL {url:?}: {e}"))?;
+    let target = Target::from_uri(&uri);
+    let exchange = async {
+        let Conn { mut sender, io, .. } = connect(&target, clock).await?;
+        tokio::spawn(async move {
+            let _ = io.await;
+        });
+        let method = if body.is_some() {
+            http::Method::POST
+        } else {
+            http::Method::GET
+        };
+        let mut req = hyper::Request::builder()
+            .method(method)
+            .uri(target.path.clone())
+            .header(http::header::HOST, target.host_header.clone())
+            .header(
+                http::header::USER_AGENT,
+                inferbench_client::headers::USER_AGENT,
+            );
+        if body.is_some() {
+            req = req.header(http::header::CONTENT_TYPE, "application/json");
+        }
+        for h in &p.engine.headers {
+            req = req.header(h.name(), h.value());
+        }
+        let data = match body {
+            Some(b) => TimedBody::new(
+                Bytes::copy_from_slice(b),
+                clock,
+                std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0)),
+            ),
+            None => TimedBody::empty(clock),
+        };
+        let req = req.body(data).map_err(|e| e.to_string())?;
+        let resp = sender
+            .send_request(req)
+            .await
+            .map_err(|e| inferbench_client::transport::error_chain(&e))?;
+        let status = resp.status().as_u16();
+        let body = resp
+            .into_body()
+            .collect()
+            .await
+            .map_err(|e| e.to_string())?
+            .to_bytes();
+        Ok(Answer { status, body })
+    };
+    match tokio::time::timeout(timeout, exchange).await {
+        Ok(r) => r,
+        Err(_) => Err(format!("no answer within {:.1} s", timeout.as_secs_f64())),
+    }
+}
+
+/// `scheme://host[:port]` of a URL (control routes are relative to the origin, as in AIPerf).
+fn origin(url: &str) -> Result<String, Failure> {
+    let uri: hyper::Uri = url
+        .parse()
+        .map_err(|e| Failure::input(format!("--url {url:?}: {e}")))?;
+    let scheme = uri.scheme_str().unwrap_or("http");
+    let authority = uri
+        .authority()
+        .ok_or_else(|| Failure::input(format!("--url {url:?}: no host")))?;
+    Ok(format!("{scheme}://{authority}"))
+}
+
+/// The canned one-token request of the run's endpoint type: the shortest answer that shows
+/// the model generates. Endpoint types without a generation limit send their first frozen
+/// request as it is (it is what the run will send anyway).
+pub fn probe_body(p: &Prepared) -> Option<Vec<u8>> {
+    let plan = &p.plan;
+    let model = plan.models.first().map(String::as_str).unwrap_or("");
+    let hi = "Hi";
+    let body = match plan.endpoint_type {
+        EndpointType::Chat => {
+            let limit = if plan.use_legacy_max_tokens {
+                "max_tokens"
+            } else {
+                "max_completion_tokens"
+            };
+            let mut b = json!({"model": model, "messages": [{"role": "user", "content": hi}], "stream": false});
+            b[limit] = json!(1);
+            b
+        }
+        EndpointType::Completions => {
+            json!({"model": model, "prompt": hi, "max_tokens": 1, "stream": false})
+        }
+        EndpointType::Responses => {
+            json!({"model": model, "input": hi, "max_output_tokens": 16, "stream": false})
+        }
+        EndpointType::Messages => {
+            json!({"model": model, "messages": [{"role": "user", "content": hi}], "max_tokens": 1, "stream": false})
+        }
+        _ => {
+            return p
+                .workload
+                .payloads
+                .first()
+                .map(|w| w.body.clone().into_bytes());
+        }
+    };
+    Some(body.to_string().into_bytes())
+}
+
+/// Whether a `/v1/models` answer lists every model of the run.
+fn lists_models(body: &[u8], models: &[String]) -> bool {
+    let Ok(v) = serde_json::from_slice::<Value>(body) else {
+        return false;
+    };
+    let ids: Vec<&str> = v
+        .get("data")
+        .and_then(Value::as_array)
+        .map(|a| a.iter().filter_map(|m| m.get("id")?.as_str()).collect())
+        .unwrap_or_default();
+    !models.is_empty() && models.iter().all(|m| ids.contains(&m.as_str()))
+}
+
+/// One readiness check: `Ok(())` when ready, `Err(what was seen)` otherwise.
+async fn check(
+    clock: Clock,
+    p: &Prepared,
+    mode: WaitMode,
+    timeout: Duration,
+) -> Result<(), String> {
+    let base = p.plan.url.trim_end_matches('/');
+    if matches!(mode, WaitMode::Models | WaitMode::Both) {
+        let url = format!("{base}/v1/models");
+        let a = send(clock, &url, None, p, timeout)
+            .await
+            .map_err(|e| format!("GET {url}: {e}"))?;
+        if a.status == 404 {
+            // The server has no models route: any 2xx on the base URL will do (AIPerf's
+            // fallback).
+            let b = send(clock, base, None, p, timeout)
+                .await
+                .map_err(|e| format!("GET {base}: {e}"))?;
+            if !(200..300).contains(&b.status) {
+                return Err(format!("GET {url}: 404, GET {base}: {}", b.status));
+            }
+        } else if !(200..300).contains(&a.status) {
+            return Err(format!("GET {url}: {}", a.status));
+        } else if !lists_models(&a.body, &p.plan.models) {
+            return Err(format!(
+                "GET {url}: {} not listed",
+                p.plan.models.join(", ")
+            ));
+        }
+    }
+    if matches!(mode, WaitMode::Inference | WaitMode::Both) {
+        let url = p.engine.uri.to_string();
+        let body = probe_body(p).unwrap_or_default();
+        let a = send(clock, &url, Some(&body), p, timeout)
+            .await
+            .map_err(|e| format!("POST {url}: {e}"))?;
+        if !(200..300).contains(&a.status) {
+            return Err(format!("POST {url}: {}", a.status));
+        }
+    }
+    Ok(())
+}
+
+/// `--wait-for-model-timeout`: probe every `--wait-for-model-interval` seconds until the
+/// server is ready; not ready in time is a run failure (exit 1, as for an unreachable
+/// server) whose line names the URL, the mode, the attempts and the last answer.
+pub async fn wait_for_model(p: &Prepared) -> Result<(), Failure> {
+    let c = &p.plan.controls;
+    if c.wait_for_model_timeout_s <= 0.0 {
+        return Ok(());
+    }
+    let clock = Clock::start();
+    let limit = Duration::from_secs_f64(c.wait_for_model_timeout_s);
+    let interval = Duration::from_secs_f64(c.wait_for_model_interval_s);
+    let start = Instant::now();
+    let mut attempts = 0u32;
+    loop {
+        let left = limit.saturating_sub(start.elapsed());
+        attempts += 1;
+        // An attempt never outlives the wait (at least 100 ms, so that one can answer).
+        let last = match check(
+            clock,
+            p,
+            c.wait_for_model_mode,
+            left.max(Duration::from_millis(100)),
+        )
+        .await
+        {
+            Ok(()) => return Ok(()),
+            Err(e) => e,
+        };
+        let left = limit.saturating_sub(start.elapsed());
+        if left.is_zero() {
+            return Err(Failure::run(format!(
+                "--wait-for-model-timeout {}: {} not ready ({} mode, {attempts} attempt{}; last: {last})",
+                c.wait_for_model_timeout_s,
+                p.plan.url,
+                c.wait_for_model_mode.as_str(),
+                if attempts == 1 { "" } else { "s" },
+            )));
+        }
+        tokio::time::sleep(interval.min(left)).await;
+    }
+}
+
+/// AIPerf's transient answers, retried: conflict, locked, too many requests, unavailable.
+fn transient(status: u16) -> bool {
+    matches!(status, 409 | 423 | 429 | 503)
+}
+
+/// `--reset-kv-cache`: `POST {origin}{path}` once. A transport error or a transient status is
+/// retried with backoff (1 s doubling to 8 s) for up to 60 s; any other non-2xx answer, or
+/// the budget spent, fails the run (AIPerf aborts the cell).
+pub async fn reset_kv_cache(p: &Prepared) -> Result<Option<KvCacheReset>, Failure> {
+    let Some(r) = &p.plan.controls.reset_kv_cache else {
+        return Ok(None);
+    };
+    let url = format!("{}{}", origin(&p.plan.url)?, r.path);
+    let clock = Clock::start();
+    let timeout = Duration::from_secs_f64(r.timeout_s);
+    let budget = Duration::from_secs_f64(RESET_RETRY_BUDGET_S);
+    let start = Instant::now();
+    let mut backoff = Duration::from_secs(1);
+    let mut attempts = 0u32;
+    loop {
+        attempts += 1;
+        let (status, last) = match send(clock, &url, Some(b""), p, timeout).await {
+            Ok(a) if (200..300).contains(&a.status) => {
+                return Ok(Some(KvCacheReset {
+                    url,
+                    status: Some(a.status),
+                    attempts,
+                }));
+            }
+            Ok(a) if !transient(a.status) => {
+                return Err(Failure::run(format!(
+                    "--reset-kv-cache: POST {url} answered {}",
+                    a.status
+                )));
+            }
+            Ok(a) => (Some(a.status), format!("answered {}", a.status)),
+            Err(e) => (None, e),
+        };
+        let _ = status;
+        if start.elapsed() + backoff > budget {
+            return Err(Failure::run(format!(
+                "--reset-kv-cache: POST {url} failed {attempts} times in {:.0} s; last: {last}",
+                start.elapsed().as_secs_f64()
+            )));
+        }
+        tokio::time::sleep(backoff).await;
+        backoff = (backoff * 2).min(Duration::from_secs(8));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_models_list_must_hold_every_model() {
+        let body = br#"{"object":"list","data":[{"id":"a"},{"id":"b"}]}"#;
+        assert!(lists_models(body, &["a".into(), "b".into()]));
+        assert!(!lists_models(body, &["a".into(), "c".into()]));
+        assert!(!lists_models(br#"{"data":[]}"#, &["a".into()]));
+        assert!(!lists_models(b"not json", &["a".into()]));
+    }
+
+    #[test]
+    fn the_origin_drops_the_path() {
+        assert_eq!(
+            origin("http://127.0.0.1:8000/v1").unwrap(),
+            "http://127.0.0.1:8000"
+        );
+        assert!(origin("http://").is_err());
+    }
+
+    #[test]
+    fn transient_statuses_are_aiperfs() {
+        for s in [409, 423, 429, 503] {
+            assert!(transient(s));
+        }
+        for s in [400, 401, 404, 500] {
+            assert!(!transient(s));
+        }
+    }
+}
