@@ -69,6 +69,11 @@ impl ConfiguredHeader {
     pub fn sensitive(&self) -> bool {
         self.sensitive
     }
+
+    /// The checked wire form (its value marked sensitive when it is).
+    pub(crate) fn wire(&self) -> (&HeaderName, &HeaderValue) {
+        (&self.wire_name, &self.wire_value)
+    }
 }
 
 impl std::fmt::Debug for ConfiguredHeader {

@@ -6,6 +6,7 @@
 pub mod clock;
 pub mod engine;
 pub mod headers;
+pub mod probe;
 pub mod resources;
 pub mod scrape;
 pub mod tls;

@@ -6,10 +6,8 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::task::{Context, Poll};
-use std::time::Duration;
 
 use bytes::Bytes;
-use http_body_util::BodyExt;
 use hyper::body::{Body, Frame, SizeHint};
 use hyper_util::rt::TokioIo;
 
@@ -68,50 +66,8 @@ impl Body for TimedBody {
     }
 }
 
-/// `GET {base}/v1/models`, for the manifest's server identity, on a connection of its own
-/// made as the engine makes them. `Ok(None)` when the server answered but not with JSON (or
-/// not 2xx); `Err` only when it could not be reached at all, so that an unreachable `--url`
-/// fails before the run with one clear line.
-pub async fn fetch_models(
-    clock: Clock,
-    base_url: &str,
-    timeout: Duration,
-) -> Result<Option<serde_json::Value>, String> {
-    let uri: hyper::Uri = format!("{}/v1/models", base_url.trim_end_matches('/'))
-        .parse()
-        .map_err(|e| format!("invalid URL {base_url:?}: {e}"))?;
-    let target = Target::from_uri(&uri);
-    let probe = async {
-        let Conn { mut sender, io, .. } = connect(&target, clock).await?;
-        // The probe's connection is driven by its own task; it ends with the sender.
-        tokio::spawn(async move {
-            let _ = io.await;
-        });
-        let req = hyper::Request::get(target.path.clone())
-            .header(http::header::HOST, target.host_header.clone())
-            .header(
-                http::header::USER_AGENT,
-                concat!("inferbench/", env!("CARGO_PKG_VERSION")),
-            )
-            .body(TimedBody::empty(clock))
-            .map_err(|e| e.to_string())?;
-        // Reached, but no usable answer: not an error, just no identity to record.
-        let Ok(resp) = sender.send_request(req).await else {
-            return Ok(None);
-        };
-        if !resp.status().is_success() {
-            return Ok(None);
-        }
-        Ok(match resp.into_body().collect().await {
-            Ok(b) => serde_json::from_slice(&b.to_bytes()).ok(),
-            Err(_) => None,
-        })
-    };
-    match tokio::time::timeout(timeout, probe).await {
-        Ok(r) => r,
-        Err(_) => Err(format!("no answer from {base_url} within {timeout:?}")),
-    }
-}
+// The `/v1/models` probe moved to `probe.rs` (it sends the run's headers now).
+pub use crate::probe::fetch_models;
 
 /// An error and its sources, joined: hyper's top-level messages alone ("client error
 /// (Connect)") do not say what happened.

@@ -38,17 +38,32 @@ impl<'de> Deserialize<'de> for Secret {
     }
 }
 
-/// Header names whose values are treated as secrets.
+/// The parts of a header name that make its value a secret (docs/secrets.md): a name that
+/// contains any of them, in any case, is sensitive. Broad on purpose: a plain header taken for
+/// a secret costs a `<redacted>` in a file; a secret taken for a plain header leaks it.
+pub const SENSITIVE_HEADER_PARTS: [&str; 14] = [
+    "authorization",
+    "auth",
+    "token",
+    "secret",
+    "key",
+    "password",
+    "passwd",
+    "credential",
+    "cookie",
+    "session",
+    "signature",
+    "private",
+    "bearer",
+    "jwt",
+];
+
+/// Header names whose values are treated as secrets: those containing any of
+/// [`SENSITIVE_HEADER_PARTS`] (`Authorization`, `X-Api-Key`, `Set-Cookie`, `X-Auth-User`,
+/// `Password`, `Aws-Signature`, …).
 pub fn is_sensitive_header(name: &str) -> bool {
     let n = name.to_ascii_lowercase();
-    n == "authorization"
-        || n == "proxy-authorization"
-        || n == "x-api-key"
-        || n == "api-key"
-        || n == "cookie"
-        || n.contains("token")
-        || n.contains("secret")
-        || n.contains("key")
+    SENSITIVE_HEADER_PARTS.iter().any(|p| n.contains(p))
 }
 
 /// The API a run talks to (AIPerf's `--endpoint-type`). Each has a request builder
@@ -579,6 +594,78 @@ mod tests {
         assert_eq!(serde_json::to_string(&h).unwrap(), "\"<redacted>\"");
         let h = HeaderValue::for_header("X-Trace", "abc");
         assert_eq!(serde_json::to_string(&h).unwrap(), "\"abc\"");
+    }
+
+    #[test]
+    fn secret_header_names() {
+        for n in [
+            "Authorization",
+            "authorization",
+            "Proxy-Authorization",
+            "X-Authorization",
+            "X-Api-Key",
+            "api-key",
+            "Api_Key",
+            "Cookie",
+            "Set-Cookie",
+            "X-Auth-User",
+            "X-Auth-Request-Email",
+            "Password",
+            "X-Passwd",
+            "Session",
+            "X-Session-Id",
+            "X-Amz-Security-Token",
+            "X-Client-Secret",
+            "X-Goog-Credentials",
+            "Credential",
+            "X-Hub-Signature",
+            "Private-Token",
+            "X-Bearer",
+            "X-Jwt-Assertion",
+        ] {
+            assert!(is_sensitive_header(n), "{n} should be secret");
+        }
+    }
+
+    #[test]
+    fn ordinary_header_names_stay_plain() {
+        // Every ordinary request header a benchmark sends or a user adds: none may match a
+        // part (`Keep-Alive` holds no "key": k-e-e-p).
+        for n in [
+            "Accept",
+            "Accept-Encoding",
+            "Accept-Language",
+            "Anthropic-Version",
+            "Cache-Control",
+            "Connection",
+            "Content-Encoding",
+            "Content-Length",
+            "Content-Type",
+            "Expect",
+            "Host",
+            "If-None-Match",
+            "Keep-Alive",
+            "OpenAI-Organization",
+            "OpenAI-Project",
+            "Origin",
+            "Pragma",
+            "Priority",
+            "Range",
+            "Referer",
+            "TE",
+            "Traceparent",
+            "Transfer-Encoding",
+            "Upgrade",
+            "User-Agent",
+            "Via",
+            "X-Correlation-ID",
+            "X-Forwarded-For",
+            "X-Request-ID",
+            "X-Team",
+            "X-Trace",
+        ] {
+            assert!(!is_sensitive_header(n), "{n} should stay plain");
+        }
     }
 
     #[test]

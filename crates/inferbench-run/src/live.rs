@@ -75,10 +75,14 @@ pub async fn run_one(mut p: Prepared, observer: &Arc<dyn Observer>) -> Result<Ru
     // one before it (AIPerf: fatal on failure, before anything is written).
     let kv_cache_reset = crate::wait_model::reset_kv_cache(&p).await?;
     // Reach the server before writing anything, so that a wrong --url fails in one line.
-    let models_response =
-        inferbench_client::transport::fetch_models(clock, &plan.url, Duration::from_secs(10))
-            .await
-            .map_err(|e| Failure::run(format!("--url: {e}")))?;
+    let models_response = inferbench_client::probe::fetch_models_with(
+        clock,
+        &plan.url,
+        &p.engine.headers,
+        Duration::from_secs(10),
+    )
+    .await
+    .map_err(|e| Failure::run(format!("--url: {e}")))?;
 
     let run_dir = PathBuf::from(&plan.artifacts.run_dir);
     let names = inferbench_artifacts::file_names(&plan.artifacts.prefix);

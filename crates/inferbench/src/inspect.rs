@@ -94,9 +94,10 @@ fn inspect(a: &InspectArgs, prepared: &inferbench_run::Prepared) -> Result<u8, F
         .build()
         .map_err(|e| Failure::run(format!("cannot start the runtime: {e}")))?;
     let clock = Clock::start();
-    let models = rt.block_on(inferbench_client::transport::fetch_models(
+    let models = rt.block_on(inferbench_client::probe::fetch_models_with(
         clock,
         &plan.url,
+        &prepared.engine.headers,
         Duration::from_secs(10),
     ));
     if let Err(e) = models {

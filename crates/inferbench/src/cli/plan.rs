@@ -9,7 +9,7 @@ use inferbench_core::plan::{
 use super::limits::{millis, positive_seconds, rate_fits, seconds, whole_millis};
 use super::{
     ArrivalArg, EndpointArg, ExportLevelArg, ProfileArgs, UiArg, normalize_url, parse_extra_inputs,
-    parse_headers, redacted_command_line, split_url_credentials,
+    parse_headers, recorded_command_line, url_and_credentials,
 };
 
 pub const DEFAULT_ARTIFACT_DIR: &str = "artifacts";
@@ -287,16 +287,13 @@ pub fn build_plan(a: &ProfileArgs, argv: &[String], cell: &CellValues) -> Result
     // Credentials in the URL never stay in it: they become a Basic Authorization header.
     let (url_given, url_auth) = match a.url.first() {
         Some(u) => {
-            let (u, auth) = split_url_credentials(u);
+            let (u, auth) = url_and_credentials(u)?;
             (Some(u), auth)
         }
         None => (None, None),
     };
-    if url_auth.is_some() && a.api_key.is_some() {
-        return Err(
-            "--url with user:password@ and --api-key both set Authorization: give one".into(),
-        );
-    }
+    let user_headers = parse_headers(&a.header)?;
+    super::values::one_authorization(a.api_key.is_some(), url_auth.is_some(), &user_headers)?;
     let target = match url_given.as_deref() {
         Some(u) => {
             if a.sim_ttft_ms.is_some()
@@ -598,6 +595,20 @@ pub fn build_plan(a: &ProfileArgs, argv: &[String], cell: &CellValues) -> Result
     if matches!(target, Target::Url { .. }) {
         super::telemetry_args::sim_serving(&a.telemetry, false)?;
     }
+    let mut headers = Vec::new();
+    if let Some(auth) = url_auth {
+        headers.push((
+            "Authorization".to_string(),
+            inferbench_core::plan::HeaderValue::Secret(auth),
+        ));
+    }
+    headers.extend(user_headers);
+    // Known only now, parsed: the values the stored command line must not hold.
+    let secrets = super::values::secret_values(
+        a.api_key.as_deref(),
+        &headers,
+        &super::values::url_values(a),
+    );
     Ok(RunPlan {
         telemetry: super::telemetry_args::telemetry_plan(&a.telemetry)?,
         workers_max: super::telemetry_args::workers_max(&a.telemetry)?,
@@ -612,18 +623,7 @@ pub fn build_plan(a: &ProfileArgs, argv: &[String], cell: &CellValues) -> Result
         endpoint_path,
         streaming,
         api_key: a.api_key.as_ref().map(Secret::new),
-        headers: {
-            let mut h = Vec::new();
-            if let Some(auth) = url_auth {
-                h.push((
-                    "Authorization".to_string(),
-                    inferbench_core::plan::HeaderValue::Secret(Secret::new(auth)),
-                ));
-            }
-            // A -H Authorization given too comes later and wins, as on the wire.
-            h.extend(parse_headers(&a.header)?);
-            h
-        },
+        headers,
         extra_inputs,
         request_timeout_seconds: a.request_timeout_seconds,
         tokenizer,
@@ -698,7 +698,7 @@ pub fn build_plan(a: &ProfileArgs, argv: &[String], cell: &CellValues) -> Result
             UiArg::Simple => UiKind::Simple,
             UiArg::None => UiKind::None,
         },
-        cli_command: redacted_command_line(argv),
+        cli_command: recorded_command_line(argv, &secrets),
         // Parsed once, by the run's prepare step (before any network probe).
         goodput: a.goodput.clone(),
         confidence_level: a.confidence_level,

@@ -78,7 +78,8 @@ pub struct TelemetryArgs {
 /// (then `http://host:port/metrics`). Credentials in it (`user:pw@`) are removed here, so that
 /// the plan never holds them: metrics targets are scraped without authentication.
 pub fn target_url(flag: &str, given: &str) -> Result<String, String> {
-    let stripped = inferbench_client::scrape::without_credentials(given.trim());
+    // With or without a scheme (`bob:pw@node1:9400` too).
+    let stripped = super::values::without_url_credentials(given.trim());
     let g = stripped.as_str();
     if g.is_empty() {
         return Err(format!("{flag}: an empty URL"));

@@ -1,3 +1,4 @@
+use super::values::{redacted_command_line, split_url_credentials};
 use super::*;
 use clap::FromArgMatches;
 use inferbench_core::plan::{ExportLevel, RunPlan, UiKind};
@@ -234,12 +235,14 @@ fn secrets_are_redacted_from_the_command_line_and_plan() {
         "{line}"
     );
     assert!(line.contains("X-Trace:1"));
+    // (A key and an Authorization header together are refused: see
+    // `one_source_of_authorization`; a secret header of another name goes with the key.)
     let p = parse(&[
         "profile",
         "--api-key",
         "sk-123",
         "-H",
-        "Authorization:Bearer zzz",
+        "X-Auth-Token:Bearer zzz",
     ])
     .unwrap();
     let json = serde_json::to_string(&p).unwrap();
@@ -279,4 +282,108 @@ fn url_credentials_become_a_basic_authorization_secret() {
             .unwrap_err()
             .contains("--api-key")
     );
+}
+
+#[test]
+fn one_source_of_authorization() {
+    let e = parse(&["profile", "--api-key", "k", "-H", "authorization:Bearer x"]).unwrap_err();
+    assert_eq!(
+        e,
+        "--api-key and --header Authorization both set the Authorization header: give one"
+    );
+    let e = parse(&[
+        "profile",
+        "-m",
+        "m",
+        "-u",
+        "http://u:p@h",
+        "--header=Authorization:Basic x",
+    ])
+    .unwrap_err();
+    assert_eq!(
+        e,
+        "--url with user:password@ and --header Authorization both set the Authorization header: give one"
+    );
+    let e = parse(&[
+        "profile",
+        "-m",
+        "m",
+        "-u",
+        "u:p@h",
+        "--api-key",
+        "k",
+        "-HAuthorization:x",
+    ])
+    .unwrap_err();
+    assert!(
+        e.starts_with("--api-key and --url with user:password@ and --header Authorization all set"),
+        "{e}"
+    );
+    // Each alone is fine.
+    assert!(parse(&["profile", "-H", "Authorization:Bearer x"]).is_ok());
+}
+
+/// Every spelling of a secret flag value, and a secret repeated as another flag's value,
+/// is redacted from the stored command line; plain values stay.
+#[test]
+fn the_stored_command_line_is_redacted_from_parsed_values() {
+    let p = parse(&[
+        "profile",
+        "-m",
+        "m",
+        "-u",
+        "alice:PW1%40x@127.0.0.1:9",
+        "--header=X-Authorization:S2",
+        "-HX-My-Token:S3",
+        "-H=Password:S4",
+        "--header",
+        "X-Trace:plain-1",
+        "-H",
+        r#"{"Set-Cookie": "S\u0035-cookie"}"#,
+        "--server-metrics",
+        "http://bob:S6@127.0.0.1:2/metrics",
+        "--gpu-telemetry",
+        "carol:S7@127.0.0.1:3",
+        "--artifact-dir",
+        "S3-dir",
+    ])
+    .unwrap();
+    let line = &p.cli_command;
+    for s in [
+        "PW1", "alice", "S2", "S3", "S4", "S5", "S6", "bob", "S7", "carol",
+    ] {
+        assert!(!line.contains(s), "{s} in {line}");
+    }
+    assert!(line.contains("X-Trace:plain-1"), "{line}");
+    assert!(
+        line.contains("'--header=X-Authorization:<redacted>'"),
+        "{line}"
+    );
+    assert!(line.contains("'-HX-My-Token:<redacted>'"), "{line}");
+    assert!(line.contains("-u '<redacted>@127.0.0.1:9'"), "{line}");
+    // A flag value holding a secret is redacted too (here a directory named after one).
+    assert!(line.contains("--artifact-dir '<redacted>-dir'"), "{line}");
+    // A schemeless URL's credentials are split off too, and sent as Basic
+    // (base64 of "alice:PW1@x" = YWxpY2U6UFcxQHg=).
+    assert_eq!(p.url, "http://127.0.0.1:9");
+    assert_eq!(p.headers[0].1.expose(), "Basic YWxpY2U6UFcxQHg=");
+    // The metrics targets keep no credentials.
+    assert_eq!(
+        p.telemetry.server_metrics_urls,
+        ["http://127.0.0.1:2/metrics"]
+    );
+    assert_eq!(
+        p.telemetry.gpu_telemetry_urls,
+        ["http://127.0.0.1:3/metrics"]
+    );
+    let json = serde_json::to_string(&p).unwrap();
+    for s in ["PW1", "S2", ":S3", "S4", "S5", "S6", "S7"] {
+        assert!(!json.contains(s), "{s} in the plan");
+    }
+}
+
+#[test]
+fn a_bad_url_error_never_shows_its_credentials() {
+    let e = parse(&["profile", "-m", "m", "-u", "ftp://u:SECRETX@h"]).unwrap_err();
+    assert!(!e.contains("SECRETX") && e.contains("ftp://h"), "{e}");
 }

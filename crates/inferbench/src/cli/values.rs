@@ -1,9 +1,9 @@
 //! Values that need more than clap's parsing: `--extra-inputs`, `--header`, `--url`, and the
-//! command line as recorded (secrets redacted).
+//! command line as recorded (secrets redacted: docs/secrets.md).
 
 use std::ffi::OsString;
 
-use inferbench_core::plan::HeaderValue;
+use inferbench_core::plan::{HeaderValue, REDACTED, Secret};
 
 /// The command line as strings, or an error naming the first argument that is not UTF-8:
 /// its position (the program is 0) and the flag before it, if any.
@@ -130,16 +130,181 @@ pub fn normalize_url(u: &str) -> Result<String, String> {
 /// the summary holds no credentials (and the Host header gets none); the credentials go out
 /// as `Authorization: Basic …`, a secret like `--api-key`.
 pub fn split_url_credentials(url: &str) -> (String, Option<String>) {
-    let Some((scheme, rest)) = url.split_once("://") else {
-        return (url.to_string(), None);
+    let auth = url_userinfo(url)
+        .filter(|u| !u.is_empty())
+        .map(|u| format!("Basic {}", base64(percent_decode(u).as_bytes())));
+    (without_url_credentials(url), auth)
+}
+
+/// Where a URL's authority starts (after its scheme, if any) and where its last `@` is, when
+/// it has `user:password@`.
+fn userinfo_span(url: &str) -> Option<(usize, usize)> {
+    let start = url.find("://").map_or(0, |i| i + 3);
+    let rest = &url[start..];
+    let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    rest[..end].rfind('@').map(|at| (start, start + at))
+}
+
+/// The `user:password` of a URL exactly as typed (still percent-encoded), if it has one.
+pub fn url_userinfo(url: &str) -> Option<&str> {
+    userinfo_span(url).map(|(s, at)| &url[s..at])
+}
+
+/// A URL with its `user:password@` removed, with or without a scheme (`bob:pw@h:9` too).
+pub fn without_url_credentials(url: &str) -> String {
+    match userinfo_span(url) {
+        Some((s, at)) => format!("{}{}", &url[..s], &url[at + 1..]),
+        None => url.to_string(),
+    }
+}
+
+/// One `--url` value: normalized ([`normalize_url`]) with its `user:password@` split off, the
+/// credentials as the secret value of an `Authorization: Basic …` header. Errors never show
+/// the credentials. Called once per URL (a repeated `--url` list calls it for each).
+pub fn url_and_credentials(given: &str) -> Result<(String, Option<Secret>), String> {
+    let (bare, auth) = split_url_credentials(given.trim());
+    Ok((normalize_url(&bare)?, auth.map(Secret::new)))
+}
+
+/// Every URL of the profile flags as typed: `--url`, `--server-metrics`, `--gpu-telemetry`.
+pub fn url_values(a: &super::ProfileArgs) -> Vec<&str> {
+    a.url
+        .iter()
+        .chain(&a.telemetry.server_metrics)
+        .chain(a.telemetry.gpu_telemetry.iter().flatten())
+        .map(String::as_str)
+        .collect()
+}
+
+/// At most one source of the `Authorization` header: `--api-key`, credentials in `--url`, or
+/// a `--header Authorization` (AIPerf lets the key silently replace the header; a value the
+/// user gave that would never be sent is refused here instead).
+pub fn one_authorization(
+    api_key: bool,
+    url_credentials: bool,
+    headers: &[(String, HeaderValue)],
+) -> Result<(), String> {
+    let header = headers
+        .iter()
+        .any(|(n, _)| n.eq_ignore_ascii_case("authorization"));
+    let given: Vec<&str> = [
+        (api_key, "--api-key"),
+        (url_credentials, "--url with user:password@"),
+        (header, "--header Authorization"),
+    ]
+    .into_iter()
+    .filter_map(|(on, name)| on.then_some(name))
+    .collect();
+    if given.len() > 1 {
+        let verb = if given.len() == 2 { "both" } else { "all" };
+        return Err(format!(
+            "{} {verb} set the Authorization header: give one",
+            given.join(" and ")
+        ));
+    }
+    Ok(())
+}
+
+/// Every secret value of a parsed command line, as the strings that may appear in its
+/// arguments: the API key, each sensitive header's value (and a `Bearer`'s token alone), and
+/// each URL's credentials (as typed, decoded, the password alone, and as Basic). Longest
+/// first, so that a secret that holds another is replaced whole.
+pub fn secret_values(
+    api_key: Option<&str>,
+    headers: &[(String, HeaderValue)],
+    urls: &[&str],
+) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let mut add = |s: &str| {
+        let s = s.trim();
+        if s.is_empty() {
+            return;
+        }
+        // A value may be typed JSON-escaped, inside a `--header` JSON object.
+        let escaped = serde_json::to_string(s).unwrap_or_default();
+        for v in [s, escaped.trim_matches('"')] {
+            if !v.is_empty() && !out.iter().any(|o| o == v) {
+                out.push(v.to_string());
+            }
+        }
     };
-    let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
-    let Some(at) = rest[..authority_end].rfind('@') else {
-        return (url.to_string(), None);
+    if let Some(k) = api_key {
+        add(k);
+    }
+    for (_, v) in headers {
+        if let HeaderValue::Secret(s) = v {
+            add(s.expose());
+            if let Some((_, t)) = s.expose().split_once(' ') {
+                add(t);
+            }
+        }
+    }
+    for u in urls {
+        if let Some(info) = url_userinfo(u.trim()) {
+            let decoded = percent_decode(info);
+            add(info);
+            add(&decoded);
+            if let Some((_, pw)) = decoded.split_once(':') {
+                add(pw);
+            }
+            add(&base64(decoded.as_bytes()));
+        }
+    }
+    out.sort_by_key(|s| std::cmp::Reverse(s.len()));
+    out
+}
+
+/// One argument with every secret value in it replaced. A flag's own name (`--header=`, the
+/// `-H` of `-HX-Key:v`) is kept, so that only values are touched; a JSON object whose decoded
+/// strings hold a secret (however escaped) is replaced whole.
+fn scrub(arg: &str, secrets: &[String]) -> String {
+    if secrets.is_empty() {
+        return arg.to_string();
+    }
+    let short = arg.len() > 1
+        && arg.starts_with('-')
+        && !arg[1..].starts_with(|c: char| c == '-' || c.is_ascii_digit());
+    let split = if arg.starts_with("--") {
+        arg.find('=').map_or(arg.len(), |i| i + 1)
+    } else if short {
+        // `-HX` or `-H=X`: the one-letter flag, then its value.
+        let n = 1 + arg[1..].chars().next().map_or(0, char::len_utf8);
+        if arg[n..].starts_with('=') { n + 1 } else { n }
+    } else {
+        0
     };
-    let userinfo = percent_decode(&rest[..at]);
-    let auth = format!("Basic {}", base64(userinfo.as_bytes()));
-    (format!("{scheme}://{}", &rest[at + 1..]), Some(auth))
+    let (name, value) = arg.split_at(split);
+    if value.trim_start().starts_with('{')
+        && let Ok(v) = serde_json::from_str::<serde_json::Value>(value)
+        && json_holds_secret(&v, secrets)
+    {
+        return format!("{name}{{{REDACTED}}}");
+    }
+    let mut v = value.to_string();
+    for s in secrets {
+        if v.contains(s.as_str()) {
+            v = v.replace(s.as_str(), REDACTED);
+        }
+    }
+    format!("{name}{v}")
+}
+
+fn json_holds_secret(v: &serde_json::Value, secrets: &[String]) -> bool {
+    match v {
+        serde_json::Value::String(s) => secrets.iter().any(|x| s.contains(x.as_str())),
+        serde_json::Value::Array(a) => a.iter().any(|x| json_holds_secret(x, secrets)),
+        serde_json::Value::Object(o) => o.values().any(|x| json_holds_secret(x, secrets)),
+        _ => false,
+    }
+}
+
+/// The command line as recorded: every argument with the secret values of the parsed
+/// command line ([`secret_values`]) replaced, whatever the spelling that carried them
+/// (`-H X`, `-HX`, `--header=X`, `-H=X`, a value of any other flag), then the spelling-based
+/// rules of [`redacted_command_line`] on top.
+pub fn recorded_command_line(args: &[String], secrets: &[String]) -> String {
+    let scrubbed: Vec<String> = args.iter().map(|a| scrub(a, secrets)).collect();
+    redacted_command_line(&scrubbed)
 }
 
 /// `%XX` escapes of a URL's userinfo, decoded (a `:` or `@` in a password is written so).
@@ -189,12 +354,7 @@ fn redact_url_credentials(a: &str) -> String {
             let rest = &a[i + 3..];
             let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
             match rest[..end].rfind('@') {
-                Some(at) => format!(
-                    "{}://{}@{}",
-                    &a[..i],
-                    inferbench_core::plan::REDACTED,
-                    &rest[at + 1..]
-                ),
+                Some(at) => format!("{}://{REDACTED}@{}", &a[..i], &rest[at + 1..]),
                 None => a.to_string(),
             }
         }
@@ -202,30 +362,39 @@ fn redact_url_credentials(a: &str) -> String {
     }
 }
 
-/// The command line as typed, with the values of secret flags replaced.
+/// The command line as typed, with the values of secret flags replaced by their spelling
+/// (`--api-key`, and a `--header` of a sensitive name in each of its forms). A fallback under
+/// [`recorded_command_line`], which redacts by the parsed values.
 pub fn redacted_command_line(args: &[String]) -> String {
     let mut out = Vec::with_capacity(args.len());
     let mut redact_next = false;
     let mut header_next = false;
     for a in args {
         if redact_next {
-            out.push(inferbench_core::plan::REDACTED.to_string());
+            out.push(REDACTED.to_string());
             redact_next = false;
             continue;
         }
         if header_next && !a.starts_with('-') {
-            out.push(redact_header_arg(a));
+            out.push(shell_quote(&redact_header_arg(a)));
             continue;
         }
         header_next = false;
         if a == "--api-key" {
             out.push(a.clone());
             redact_next = true;
-        } else if let Some(_v) = a.strip_prefix("--api-key=") {
-            out.push(format!("--api-key={}", inferbench_core::plan::REDACTED));
+        } else if a.starts_with("--api-key=") {
+            out.push(format!("--api-key={REDACTED}"));
         } else if a == "-H" || a == "--header" {
             out.push(a.clone());
             header_next = true;
+        } else if let Some(v) = a
+            .strip_prefix("--header=")
+            .or_else(|| a.strip_prefix("-H="))
+            .or_else(|| a.strip_prefix("-H"))
+        {
+            let flag = &a[..a.len() - v.len()];
+            out.push(shell_quote(&format!("{flag}{}", redact_header_arg(v))));
         } else {
             out.push(shell_quote(&redact_url_credentials(a)));
         }
@@ -233,15 +402,16 @@ pub fn redacted_command_line(args: &[String]) -> String {
     out.join(" ")
 }
 
+/// A `--header` value with a sensitive header's value replaced (a JSON object whole).
 fn redact_header_arg(a: &str) -> String {
     if a.trim_start().starts_with('{') {
-        return shell_quote(&format!("{{{}}}", inferbench_core::plan::REDACTED));
+        return format!("{{{REDACTED}}}");
     }
     match a.split_once(':') {
         Some((k, _)) if inferbench_core::plan::is_sensitive_header(k.trim()) => {
-            shell_quote(&format!("{}:{}", k, inferbench_core::plan::REDACTED))
+            format!("{k}:{REDACTED}")
         }
-        _ => shell_quote(a),
+        _ => a.to_string(),
     }
 }
 

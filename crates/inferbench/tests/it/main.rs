@@ -19,6 +19,7 @@ mod pipeline;
 mod plan;
 mod profile;
 mod qualify;
+mod secrets;
 mod sim_server;
 mod telemetry;
 mod tls;
