@@ -117,7 +117,10 @@ mod tests {
         }
         .server_config()
         .unwrap_err();
-        assert!(e.to_string().starts_with("TLS certificate and key: "), "{e}");
+        assert!(
+            e.to_string().starts_with("TLS certificate and key: "),
+            "{e}"
+        );
         let e = SimTls {
             client_ca_pem: Some(b"junk".to_vec()),
             ..ok
