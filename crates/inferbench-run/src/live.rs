@@ -68,7 +68,7 @@ pub async fn run_one(mut p: Prepared, observer: &Arc<dyn Observer>) -> Result<Ru
     let started_at = inferbench_core::time::iso_utc_seconds(clock.anchor_unix_ns());
     if !plan.tls.verifies() {
         observer.event(Event::Warning {
-            message: "--insecure: TLS certificates are NOT verified (any server can answer for this URL); the manifest says tls.verification \"disabled\"".into(),
+            message: "--insecure: TLS certificates are NOT verified (any server can answer for this URL); the manifest says tls.verification \"disabled\"",
         });
     }
     // Reach the server before writing anything, so that a wrong --url fails in one line.
