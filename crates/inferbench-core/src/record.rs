@@ -238,6 +238,26 @@ pub struct ConnectionEvidence {
     pub id: u64,
     /// The request went out on a connection an earlier request had used.
     pub reused: bool,
+    /// Connection set-up, on the request that opened the connection (docs/tls.md): the
+    /// explicit name resolution (`tokio::net::lookup_host`), the TCP connect, and the TLS
+    /// handshake on an `https://` URL. Each is None when that phase did not happen.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dns_start_ns: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dns_end_ns: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub connect_start_ns: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub connect_end_ns: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tls_start_ns: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tls_end_ns: Option<u64>,
+    /// The negotiated TLS version (`"TLSv1.3"`, `"TLSv1.2"`) and cipher suite (IANA name).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tls_version: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tls_cipher: Option<String>,
 }
 
 /// Wrapper so that `Record` can derive `Default` (the phase defaults to profiling).
