@@ -251,6 +251,8 @@ pub struct Conn {
     pub stamp: ReadStamp,
     /// The connection ended (closed or failed) or holds an unfinished response.
     pub done: bool,
+    /// The run's connection number (`ConnectionEvidence::id`), set by the engine.
+    pub id: u64,
 }
 
 /// Open a connection (`TCP_NODELAY`, reads stamped) and hand-shake HTTP/1.1.
@@ -291,6 +293,7 @@ pub async fn connect_registered(
         io: Box::pin(conn),
         stamp: ReadStamp(stamp),
         done: false,
+        id: 0,
     })
 }
 

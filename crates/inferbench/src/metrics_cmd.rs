@@ -109,16 +109,14 @@ pub fn run(a: &MetricsArgs) -> Result<u8, Failure> {
         && set == i.native_definitions
         && let Some(orig) = &i.original_summary
     {
-        let (n, diffs) = offline::compare_with_original(&summary, orig);
-        if diffs.is_empty() {
-            eprintln!("inferbench: all {n} values of the original summary reproduced under {set}");
-        } else {
-            for d in &diffs {
-                eprintln!("inferbench: differs: {d}");
-            }
+        let cmp = offline::compare_counted(&summary, orig);
+        for d in &cmp.diffs {
+            eprintln!("inferbench: differs: {d}");
+        }
+        eprintln!("inferbench: {}", cmp.describe(&set));
+        if !cmp.diffs.is_empty() {
             eprintln!(
-                "inferbench: {} of {n} values of the original summary differ (pass --tokenizer with the run's tokenizer if token counts differ)",
-                diffs.len()
+                "inferbench: pass --tokenizer with the run's tokenizer if token counts differ"
             );
             code = 1;
         }
