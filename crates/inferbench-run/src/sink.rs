@@ -67,7 +67,8 @@ impl RecordSink {
             spec.plan.artifacts.export_level,
             spec.header.anchor_unix_ns,
             spec.has_warmup,
-        )?;
+        )?
+        .with_http_trace(spec.plan.artifacts.export_http_trace);
         let headers = inferbench_client::headers::configured_headers(
             spec.plan.api_key.as_ref(),
             &spec.plan.headers,

@@ -84,7 +84,19 @@ pub fn run(a: &MetricsArgs) -> Result<u8, Failure> {
     if loaded.evidence.is_partial() && loaded.imported.is_none() {
         eprintln!("inferbench: this run is partial (it did not finish normally)");
     }
-    let goodput = a.goodput.clone().or_else(|| {
+    // An import's own SLOs (its input config) apply unless --goodput replaces them.
+    let own = loaded
+        .imported
+        .as_ref()
+        .and_then(inferbench_import::own_goodput);
+    match (&a.goodput, &own) {
+        (Some(g), Some(o)) => {
+            eprintln!("inferbench: --goodput {g:?} replaces the run's own SLOs {o:?}")
+        }
+        (None, Some(o)) => eprintln!("inferbench: goodput with the run's own SLOs {o:?}"),
+        _ => {}
+    }
+    let goodput = a.goodput.clone().or(own).or_else(|| {
         loaded
             .manifest
             .as_ref()

@@ -30,7 +30,6 @@ pub const UNBUILT_FLAGS: &[(&str, bool)] = &[
     ("tokenizer-trust-remote-code", false),
     ("slice-duration", true),
     ("export-outputs-json", false),
-    ("export-http-trace", false),
     ("record-processors", true),
     ("per-chunk-usage", false),
     ("connection-reuse-strategy", true),
