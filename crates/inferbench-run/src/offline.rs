@@ -244,7 +244,7 @@ pub struct Comparison {
 impl Comparison {
     /// Values of the file that were not compared.
     pub fn not_compared(&self) -> usize {
-        self.in_file - self.compared
+        self.in_file.saturating_sub(self.compared)
     }
 
     /// One line: what reproduced (or how many differ) out of what the file holds.
