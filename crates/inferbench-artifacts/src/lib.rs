@@ -13,6 +13,7 @@ pub mod console;
 mod error;
 pub mod evidence;
 pub mod genai_perf_export;
+pub mod http_trace;
 mod names;
 pub mod outputs_json;
 pub mod raw;

@@ -168,6 +168,8 @@ struct RecordLine<'a> {
     metadata: Metadata<'a>,
     metrics: MetricsRef<'a>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    trace_data: Option<serde_json::Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     error: Option<ErrorOut<'a>>,
 }
 
@@ -179,9 +181,25 @@ pub fn render_record_line(
     record: &Record,
     metrics: &[RecordMetric],
 ) {
+    render_record_line_traced(out, anchor_unix_ns, idx, record, metrics, false)
+}
+
+/// [`render_record_line`], with AIPerf's `trace_data` when `http_trace`
+/// (`--export-http-trace`, see [`crate::http_trace`]).
+pub fn render_record_line_traced(
+    out: &mut Vec<u8>,
+    anchor_unix_ns: u64,
+    idx: PhaseIndices,
+    record: &Record,
+    metrics: &[RecordMetric],
+    http_trace: bool,
+) {
     let line = RecordLine {
         metadata: Metadata::new(anchor_unix_ns, idx, record),
         metrics: MetricsRef(metrics),
+        trace_data: http_trace
+            .then(|| crate::http_trace::trace_data(anchor_unix_ns, record))
+            .flatten(),
         error: ErrorOut::of(record),
     };
     // Writing into a Vec cannot fail, and every key is a string.

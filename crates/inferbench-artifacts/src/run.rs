@@ -97,6 +97,8 @@ pub struct RecordExportStream {
     anchor_unix_ns: u64,
     idx: records::PhaseIndices,
     line: Vec<u8>,
+    /// `--export-http-trace`: `trace_data` on each records line.
+    http_trace: bool,
 }
 
 impl RecordExportStream {
@@ -120,6 +122,7 @@ impl RecordExportStream {
                 profiling_index: Some(0),
             },
             line: Vec::with_capacity(16 * 1024),
+            http_trace: false,
         };
         if matches!(export_level, ExportLevel::Records | ExportLevel::Raw) {
             out.records = Some(AtomicFile::create(dir, &names.records_jsonl)?);
@@ -130,6 +133,12 @@ impl RecordExportStream {
             out.names.push(names.raw_jsonl.clone());
         }
         Ok(out)
+    }
+
+    /// `--export-http-trace`: add AIPerf's `trace_data` to each records line.
+    pub fn with_http_trace(mut self, on: bool) -> Self {
+        self.http_trace = on;
+        self
     }
 
     /// Append one profiling record: its metrics line, and at raw level its raw line with the
@@ -143,7 +152,14 @@ impl RecordExportStream {
     ) -> Result<()> {
         if let Some(f) = self.records.as_mut() {
             self.line.clear();
-            records::render_record_line(&mut self.line, self.anchor_unix_ns, self.idx, r, metrics);
+            records::render_record_line_traced(
+                &mut self.line,
+                self.anchor_unix_ns,
+                self.idx,
+                r,
+                metrics,
+                self.http_trace,
+            );
             f.write_all(&self.line)?;
         }
         if let Some(f) = self.raw.as_mut() {

@@ -322,6 +322,8 @@ pub struct Conn {
     pub done: bool,
     /// Name resolution, TCP connect and TLS handshake times.
     pub setup: ConnectionSetup,
+    /// The run's connection number (`ConnectionEvidence::id`), set by the engine.
+    pub id: u64,
 }
 
 /// Open a connection (`TCP_NODELAY`, reads stamped, TLS for `https://`) and hand-shake
@@ -412,6 +414,7 @@ pub async fn connect_registered(
         stamp: ReadStamp(stamp),
         done: false,
         setup,
+        id: 0,
     })
 }
 

@@ -482,6 +482,9 @@ pub struct ArtifactPlan {
     /// `--profile-export-prefix` (default `profile_export`).
     pub prefix: String,
     pub export_level: ExportLevel,
+    /// `--export-http-trace`: AIPerf's `trace_data` on each `profile_export.jsonl` line.
+    #[serde(default)]
+    pub export_http_trace: bool,
 }
 
 /// Everything a run needs, validated. Serialized into the manifest (secrets redacted).

@@ -258,6 +258,57 @@ pub struct ConnectionEvidence {
     pub tls_version: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tls_cipher: Option<String>,
+    /// Waiting for a free connection (AIPerf's `http_req_blocked`): None when the request
+    /// never waited (ours take an idle connection or open one, so a live run has none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pool_wait_start_ns: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pool_wait_end_ns: Option<u64>,
+    /// When the request head went to the connection (after the set-up): the start of
+    /// `http_req_sending` and `http_req_duration`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub send_start_ns: Option<u64>,
+    /// Body writes handed to the transport (the body goes as one frame: 1, or 0 when empty).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub chunks_sent: Option<u32>,
+    /// The HTTP phases as another tool reported them, for an import whose files keep the
+    /// values but not the instants behind them (AIPerf's `profile_export.jsonl`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reported: Option<ReportedHttpTrace>,
+}
+
+/// AIPerf's fourteen per-record `http_req_*` values in their base units (ns, bytes, counts),
+/// as its `profile_export.jsonl` gave them; a value it did not write is None.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, Default)]
+pub struct ReportedHttpTrace {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub blocked_ns: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dns_lookup_ns: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub connecting_ns: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sending_ns: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub waiting_ns: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub receiving_ns: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duration_ns: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub total_ns: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub connection_overhead_ns: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub connection_reused: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data_sent_bytes: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data_received_bytes: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub chunks_sent: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub chunks_received: Option<u64>,
 }
 
 /// Wrapper so that `Record` can derive `Default` (the phase defaults to profiling).

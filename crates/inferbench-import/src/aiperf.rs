@@ -29,7 +29,7 @@ use std::path::{Path, PathBuf};
 
 use inferbench_core::evidence::{EvidenceEnd, EvidenceHeader, PhaseWindow, StopReason};
 use inferbench_core::plan::EndpointType;
-use inferbench_core::record::{EventKindOpt, PhaseOpt};
+use inferbench_core::record::{ConnectionEvidence, EventKindOpt, PhaseOpt, ReportedHttpTrace};
 use inferbench_core::summary::{RecordMetric, RecordMetricValue};
 use inferbench_core::{
     ErrorKind, Event, EventKind, Evidence, Frame, Phase, Record, RecordError, TokenCounts,
@@ -349,6 +349,17 @@ pub fn import_full(
             }
         }
         rec.error = p.error.as_ref().map(|e| record_error(e, &rec));
+        if let (None, Some(l)) = (&rec.error, &p.metrics) {
+            let records_path = files.records.as_deref().unwrap_or(&files.dir);
+            if let Some(h) = reported_http(At::line(records_path, l.line), &l.metrics)? {
+                // The connection's number is not in the files; reuse is.
+                rec.connection = Some(ConnectionEvidence {
+                    reused: h.connection_reused == Some(1),
+                    reported: Some(h),
+                    ..Default::default()
+                });
+            }
+        }
         if let Some(l) = p.metrics {
             record_metrics.push(ImportedRecordMetrics {
                 id,
@@ -368,7 +379,8 @@ pub fn import_full(
         );
         losses.push(
             "request body write times (sent_ns) and the HTTP trace timestamps behind the \
-             http_req_* metrics are not exported"
+             http_req_* metrics are not exported: their per-record values \
+             (profile_export.jsonl) are kept as reported, and connection numbers are unknown"
                 .into(),
         );
         if files.records.is_none() {

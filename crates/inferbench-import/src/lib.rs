@@ -92,3 +92,26 @@ pub fn import(
         }),
     }
 }
+
+/// The goodput SLOs the imported run was made with, from its own summary's input config, as
+/// a `--goodput` value (`"tag:value tag:value"`, display units, the file's order): AIPerf's
+/// `slos` (`{tag: bound}`), GenAI-Perf's `goodput` (the same shape), at the top of the
+/// input config or one level down. None when the run had none.
+pub fn own_goodput(run: &ImportedRun) -> Option<String> {
+    let cfg = run.original_summary.as_ref()?.get("input_config")?;
+    let key = match run.tool {
+        SourceTool::Aiperf => "slos",
+        SourceTool::GenaiPerf => "goodput",
+    };
+    let found = cfg.get(key).filter(|v| v.is_object()).or_else(|| {
+        cfg.as_object()?
+            .values()
+            .find_map(|v| v.get(key).filter(|v| v.is_object()))
+    })?;
+    let parts: Vec<String> = found
+        .as_object()?
+        .iter()
+        .filter_map(|(tag, v)| v.as_f64().map(|b| format!("{tag}:{b}")))
+        .collect();
+    (!parts.is_empty()).then(|| parts.join(" "))
+}

@@ -46,7 +46,9 @@ fn rescoring(loaded: &Loaded) -> Result<Vec<String>, String> {
             let Some(original) = &i.original_summary else {
                 return Err("the tool's own summary file is not in the artifact".into());
             };
-            let computed = crate::offline::score_set(loaded, &i.native_definitions, None)
+            // With the run's own SLOs, so that its goodput values are compared too.
+            let own = inferbench_import::own_goodput(i);
+            let computed = crate::offline::score_set(loaded, &i.native_definitions, own.as_deref())
                 .map_err(|e| e.message)?;
             let (n, diffs) = crate::offline::compare_with_original(&computed.summary, original);
             if n == 0 {

@@ -226,6 +226,94 @@ pub fn score_set(
     .map_err(|e| Failure::input(format!("--definitions: {e}")))
 }
 
+/// What a comparison with a tool's own summary covered: every value the file holds, how
+/// many of them were compared, and the tags of those nothing recomputed.
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct Comparison {
+    /// Numeric values of the file's metric entries (`{tag: {unit, avg, p50, …}}` objects'
+    /// numbers, and bare top-level numbers).
+    pub in_file: usize,
+    /// Values compared (each is equal or listed in `diffs`).
+    pub compared: usize,
+    pub diffs: Vec<String>,
+    /// Tags of the file with values left uncompared (nothing recomputed them), in file
+    /// order, with the count of those values.
+    pub skipped: Vec<(String, usize)>,
+}
+
+impl Comparison {
+    /// Values of the file that were not compared.
+    pub fn not_compared(&self) -> usize {
+        self.in_file.saturating_sub(self.compared)
+    }
+
+    /// One line: what reproduced (or how many differ) out of what the file holds.
+    pub fn describe(&self, set: &str) -> String {
+        let head = if self.diffs.is_empty() {
+            format!(
+                "all {} compared values of the original summary reproduced under {set}",
+                self.compared
+            )
+        } else {
+            format!(
+                "{} of {} compared values of the original summary differ under {set}",
+                self.diffs.len(),
+                self.compared
+            )
+        };
+        let mut line = format!("{head}; the file holds {} values", self.in_file);
+        if self.not_compared() > 0 {
+            let tags: Vec<&str> = self.skipped.iter().map(|(t, _)| t.as_str()).collect();
+            line.push_str(&format!(
+                ", {} not compared (not recomputed: {})",
+                self.not_compared(),
+                tags.join(", ")
+            ));
+        }
+        line
+    }
+}
+
+/// The numeric values of one entry of a summary file (what a comparison can look at).
+fn values_in(v: &serde_json::Value) -> usize {
+    match v {
+        serde_json::Value::Object(o) if o.contains_key("unit") => o
+            .iter()
+            .filter(|(k, v)| *k != "unit" && v.is_number())
+            .count(),
+        v if v.is_number() => 1,
+        _ => 0,
+    }
+}
+
+/// [`compare_with_original`], also counting what the file holds and what was not compared.
+pub fn compare_counted(
+    summary: &inferbench_core::Summary,
+    original: &serde_json::Value,
+) -> Comparison {
+    let (compared, diffs) = compare_with_original(summary, original);
+    let mut in_file = 0;
+    let mut skipped = Vec::new();
+    if let Some(o) = original.as_object() {
+        for (tag, v) in o {
+            let n = values_in(v);
+            in_file += n;
+            // Per tag: a metric we have may still leave some of its values uncompared.
+            let one = serde_json::json!({ tag.as_str(): v });
+            let (done, _) = compare_with_original(summary, &one);
+            if done < n {
+                skipped.push((tag.clone(), n - done));
+            }
+        }
+    }
+    Comparison {
+        in_file,
+        compared,
+        diffs,
+        skipped,
+    }
+}
+
 /// Compares a computed summary with a tool's own summary JSON (`{tag: {unit, avg, p50, …}}`,
 /// or a bare number): (values compared, differences).
 pub fn compare_with_original(

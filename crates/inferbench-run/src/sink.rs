@@ -69,7 +69,8 @@ impl RecordSink {
             spec.plan.artifacts.export_level,
             spec.header.anchor_unix_ns,
             spec.has_warmup,
-        )?;
+        )?
+        .with_http_trace(spec.plan.artifacts.export_http_trace);
         let headers = crate::prepare::plan_headers(spec.plan)?;
         // The frozen answers are read back from the directory, live and offline alike.
         let scorer = match crate::correctness::AnswerSet::read(spec.dir)? {

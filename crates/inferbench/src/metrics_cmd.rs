@@ -84,7 +84,19 @@ pub fn run(a: &MetricsArgs) -> Result<u8, Failure> {
     if loaded.evidence.is_partial() && loaded.imported.is_none() {
         eprintln!("inferbench: this run is partial (it did not finish normally)");
     }
-    let goodput = a.goodput.clone().or_else(|| {
+    // An import's own SLOs (its input config) apply unless --goodput replaces them.
+    let own = loaded
+        .imported
+        .as_ref()
+        .and_then(inferbench_import::own_goodput);
+    match (&a.goodput, &own) {
+        (Some(g), Some(o)) => {
+            eprintln!("inferbench: --goodput {g:?} replaces the run's own SLOs {o:?}")
+        }
+        (None, Some(o)) => eprintln!("inferbench: goodput with the run's own SLOs {o:?}"),
+        _ => {}
+    }
+    let goodput = a.goodput.clone().or(own).or_else(|| {
         loaded
             .manifest
             .as_ref()
@@ -109,16 +121,14 @@ pub fn run(a: &MetricsArgs) -> Result<u8, Failure> {
         && set == i.native_definitions
         && let Some(orig) = &i.original_summary
     {
-        let (n, diffs) = offline::compare_with_original(&summary, orig);
-        if diffs.is_empty() {
-            eprintln!("inferbench: all {n} values of the original summary reproduced under {set}");
-        } else {
-            for d in &diffs {
-                eprintln!("inferbench: differs: {d}");
-            }
+        let cmp = offline::compare_counted(&summary, orig);
+        for d in &cmp.diffs {
+            eprintln!("inferbench: differs: {d}");
+        }
+        eprintln!("inferbench: {}", cmp.describe(&set));
+        if !cmp.diffs.is_empty() {
             eprintln!(
-                "inferbench: {} of {n} values of the original summary differ (pass --tokenizer with the run's tokenizer if token counts differ)",
-                diffs.len()
+                "inferbench: pass --tokenizer with the run's tokenizer if token counts differ"
             );
             code = 1;
         }

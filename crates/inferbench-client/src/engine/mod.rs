@@ -294,6 +294,8 @@ pub struct Engine {
     queues: Arc<InternalQueues>,
     /// Every open connection's fd, for the sampler's socket readings.
     sockets: SocketRegistry,
+    /// Connections opened so far: the next one's `ConnectionEvidence::id`.
+    connections_opened: AtomicU64,
 }
 
 /// See [`Engine::set_phase_hook`].
@@ -353,6 +355,7 @@ impl Engine {
             phase_hook: None,
             queues: InternalQueues::new(),
             sockets: SocketRegistry::new(),
+            connections_opened: AtomicU64::new(0),
         }
     }
 

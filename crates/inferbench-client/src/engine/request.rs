@@ -11,7 +11,7 @@ use bytes::Bytes;
 use http::header::HeaderValue;
 use http_body_util::BodyExt;
 use inferbench_core::record::{
-    ErrorKind, Event, Frame, PhaseOpt, Record, RecordError, TokenCounts,
+    ConnectionEvidence, ErrorKind, Event, Frame, PhaseOpt, Record, RecordError, TokenCounts,
 };
 use tokio::sync::watch;
 use tokio::time::sleep_until;
@@ -190,17 +190,18 @@ pub(super) async fn execute(
     {
         *conn = None;
     }
+    // The HTTP phases (docs/timing.md): reused or opened, and the set-up's span.
+    let reused = conn.is_some();
+    let connect_start = clock.now_ns();
     if conn.is_none() {
         match guarded!(connect_registered(
             &engine.target,
             clock,
             Some(&engine.sockets)
         )) {
-            Ok(Ok(c)) => {
-                // The request that opened the connection carries its set-up (docs/tls.md).
-                c.setup
-                    .apply_to(rec.connection.get_or_insert_with(Default::default));
-                *conn = Some(c)
+            Ok(Ok(mut c)) => {
+                c.id = engine.connections_opened.fetch_add(1, Ordering::Relaxed);
+                *conn = Some(c);
             }
             Ok(Err(e)) => {
                 rec.end_ns = clock.now_ns();
@@ -218,8 +219,24 @@ pub(super) async fn execute(
         io,
         stamp,
         done,
-        ..
+        id: conn_id,
+        setup,
     } = conn.as_mut().expect("connected above");
+    let send_start = clock.now_ns();
+    let mut evidence = ConnectionEvidence {
+        id: *conn_id,
+        reused,
+        connect_start_ns: (!reused).then_some(connect_start),
+        connect_end_ns: (!reused).then_some(send_start),
+        send_start_ns: Some(send_start),
+        ..Default::default()
+    };
+    if !reused {
+        // The request that opened the connection carries its measured set-up (DNS, TCP,
+        // TLS: docs/tls.md), which replaces the span taken around the whole set-up.
+        setup.apply_to(&mut evidence);
+    }
+    rec.connection = Some(evidence);
 
     // Like `guarded!`, while driving this worker's connection in the same task: reads and
     // writes then happen the moment this task runs, with no hand-off to a connection task
@@ -281,6 +298,10 @@ pub(super) async fn execute(
     };
     rec.ack_ns = Some(stamp_now());
     let s = sent.load(Ordering::Relaxed);
+    if let Some(c) = rec.connection.as_mut() {
+        // `TimedBody` hands the whole body over as one frame.
+        c.chunks_sent = Some(u32::from(s > 0 && rec.request_bytes > 0));
+    }
     if s > 0 {
         rec.sent_ns = Some(s);
         // Normally done already, in the pass that wrote the body.

@@ -317,3 +317,60 @@ pub(super) fn usage_from_metrics(ms: &[RecordMetric]) -> Option<Value> {
     }
     (!u.is_empty()).then_some(Value::Object(u))
 }
+
+/// A per-record size metric (KB, AIPerf's 1024 bytes) back in integer bytes.
+fn kb_to_bytes(at: At<'_>, tag: &str, v: &RecordMetricValue) -> Result<u64, ImportError> {
+    let kb = match v {
+        RecordMetricValue::Int(i) => *i as f64,
+        RecordMetricValue::Float(f) => *f,
+        RecordMetricValue::List(_) => {
+            return Err(at.err(
+                &format!("metrics.{tag}.value"),
+                "expected a number, found a list",
+            ));
+        }
+    };
+    let b = (kb * 1024.0).round();
+    if !(b.is_finite() && (0.0..1.8e19).contains(&b)) {
+        return Err(at.err(
+            &format!("metrics.{tag}.value"),
+            format!("{kb} KB is not a size"),
+        ));
+    }
+    Ok(b as u64)
+}
+
+/// AIPerf's per-record `http_req_*` values back in their base units (ns, bytes, counts);
+/// None when the line has none (an error line, or a run without HTTP tracing).
+pub(super) fn reported_http(
+    at: At<'_>,
+    ms: &[RecordMetric],
+) -> Result<Option<ReportedHttpTrace>, ImportError> {
+    if !ms.iter().any(|m| m.tag.starts_with("http_req_")) {
+        return Ok(None);
+    }
+    let kb = |tag: &str| -> Result<Option<u64>, ImportError> {
+        ms.iter()
+            .find(|m| m.tag == tag)
+            .map(|m| kb_to_bytes(at, tag, &m.value))
+            .transpose()
+    };
+    let t = |tag: &str| metric_ms(at, ms, tag);
+    let n = |tag: &str| metric_u64(ms, tag);
+    Ok(Some(ReportedHttpTrace {
+        blocked_ns: t("http_req_blocked")?,
+        dns_lookup_ns: t("http_req_dns_lookup")?,
+        connecting_ns: t("http_req_connecting")?,
+        sending_ns: t("http_req_sending")?,
+        waiting_ns: t("http_req_waiting")?,
+        receiving_ns: t("http_req_receiving")?,
+        duration_ns: t("http_req_duration")?,
+        total_ns: t("http_req_total")?,
+        connection_overhead_ns: t("http_req_connection_overhead")?,
+        connection_reused: n("http_req_connection_reused"),
+        data_sent_bytes: kb("http_req_data_sent")?,
+        data_received_bytes: kb("http_req_data_received")?,
+        chunks_sent: n("http_req_chunks_sent"),
+        chunks_received: n("http_req_chunks_received"),
+    }))
+}

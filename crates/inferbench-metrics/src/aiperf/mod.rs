@@ -5,11 +5,12 @@
 //! Computed: every record metric, the aggregates, the error-adjusted `adj_*` companions, the
 //! derived latencies, the time-weighted sweep-line `effective_*` / `active_*` /
 //! `tokens_in_flight` metrics and goodput (`--goodput`, with the good fraction's Wilson
-//! interval). Not computed: the `http_req_*` trace metrics.
+//! interval), and the `http_req_*` HTTP trace metrics (`http_trace`).
 //!
-//! Layout: `table` lists the metrics, `record` computes one record's values, `slo` reads
-//! `--goodput`; this file folds records into a summary.
+//! Layout: `table` lists the metrics, `record` computes one record's values, `http_trace`
+//! its HTTP phases, `slo` reads `--goodput`; this file folds records into a summary.
 
+pub mod http_trace;
 mod record;
 mod slo;
 mod table;
@@ -179,6 +180,15 @@ impl Accumulator {
                 metrics.push(record_metric(tag, &base));
                 self.pooled.entry(tag).or_default().extend(base);
             }
+            if let Some(h) = http_trace::values(r) {
+                for (i, x) in h.iter().enumerate() {
+                    if let Some(x) = *x {
+                        metrics.push(http_trace::record_metric(i, x));
+                        let tag = http_trace::HTTP_METRICS[i].0;
+                        self.pooled.entry(tag).or_default().push(x as f64);
+                    }
+                }
+            }
             if !self.slos.is_empty() {
                 // Good only if every SLO holds; a metric the request lacks fails it.
                 let good = self.slos.iter().all(|slo| {
@@ -245,6 +255,12 @@ impl Accumulator {
             if let Some(vals) = pooled.get(tag).filter(|v| !v.is_empty()) {
                 let s = stats(vals);
                 let s = if is_ms(tag) { scaled(s, NS_TO_MS) } else { s };
+                out.push(result(tag, MetricValue::Distribution { stats: s }));
+            }
+        }
+        for (tag, _, unit) in http_trace::HTTP_METRICS {
+            if let Some(vals) = pooled.get(tag).filter(|v| !v.is_empty()) {
+                let s = scaled(stats(vals), http_trace::display_factor(unit));
                 out.push(result(tag, MetricValue::Distribution { stats: s }));
             }
         }

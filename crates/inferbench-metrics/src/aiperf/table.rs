@@ -221,6 +221,29 @@ pub const METRICS: &[(&str, &str, &str)] = &[
     ),
     ("credit_to_start_latency", "Credit-to-Start Latency", "ms"),
     ("effective_latency", "Effective Latency (CO-aware)", "ms"),
+    // The HTTP trace metrics (`http_trace::HTTP_METRICS`), in tag order.
+    ("http_req_blocked", "HTTP Blocked", "ms"),
+    ("http_req_chunks_received", "HTTP Chunks Received", "count"),
+    ("http_req_chunks_sent", "HTTP Chunks Sent", "count"),
+    ("http_req_connecting", "HTTP Connecting", "ms"),
+    (
+        "http_req_connection_overhead",
+        "HTTP Connection Overhead",
+        "ms",
+    ),
+    (
+        "http_req_connection_reused",
+        "HTTP Connection Reused",
+        "ratio",
+    ),
+    ("http_req_data_received", "HTTP Data Received", "KB"),
+    ("http_req_data_sent", "HTTP Data Sent", "KB"),
+    ("http_req_dns_lookup", "HTTP DNS Lookup", "ms"),
+    ("http_req_duration", "HTTP Duration (excl. conn)", "ms"),
+    ("http_req_receiving", "HTTP Receiving", "ms"),
+    ("http_req_sending", "HTTP Sending", "ms"),
+    ("http_req_total", "HTTP Total Time", "ms"),
+    ("http_req_waiting", "HTTP Waiting (TTFB)", "ms"),
 ];
 
 /// Per-record distribution metrics, in the order written per record. Values are kept in the

@@ -583,6 +583,11 @@ pub fn build_plan(a: &ProfileArgs, argv: &[String], cell: &CellValues) -> Result
             artifact_dir_name(&models[0], endpoint_type, &load)
         )
     };
+    if a.export_http_trace && matches!(a.export_level, ExportLevelArg::Summary) {
+        return Err(
+            "--export-http-trace adds trace_data to profile_export.jsonl, which --export-level summary does not write: use --export-level records or raw".into(),
+        );
+    }
     let prefix = a
         .profile_export_prefix
         .clone()
@@ -692,6 +697,7 @@ pub fn build_plan(a: &ProfileArgs, argv: &[String], cell: &CellValues) -> Result
                 ExportLevelArg::Records => ExportLevel::Records,
                 ExportLevelArg::Raw => ExportLevel::Raw,
             },
+            export_http_trace: a.export_http_trace,
         },
         ui: match a.ui {
             UiArg::Dashboard => UiKind::Dashboard,

@@ -352,6 +352,10 @@ pub struct ProfileArgs {
         default_value = "records"
     )]
     pub export_level: ExportLevelArg,
+    /// Add AIPerf's `trace_data` (the HTTP phases' instants and chunks) to each
+    /// `profile_export.jsonl` line (docs/timing.md, "HTTP phases").
+    #[arg(long)]
+    pub export_http_trace: bool,
     #[arg(
         long = "ui-type",
         visible_alias = "ui",

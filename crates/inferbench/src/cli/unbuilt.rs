@@ -29,7 +29,6 @@ pub const UNBUILT_FLAGS: &[(&str, bool)] = &[
     ("tokenizer-revision", true),
     ("tokenizer-trust-remote-code", false),
     ("slice-duration", true),
-    ("export-http-trace", false),
     ("record-processors", true),
     ("per-chunk-usage", false),
     ("connection-reuse-strategy", true),

@@ -10,6 +10,7 @@ mod datasets;
 mod endpoints;
 mod gate;
 mod gate_eval;
+mod http_trace;
 mod identity;
 mod ledger;
 mod load_shapes;

@@ -1,0 +1,161 @@
+//! AIPerf 0.13's fourteen HTTP trace metrics (`http_req_*`, flags HTTP_TRACE_ONLY and
+//! NO_CONSOLE), views over a record's [`ConnectionEvidence`] (docs/timing.md, "HTTP phases").
+//!
+//! Population: valid records (no error) that carry connection evidence; a value whose
+//! instants are missing is left out for that record (AIPerf's NoMetricValue). An import
+//! carries AIPerf's own per-record values ([`ConnectionEvidence::reported`]) instead of
+//! the instants; they are used as they are. Base units: ns, bytes, counts; statistics are
+//! taken in the base unit and converted after (ns × 1e-6 → ms, bytes / 1024 → KB).
+
+use std::borrow::Cow;
+
+use inferbench_core::Record;
+use inferbench_core::record::ConnectionEvidence;
+use inferbench_core::summary::{RecordMetric, RecordMetricValue};
+
+/// The fourteen metrics: (tag, header, display unit), in tag order (AIPerf's CSV order).
+pub const HTTP_METRICS: [(&str, &str, &str); 14] = [
+    ("http_req_blocked", "HTTP Blocked", "ms"),
+    ("http_req_chunks_received", "HTTP Chunks Received", "count"),
+    ("http_req_chunks_sent", "HTTP Chunks Sent", "count"),
+    ("http_req_connecting", "HTTP Connecting", "ms"),
+    (
+        "http_req_connection_overhead",
+        "HTTP Connection Overhead",
+        "ms",
+    ),
+    (
+        "http_req_connection_reused",
+        "HTTP Connection Reused",
+        "ratio",
+    ),
+    ("http_req_data_received", "HTTP Data Received", "KB"),
+    ("http_req_data_sent", "HTTP Data Sent", "KB"),
+    ("http_req_dns_lookup", "HTTP DNS Lookup", "ms"),
+    ("http_req_duration", "HTTP Duration (excl. conn)", "ms"),
+    ("http_req_receiving", "HTTP Receiving", "ms"),
+    ("http_req_sending", "HTTP Sending", "ms"),
+    ("http_req_total", "HTTP Total Time", "ms"),
+    ("http_req_waiting", "HTTP Waiting (TTFB)", "ms"),
+];
+
+/// One record's values in base units, indexed like [`HTTP_METRICS`].
+pub type HttpValues = [Option<u64>; 14];
+
+/// The factor from the base unit to the display unit of a display unit.
+pub fn display_factor(unit: &str) -> f64 {
+    match unit {
+        "ms" => 1e-6,
+        // AIPerf's KB is 1024 bytes.
+        "KB" => 1.0 / 1024.0,
+        _ => 1.0,
+    }
+}
+
+fn span(start: Option<u64>, end: Option<u64>) -> Option<u64> {
+    Some(end?.checked_sub(start?)?)
+}
+
+/// The values measured from the instants of a live record.
+fn measured(r: &Record, c: &ConnectionEvidence) -> HttpValues {
+    // No wait recorded: the connection was at hand (0); a wait never ended: no value.
+    let blocked = match c.pool_wait_start_ns {
+        None => Some(0),
+        Some(s) => span(Some(s), c.pool_wait_end_ns),
+    };
+    let dns = if c.reused || c.dns_start_ns.is_none() {
+        Some(0)
+    } else {
+        span(c.dns_start_ns, c.dns_end_ns)
+    };
+    // TCP connect plus the TLS handshake, when there was one.
+    let connecting = if c.reused {
+        Some(0)
+    } else {
+        let end = match (c.connect_end_ns, c.tls_end_ns) {
+            (Some(a), Some(b)) => Some(a.max(b)),
+            (a, b) => a.or(b),
+        };
+        span(c.connect_start_ns, end)
+    };
+    let sending = span(c.send_start_ns, r.sent_ns);
+    let first = r.frames.first().map(|f| f.t_ns);
+    let last = r.frames.last().map(|f| f.t_ns);
+    let waiting = span(r.sent_ns, first);
+    let receiving = if r.frames.len() == 1 {
+        Some(0)
+    } else {
+        span(first, last)
+    };
+    let duration = span(c.send_start_ns, Some(r.end_ns));
+    let overhead = blocked.unwrap_or(0) + dns.unwrap_or(0) + connecting.unwrap_or(0);
+    let total = overhead + sending.unwrap_or(0) + waiting.unwrap_or(0) + receiving.unwrap_or(0);
+    let bytes_received: u64 = r.frames.iter().map(|f| u64::from(f.bytes)).sum();
+    [
+        blocked,
+        Some(r.frames.len() as u64),
+        c.chunks_sent.map(u64::from),
+        connecting,
+        Some(overhead),
+        Some(u64::from(c.reused)),
+        Some(bytes_received),
+        Some(if c.chunks_sent == Some(0) {
+            0
+        } else {
+            r.request_bytes
+        }),
+        dns,
+        duration,
+        receiving,
+        sending,
+        Some(total),
+        waiting,
+    ]
+}
+
+/// The record's values in base units: None for an error record or one without connection
+/// evidence.
+pub fn values(r: &Record) -> Option<HttpValues> {
+    if r.error.is_some() {
+        return None;
+    }
+    let c = r.connection.as_ref()?;
+    Some(match &c.reported {
+        Some(p) => [
+            p.blocked_ns,
+            p.chunks_received,
+            p.chunks_sent,
+            p.connecting_ns,
+            p.connection_overhead_ns,
+            p.connection_reused,
+            p.data_received_bytes,
+            p.data_sent_bytes,
+            p.dns_lookup_ns,
+            p.duration_ns,
+            p.receiving_ns,
+            p.sending_ns,
+            p.total_ns,
+            p.waiting_ns,
+        ],
+        None => measured(r, c),
+    })
+}
+
+/// A per-record value in its display unit, as AIPerf writes it in `profile_export.jsonl`:
+/// times and sizes as floats, counts and the reuse flag as integers.
+pub fn record_metric(i: usize, base: u64) -> RecordMetric {
+    let (tag, _, unit) = HTTP_METRICS[i];
+    let value = match unit {
+        "count" | "ratio" => RecordMetricValue::Int(base as i64),
+        _ => RecordMetricValue::Float(base as f64 * display_factor(unit)),
+    };
+    RecordMetric {
+        tag: Cow::Borrowed(tag),
+        unit: Cow::Borrowed(unit),
+        value,
+    }
+}
+
+#[cfg(test)]
+#[path = "http_trace_tests.rs"]
+mod tests;
