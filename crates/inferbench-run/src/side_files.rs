@@ -23,6 +23,9 @@ pub const AIPERF_SERVER_METRICS_CSV: &str = "server_metrics_export.csv";
 /// AIPerf's GPU telemetry file.
 pub const AIPERF_GPU_TELEMETRY: &str = "gpu_telemetry_export.jsonl";
 
+/// The per-URL and per-model breakdown of a run with several of either (docs/routing.md).
+pub const BREAKDOWN: &str = "inferbench_breakdown.json";
+
 /// Every side file, in the order the manifest lists them.
 pub const SIDE_FILES: &[&str] = &[
     CLIENT_RESOURCES,
@@ -34,6 +37,7 @@ pub const SIDE_FILES: &[&str] = &[
     AIPERF_SERVER_METRICS_JSON,
     AIPERF_SERVER_METRICS_CSV,
     AIPERF_GPU_TELEMETRY,
+    BREAKDOWN,
 ];
 
 /// The side files of one run directory: which were written (or found, offline).

@@ -17,6 +17,7 @@ mod pipeline;
 mod plan;
 mod profile;
 mod qualify;
+mod routing;
 mod sim_server;
 mod telemetry;
 mod workers;
