@@ -100,12 +100,22 @@ fn stats(v: &[f64], unit: &str) -> Option<Value> {
 pub struct Breakdown {
     by_url: BTreeMap<u32, Group>,
     by_model: BTreeMap<String, Group>,
+    /// The model of records that name none (a run with one model).
+    default_model: String,
 }
 
 impl Breakdown {
     /// Whether the plan has anything to break down (several URLs or several models).
     pub fn wanted(plan: &RunPlan) -> bool {
         plan.routing.urls.len() > 1 || plan.models.len() > 1
+    }
+
+    /// An empty breakdown for `plan`'s records.
+    pub fn for_plan(plan: &RunPlan) -> Breakdown {
+        Breakdown {
+            default_model: plan.models.first().cloned().unwrap_or_default(),
+            ..Default::default()
+        }
     }
 
     pub fn push(&mut self, r: &Record, metrics: &[RecordMetric]) {
@@ -116,7 +126,10 @@ impl Breakdown {
             .entry(r.url_index.unwrap_or(0))
             .or_default()
             .push(r, metrics);
-        let model = r.model.clone().unwrap_or_default();
+        let model = r
+            .model
+            .clone()
+            .unwrap_or_else(|| self.default_model.clone());
         self.by_model.entry(model).or_default().push(r, metrics);
     }
 

@@ -88,7 +88,7 @@ impl RecordSink {
         }
         Ok(RecordSink {
             breakdown: crate::breakdown::Breakdown::wanted(spec.plan)
-                .then(crate::breakdown::Breakdown::default),
+                .then(|| crate::breakdown::Breakdown::for_plan(spec.plan)),
             scorer,
             headers,
             dir: spec.dir.to_path_buf(),

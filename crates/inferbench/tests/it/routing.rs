@@ -35,11 +35,12 @@ fn profile(dir: &Path, extra: &[&str]) -> std::process::Output {
         "8",
         "--output-tokens-mean",
         "4",
-        "--random-seed",
-        "7",
         "--ui-type",
         "none",
     ];
+    if !extra.contains(&"--random-seed") {
+        args.extend_from_slice(&["--random-seed", "7"]);
+    }
     args.extend_from_slice(extra);
     run(&args)
 }
@@ -100,7 +101,23 @@ fn round_robin_splits_ten_requests_five_and_five() {
         );
         let console = std::fs::read_to_string(dir.join("profile_export_console.txt")).unwrap();
         assert!(console.contains("By endpoint"), "{console}");
-        let manifest = read_json(&dir.join("manifest.json"));
+        // Each URL's /metrics is scraped.
+        let scrapes = std::fs::read_to_string(dir.join("inferbench_scrapes.jsonl")).unwrap();
+        let header: Value = serde_json::from_str(scrapes.lines().next().unwrap()).unwrap();
+        let targets: Vec<&str> = header["header"]["targets"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["url"].as_str().unwrap())
+            .collect();
+        assert_eq!(targets.len(), 2, "{targets:?}");
+        assert!(targets.iter().all(|t| t.ends_with("/metrics")));
+        assert_ne!(targets[0], targets[1]);
+        assert_eq!(
+            b["breakdown"]["by_model"][0]["model"], "mock-model",
+            "one model: its name"
+        );
+        let manifest = read_json(&dir.join("inferbench_manifest.json"));
         assert!(
             manifest["files"]
                 .as_array()
