@@ -13,6 +13,7 @@
 //!
 //! Nothing here prints: the binary does, from the observer's events and the results.
 
+pub mod breakdown;
 pub mod compare;
 pub mod correctness;
 pub mod describe;
@@ -27,6 +28,7 @@ pub mod offline;
 pub mod prepare;
 pub mod qualify;
 pub mod qualify_run;
+pub mod routing;
 pub mod run_identity;
 pub mod rundir;
 pub mod sessions;

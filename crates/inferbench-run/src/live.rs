@@ -26,6 +26,8 @@ use crate::{Failure, exit};
 pub struct RunReport {
     pub dir: PathBuf,
     pub console: String,
+    /// The "By endpoint" table (several URLs or models), printed after the console's.
+    pub breakdown_console: Option<String>,
     /// The tokenizer that counted, and whether the server's usage was used instead.
     pub tokenizer: String,
     pub use_server_token_count: bool,
@@ -83,6 +85,7 @@ pub async fn run_one(mut p: Prepared, observer: &Arc<dyn Observer>) -> Result<Ru
     )
     .await
     .map_err(|e| Failure::run(format!("--url: {e}")))?;
+    crate::routing::check_reachable(plan, clock).await?;
 
     let run_dir = PathBuf::from(&plan.artifacts.run_dir);
     let names = inferbench_artifacts::file_names(&plan.artifacts.prefix);
@@ -112,6 +115,8 @@ pub async fn run_one(mut p: Prepared, observer: &Arc<dyn Observer>) -> Result<Ru
     // before the first request.
     let scraper = start_scraper(plan, &run_dir, clock)?;
     let stop = StopSignal::new();
+    let route_uris = crate::routing::uris(plan)?;
+    let route_models = crate::routing::payload_models(plan, &p.payloads);
     let mut engine = Engine::new(
         p.engine.clone(),
         clock,
@@ -120,6 +125,7 @@ pub async fn run_one(mut p: Prepared, observer: &Arc<dyn Observer>) -> Result<Ru
         None,
         stop.clone(),
     );
+    crate::routing::apply(&mut engine, &route_uris, route_models);
     let progress = engine.progress();
     if let Some(s) = &scraper {
         let h = s.handle();
@@ -265,6 +271,7 @@ pub async fn run_one(mut p: Prepared, observer: &Arc<dyn Observer>) -> Result<Ru
     Ok(RunReport {
         dir: run_dir,
         console: finished.console,
+        breakdown_console: finished.breakdown_console,
         tokenizer: p.tokenizer.name().to_string(),
         use_server_token_count: plan.use_server_token_count,
         resources: resources.summary,

@@ -25,6 +25,8 @@ pub const AIPERF_GPU_TELEMETRY: &str = "gpu_telemetry_export.jsonl";
 
 /// AIPerf's `outputs.json` (`--export-outputs-json`): every profiling response's text.
 pub const OUTPUTS_JSON: &str = inferbench_artifacts::outputs_json::OUTPUTS_JSON;
+/// The per-URL and per-model breakdown of a run with several of either (docs/routing.md).
+pub const BREAKDOWN: &str = "inferbench_breakdown.json";
 
 /// Every side file, in the order the manifest lists them.
 pub const SIDE_FILES: &[&str] = &[
@@ -38,6 +40,7 @@ pub const SIDE_FILES: &[&str] = &[
     AIPERF_SERVER_METRICS_CSV,
     AIPERF_GPU_TELEMETRY,
     OUTPUTS_JSON,
+    BREAKDOWN,
 ];
 
 /// The side files of one run directory: which were written (or found, offline).

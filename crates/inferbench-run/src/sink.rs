@@ -47,6 +47,8 @@ pub struct RecordSink {
     scorer: Option<crate::correctness::Scorer>,
     /// `--export-outputs-json`: one entry per profiling record, written at the end.
     outputs: Option<Vec<inferbench_artifacts::outputs_json::OutputEntry>>,
+    /// Per URL and per model, when the run has several (docs/routing.md).
+    breakdown: Option<crate::breakdown::Breakdown>,
 }
 
 /// What the sink wrote.
@@ -58,6 +60,8 @@ pub struct Finished {
     /// Every file of the run, relative to its directory, in the manifest's order.
     pub files: Vec<String>,
     pub manifest: Manifest,
+    /// The "By endpoint" table, when the run had several URLs or models.
+    pub breakdown_console: Option<String>,
 }
 
 impl RecordSink {
@@ -82,6 +86,8 @@ impl RecordSink {
             side.mark(crate::side_files::EXPECTED_ANSWERS);
         }
         Ok(RecordSink {
+            breakdown: crate::breakdown::Breakdown::wanted(spec.plan)
+                .then(|| crate::breakdown::Breakdown::for_plan(spec.plan)),
             scorer,
             outputs: spec.plan.controls.export_outputs_json.then(Vec::new),
             headers,
@@ -108,6 +114,9 @@ impl RecordSink {
         };
         if let Some(s) = &mut self.scorer {
             s.push(r)?;
+        }
+        if let Some(b) = &mut self.breakdown {
+            b.push(r, &metrics);
         }
         let (headers, body) = if self.exports.wants_raw() {
             // The body as sent: with its history when it had one.
@@ -200,6 +209,23 @@ impl RecordSink {
             }
             None => (Vec::new(), Vec::new()),
         };
+        // Before the manifest's file list is made: the breakdown is a side file.
+        let breakdown_table = match &self.breakdown {
+            Some(b) => {
+                let v = b.to_json(&self.plan, scores.profiling_window);
+                let bytes = serde_json::to_vec_pretty(&v)
+                    .map_err(|e| Failure::run(format!("breakdown: {e}")))?;
+                let mut f = inferbench_artifacts::AtomicFile::create(
+                    &self.dir,
+                    crate::side_files::BREAKDOWN,
+                )?;
+                f.write_all(&bytes)?;
+                f.commit()?;
+                side.mark(crate::side_files::BREAKDOWN);
+                Some(b.console(&self.plan))
+            }
+            None => None,
+        };
         let mut console_extra = correctness;
         console_extra.extend(telemetry_rows);
         // The identity's end-of-run pins, from what this sink saw (the same records live and
@@ -235,11 +261,20 @@ impl RecordSink {
         )?;
         let mut manifest = manifest.clone();
         manifest.files = written.files.clone();
-        let console = written.console;
+        let mut console = written.console;
+        if let Some(t) = &breakdown_table {
+            // After AIPerf's tables, in the console file too.
+            console.push_str(t);
+            let mut f =
+                inferbench_artifacts::AtomicFile::create(&self.dir, &self.names.console_txt)?;
+            f.write_all(console.as_bytes())?;
+            f.commit()?;
+        }
         // Accuracy goes next to the speed metrics on the console only: the AIPerf files keep
         // AIPerf's metrics (correctness has its own files), the console file already has it.
         scores.profiling.metrics.extend(console_extra);
         Ok(Finished {
+            breakdown_console: breakdown_table,
             scores,
             console,
             files: written.files,

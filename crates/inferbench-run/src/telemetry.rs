@@ -55,12 +55,15 @@ pub fn targets(plan: &RunPlan, base_url: &str) -> Vec<ScrapeTarget> {
         } else {
             TargetOrigin::Default
         };
-        push(
-            TargetKind::Server,
-            origin,
-            format!("{}/metrics", base_url.trim_end_matches('/')),
-            server_every,
-        );
+        // With several --url, each URL's base `/metrics` (docs/routing.md).
+        for base in plan.routing.urls_or(base_url) {
+            push(
+                TargetKind::Server,
+                origin,
+                format!("{}/metrics", base.trim_end_matches('/')),
+                server_every,
+            );
+        }
         for u in &t.server_metrics_urls {
             push(
                 TargetKind::Server,

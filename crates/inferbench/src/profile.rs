@@ -123,6 +123,9 @@ impl Printer {
                 "{}",
                 inferbench_artifacts::console::render_console_for_terminal(&r.scores.profiling)
             );
+            if let Some(t) = &r.breakdown_console {
+                println!("{t}");
+            }
         }
         eprintln!(
             "inferbench: tokens counted with {}{}",

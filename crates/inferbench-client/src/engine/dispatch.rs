@@ -318,7 +318,7 @@ pub(super) async fn run_phase(
 /// (the request is due the moment the slot frees); a user-centric user plans its turns.
 pub(super) async fn slot_loop(state: Arc<PhaseState>, mut plan: impl FnMut(u64) -> Option<u64>) {
     let engine = state.engine.clone();
-    let (slot, mut conn) = engine.take_conn();
+    let (slot, mut conns) = engine.take_conn();
     let mut scratch = Scratch::default();
     for k in 0u64.. {
         let scheduled = plan(k);
@@ -346,7 +346,7 @@ pub(super) async fn slot_loop(state: Arc<PhaseState>, mut plan: impl FnMut(u64) 
             planned_ns,
             due,
             &mut scratch,
-            &mut conn,
+            &mut conns,
         )
         .await
         {
@@ -354,7 +354,7 @@ pub(super) async fn slot_loop(state: Arc<PhaseState>, mut plan: impl FnMut(u64) 
             break;
         }
     }
-    engine.put_conn(slot, conn);
+    engine.put_conn(slot, conns);
 }
 
 /// Rate mode: a thread sleeps until each planned send time (absolute deadlines, with the
@@ -437,7 +437,7 @@ pub(super) async fn rate_dispatcher(
         let state = state.clone();
         tasks.spawn(async move {
             let engine = state.engine.clone();
-            let (slot, mut conn) = engine.take_conn();
+            let (slot, mut conns) = engine.take_conn();
             let mut scratch = Scratch::default();
             // A session holds its connection and its slot under the ceiling across its
             // turns and their delays.
@@ -448,10 +448,10 @@ pub(super) async fn rate_dispatcher(
                 planned_ns,
                 due,
                 &mut scratch,
-                &mut conn,
+                &mut conns,
             )
             .await;
-            engine.put_conn(slot, conn);
+            engine.put_conn(slot, conns);
             drop(permit);
         });
         // Reap finished tasks as we go, so the set stays small on long runs.

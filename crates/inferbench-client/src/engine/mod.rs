@@ -265,10 +265,15 @@ pub struct RunOutcome {
 pub struct Engine {
     cfg: EngineConfig,
     target: Target,
-    /// Idle connections, each with the slot number it is recorded under (`Record::worker`).
-    /// A request takes one (or a fresh slot) and gives it back when done; they carry over
-    /// from warmup into profiling.
-    pool: std::sync::Mutex<Vec<(u32, Option<Conn>)>>,
+    /// Every URL's target in the plan's order (`targets[0]` is `target`): session k of the
+    /// run goes to `targets[k mod N]` (AIPerf's round robin, docs/routing.md).
+    targets: Vec<Target>,
+    /// Each payload's model, when the run names several (`Record::model`); empty otherwise.
+    models: Vec<Option<Arc<str>>>,
+    /// Idle slots, each with the slot number it is recorded under (`Record::worker`) and its
+    /// connection to each target (one per (slot, URL)). A request takes one (or a fresh
+    /// slot) and gives it back when done; they carry over from warmup into profiling.
+    pool: std::sync::Mutex<Vec<(u32, SlotConns)>>,
     next_slot: std::sync::atomic::AtomicU32,
     issuer: std::sync::Mutex<Issuer>,
     clock: Clock,
@@ -297,6 +302,9 @@ pub struct Engine {
     /// Connections opened so far: the next one's `ConnectionEvidence::id`.
     connections_opened: AtomicU64,
 }
+
+/// A slot's connections, one per target (index = URL index).
+pub(super) type SlotConns = Vec<Option<Conn>>;
 
 /// See [`Engine::set_phase_hook`].
 pub type PhaseHook = Arc<dyn Fn(Phase, bool) + Send + Sync>;
@@ -336,6 +344,8 @@ impl Engine {
             decoder,
             reasoning_tags,
             cfg,
+            targets: vec![target.clone()],
+            models: Vec::new(),
             target,
             pool: std::sync::Mutex::new(Vec::new()),
             next_slot: std::sync::atomic::AtomicU32::new(0),
@@ -369,6 +379,28 @@ impl Engine {
         }
     }
 
+    /// Sends the run's sessions over several URLs in turn (full request URIs, in the plan's
+    /// order; the first should be the config's `uri`). Records then carry `url_index`.
+    pub fn set_targets(&mut self, uris: &[hyper::Uri]) {
+        if !uris.is_empty() {
+            self.targets = uris.iter().map(Target::from_uri).collect();
+            self.target = self.targets[0].clone();
+        }
+    }
+
+    /// The model each payload names (by payload index), for `Record::model` when the run
+    /// has several; ignored unless there is one per payload.
+    pub fn set_models(&mut self, models: Vec<Option<Arc<str>>>) {
+        if models.len() == self.payloads.len() {
+            self.models = models;
+        }
+    }
+
+    /// The URL index of the session that is `session_num`-th in issue order.
+    fn url_of_session(&self, session_num: u64) -> usize {
+        (session_num % self.targets.len() as u64) as usize
+    }
+
     /// A function called at each phase's edges (see the field): it may block briefly.
     pub fn set_phase_hook(&mut self, hook: PhaseHook) {
         self.phase_hook = Some(hook);
@@ -387,18 +419,24 @@ impl Engine {
         self.sessions.len()
     }
 
-    fn take_conn(&self) -> (u32, Option<Conn>) {
+    fn take_conn(&self) -> (u32, SlotConns) {
         self.pool
             .lock()
             .ok()
             .and_then(|mut p| p.pop())
-            .unwrap_or_else(|| (self.next_slot.fetch_add(1, Ordering::Relaxed), None))
+            .unwrap_or_else(|| {
+                let slot = self.next_slot.fetch_add(1, Ordering::Relaxed);
+                (slot, (0..self.targets.len()).map(|_| None).collect())
+            })
     }
 
-    fn put_conn(&self, slot: u32, conn: Option<Conn>) {
-        let conn = conn.filter(|c| !c.done && !c.sender.is_closed());
+    fn put_conn(&self, slot: u32, conns: SlotConns) {
+        let conns = conns
+            .into_iter()
+            .map(|c| c.filter(|c| !c.done && !c.sender.is_closed()))
+            .collect();
         if let Ok(mut p) = self.pool.lock() {
-            p.push((slot, conn));
+            p.push((slot, conns));
         }
     }
 

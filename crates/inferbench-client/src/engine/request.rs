@@ -37,6 +37,8 @@ pub(super) struct Turn {
     pub(super) body: Bytes,
     /// Counts the request as due and not yet written until its body is taken.
     pub(super) due: DueGuard,
+    /// Which of the engine's targets it goes to (its session's URL).
+    pub(super) url: usize,
 }
 
 /// Buffers reused across the requests of one worker.
@@ -86,7 +88,9 @@ pub(super) async fn execute(
         planned_ns,
         body: request_body,
         due,
+        url,
     } = turn;
+    let target = &engine.targets[url];
     let payload = &engine.payloads[payload_index];
     let salt = engine.cancel_seed ^ clock.anchor_unix_ns();
     let request_id = new_uuid(salt, 2 * id);
@@ -108,6 +112,12 @@ pub(super) async fn execute(
             input: payload.input_tokens,
             ..Default::default()
         },
+        // Said only when the run has several URLs / models (docs/routing.md).
+        url_index: (engine.targets.len() > 1).then_some(url as u32),
+        model: engine
+            .models
+            .get(payload_index)
+            .and_then(|m| m.as_deref().map(str::to_string)),
         ..Default::default()
     };
     // Room for one event per token plus role, usage and [DONE], so the vectors rarely grow.
@@ -118,8 +128,8 @@ pub(super) async fn execute(
     let sent = Arc::new(AtomicU64::new(0));
     // Our own HTTP/1.1 connection: origin-form target and an explicit Host header, then the
     // request's headers in wire order (the raw export lists them from the same function).
-    let built = hyper::Request::post(engine.target.path.clone())
-        .header(http::header::HOST, engine.target.host_header.clone())
+    let built = hyper::Request::post(target.path.clone())
+        .header(http::header::HOST, target.host_header.clone())
         .body(TimedBody::new(request_body, clock, sent.clone()))
         .map_err(|e| e.to_string())
         .and_then(|mut r| {
@@ -194,11 +204,7 @@ pub(super) async fn execute(
     let reused = conn.is_some();
     let connect_start = clock.now_ns();
     if conn.is_none() {
-        match guarded!(connect_registered(
-            &engine.target,
-            clock,
-            Some(&engine.sockets)
-        )) {
+        match guarded!(connect_registered(target, clock, Some(&engine.sockets))) {
             Ok(Ok(mut c)) => {
                 c.id = engine.connections_opened.fetch_add(1, Ordering::Relaxed);
                 *conn = Some(c);

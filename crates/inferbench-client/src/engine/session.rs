@@ -10,7 +10,6 @@ use super::PreparedPayload;
 use super::dispatch::{Claim, PhaseState};
 use super::request::{Scratch, Turn, execute};
 use crate::resources::DueGuard;
-use crate::transport::Conn;
 
 /// The conversation so far, resent before a later turn's own messages: each earlier turn's
 /// messages as sent (without the history in front of them), then the assistant's reply
@@ -92,13 +91,15 @@ pub(super) async fn run_session(
     planned_ns: u64,
     due: DueGuard,
     scratch: &mut Scratch,
-    conn: &mut Option<Conn>,
+    conns: &mut super::SlotConns,
 ) -> bool {
     let phase_start_ns = state.start_ns;
     let engine = &state.engine;
     let Some(&(start, len)) = engine.sessions.get(first.conversation) else {
         return true;
     };
+    // AIPerf's round robin ticks once per session: its later turns stay on its URL.
+    let url = engine.url_of_session(first.session_num);
     let mut history = History::default();
     let mut id = first.id;
     let mut planned = planned_ns;
@@ -137,10 +138,11 @@ pub(super) async fn run_session(
                 planned_ns: planned,
                 body,
                 due,
+                url,
             },
             slot,
             scratch,
-            conn,
+            &mut conns[url],
         )
         .await;
         if let Some(b) = &rebuilt {

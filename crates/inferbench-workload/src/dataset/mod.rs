@@ -240,10 +240,12 @@ pub fn build_workload(
     tok: &Tokenizer,
     sonnet: &Corpus,
 ) -> Result<BuiltWorkload, WorkloadError> {
-    let model = plan.models.first().ok_or(WorkloadError::Plan {
-        field: "models",
-        message: "no model given".into(),
-    })?;
+    if plan.models.is_empty() {
+        return Err(WorkloadError::Plan {
+            field: "models",
+            message: "no model given".into(),
+        });
+    }
     let ds = &plan.dataset;
     let sampling_override = match &ds.sampling_strategy {
         None => None,
@@ -327,7 +329,7 @@ pub fn build_workload(
     }
 
     unique_ids(&mut convs);
-    let (workload, conversations) = assemble(plan, model, tok, &convs)?;
+    let (workload, conversations) = assemble(plan, seed, tok, &convs)?;
     // In workload order: assemble emits every turn of every conversation, in order.
     let answers = convs
         .iter()
@@ -484,13 +486,14 @@ fn to_turn_input(endpoint: EndpointType, t: &TurnSpec) -> TurnInput {
 /// workload and each conversation's payload range.
 fn assemble(
     plan: &RunPlan,
-    model: &str,
+    seed: u64,
     tok: &Tokenizer,
     convs: &[Conv],
 ) -> Result<(Workload, Vec<Range<usize>>), WorkloadError> {
     let endpoint = plan.endpoint_type;
     let mut payloads = Vec::with_capacity(convs.iter().map(|c| c.turns.len()).sum());
     let mut ranges = Vec::with_capacity(convs.len());
+    let mut models = crate::render::ModelPicker::new(plan, seed);
     for conv in convs {
         let start = payloads.len();
         for (i, t) in conv.turns.iter().enumerate() {
@@ -501,6 +504,13 @@ fn assemble(
                 ));
             }
             let input = to_turn_input(endpoint, t);
+            // As AIPerf: a turn that names its model (a verbatim payload) keeps it, and
+            // takes no turn of the selection.
+            let model = if t.payload.is_some() {
+                &plan.models[0]
+            } else {
+                models.next()
+            };
             let body = build_turn_body(plan, model, &input).map_err(|e| match (&t.origin, e) {
                 (Some(_), WorkloadError::Plan { message, .. }) => origin_err(t, &message),
                 (_, e) => e,

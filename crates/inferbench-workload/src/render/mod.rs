@@ -38,10 +38,12 @@ pub fn render_workload(
     tok: &Tokenizer,
     corpus: &Corpus,
 ) -> Result<RenderedWorkload, WorkloadError> {
-    let model = plan.models.first().ok_or(WorkloadError::Plan {
-        field: "models",
-        message: "no model given".into(),
-    })?;
+    if plan.models.is_empty() {
+        return Err(WorkloadError::Plan {
+            field: "models",
+            message: "no model given".into(),
+        });
+    }
     if plan.num_dataset_entries == 0 {
         return Err(WorkloadError::Plan {
             field: "num_dataset_entries",
@@ -57,6 +59,7 @@ pub fn render_workload(
     let mut isl_rng = rng_for(seed, PURPOSE_ISL);
     let mut osl_rng = rng_for(seed, PURPOSE_OSL);
     let mut prompts = PromptGenerator::new(tok, corpus, seed)?;
+    let mut models = ModelPicker::new(plan, seed);
 
     let mut payloads = Vec::with_capacity(plan.num_dataset_entries);
     for i in 0..plan.num_dataset_entries {
@@ -65,7 +68,7 @@ pub fn render_workload(
             .osl
             .map(|d| sample_positive_normal_integer(&mut osl_rng, d.mean, d.stddev));
         let prompt = prompts.prompt(isl as usize)?;
-        let body = build_body(plan, model, &prompt, osl)?;
+        let body = build_body(plan, models.next(), &prompt, osl)?;
         let input_tokens = count_input_tokens(tok, plan.endpoint_type, &body);
         let requested_output_tokens = max_output_tokens(plan.endpoint_type, &body);
         payloads.push(Payload {
@@ -82,6 +85,37 @@ pub fn render_workload(
         seed_used: seed,
         corpus_sha256: corpus.sha256().to_string(),
     })
+}
+
+/// The generator purpose of `--model-selection-strategy random|weighted` (docs/routing.md).
+pub const PURPOSE_MODEL_SELECTION: &str = "model-selection";
+
+/// The model of each turn, in workload order, under the plan's strategy: chosen when the
+/// workload is frozen, so the bodies (and `workload_sha256`) carry it. With one model it
+/// never draws.
+pub(crate) struct ModelPicker<'a> {
+    selector: inferbench_core::routing_plan::ModelSelector<'a>,
+    rng: rand_chacha::ChaCha8Rng,
+}
+
+impl<'a> ModelPicker<'a> {
+    pub(crate) fn new(plan: &'a RunPlan, seed: u64) -> Self {
+        let r = &plan.routing;
+        ModelPicker {
+            selector: inferbench_core::routing_plan::ModelSelector::new(
+                &plan.models,
+                r.model_strategy,
+                &r.model_weights,
+            ),
+            rng: rng_for(seed, PURPOSE_MODEL_SELECTION),
+        }
+    }
+
+    pub(crate) fn next(&mut self) -> &'a str {
+        let rng = &mut self.rng;
+        let i = self.selector.pick(|| rand::Rng::random::<f64>(&mut *rng));
+        self.selector.model(i)
+    }
 }
 
 fn check_dist(field: &'static str, d: &LengthDist) -> Result<(), WorkloadError> {

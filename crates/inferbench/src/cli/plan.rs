@@ -278,20 +278,45 @@ pub fn endpoint_type(arg: EndpointArg) -> Result<EndpointType, String> {
     })
 }
 
+/// Every `--url`, normalized and without credentials, and the credentials (one
+/// `Authorization` for all URLs: a URL may carry the first's credentials or none, never
+/// others). With one URL the list holds it alone; an error names the entry and its position.
+fn several_urls(given: &[String]) -> Result<(Vec<String>, Option<String>), String> {
+    let mut urls = Vec::with_capacity(given.len());
+    let mut auth: Option<String> = None;
+    for (i, raw) in given.iter().enumerate() {
+        let (u, a) = split_url_credentials(raw);
+        let at = |e: String| {
+            if given.len() > 1 {
+                format!("{e} (--url #{} of {})", i + 1, given.len())
+            } else {
+                e
+            }
+        };
+        let n = normalize_url(&u).map_err(at)?;
+        if let Some(a) = a {
+            match &auth {
+                Some(first) if *first != a => {
+                    return Err(at(format!(
+                        "--url {n}: its user:password@ differs from an earlier URL's (one Authorization is sent to every URL)"
+                    )));
+                }
+                _ => auth = Some(a),
+            }
+        }
+        urls.push(n);
+    }
+    Ok((urls, auth))
+}
+
 /// Validate profile flags into a plan.
 pub fn build_plan(a: &ProfileArgs, argv: &[String], cell: &CellValues) -> Result<RunPlan, String> {
     let endpoint_type = endpoint_type(a.endpoint_type)?;
-    if a.url.len() > 1 {
-        return Err("--url given more than once: multi-URL load balancing is not implemented yet in inferbench".into());
-    }
     // Credentials in the URL never stay in it: they become a Basic Authorization header.
-    let (url_given, url_auth) = match a.url.first() {
-        Some(u) => {
-            let (u, auth) = url_and_credentials(u)?;
-            (Some(u), auth)
-        }
-        None => (None, None),
-    };
+    // Every URL is checked here; the first is `RunPlan.url` (docs/routing.md).
+    let (all_urls, url_auth) = several_urls(&a.url)?;
+    let url_auth = url_auth.map(Secret::new);
+    let url_given = all_urls.first().cloned();
     let user_headers = parse_headers(&a.header)?;
     super::values::one_authorization(a.api_key.is_some(), url_auth.is_some(), &user_headers)?;
     let target = match url_given.as_deref() {
@@ -349,9 +374,6 @@ pub fn build_plan(a: &ProfileArgs, argv: &[String], cell: &CellValues) -> Result
                 return Err("--model (-m) is required with --url".into());
             }
         }
-    }
-    if models.len() > 1 {
-        return Err("several --model names: multi-model selection is not implemented yet in inferbench; give one".into());
     }
     let url = match &target {
         Target::Url { url } => url.clone(),
@@ -618,7 +640,7 @@ pub fn build_plan(a: &ProfileArgs, argv: &[String], cell: &CellValues) -> Result
         telemetry: super::telemetry_args::telemetry_plan(&a.telemetry)?,
         workers_max: super::telemetry_args::workers_max(&a.telemetry)?,
         tls: super::tls_args::tls_plan(&a.tls)?,
-        routing: super::routing_args::routing_plan(&a.routing)?,
+        routing: super::routing_args::routing_plan_for(&a.routing, all_urls, &models)?,
         connection: super::connection_args::connection_plan(&a.connection)?,
         controls: super::controls_args::controls_plan(&a.controls)?,
         models,

@@ -20,6 +20,7 @@ mod pipeline;
 mod plan;
 mod profile;
 mod qualify;
+mod routing;
 mod secrets;
 mod sim_server;
 mod telemetry;
