@@ -238,6 +238,14 @@ pub struct ConnectionEvidence {
     pub id: u64,
     /// The request went out on a connection an earlier request had used.
     pub reused: bool,
+    /// Times the request was resent on a fresh connection because its reused connection
+    /// failed before any response byte arrived (0 or 1; docs/faults.md, "The resend").
+    #[serde(default, skip_serializing_if = "is_zero_u32")]
+    pub reconnects: u32,
+}
+
+fn is_zero_u32(n: &u32) -> bool {
+    *n == 0
 }
 
 /// Wrapper so that `Record` can derive `Default` (the phase defaults to profiling).
