@@ -251,6 +251,10 @@ pub struct Conn {
     pub stamp: ReadStamp,
     /// The connection ended (closed or failed) or holds an unfinished response.
     pub done: bool,
+    /// The socket, for the engine's idle check (a non-blocking peek for EOF) before reuse.
+    pub fd: Fd,
+    /// The run's connection number, assigned by the engine when it opened it (0 otherwise).
+    pub id: u64,
 }
 
 /// Open a connection (`TCP_NODELAY`, reads stamped) and hand-shake HTTP/1.1.
@@ -270,6 +274,7 @@ pub async fn connect_registered(
     tcp.set_nodelay(true)
         .map_err(|e| format!("TCP_NODELAY on {}:{}: {e}", target.host, target.port))?;
     let stamp = Arc::new(AtomicU64::new(0));
+    let fd = raw_fd(&tcp);
     let registration = sockets.map(|r| r.register(raw_fd(&tcp)));
     let io = TokioIo::new(StampedStream {
         tcp,
@@ -291,6 +296,8 @@ pub async fn connect_registered(
         io: Box::pin(conn),
         stamp: ReadStamp(stamp),
         done: false,
+        fd,
+        id: 0,
     })
 }
 

@@ -100,6 +100,7 @@ pub async fn run_one(mut p: Prepared, observer: &Arc<dyn Observer>) -> Result<Ru
         None,
         stop.clone(),
     );
+    engine.set_reuse_strategy(plan.connection.reuse_strategy);
     let progress = engine.progress();
     if let Some(s) = &scraper {
         let h = s.handle();

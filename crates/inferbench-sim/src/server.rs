@@ -25,6 +25,7 @@ use tokio::time::Instant;
 use crate::api::{self, Req};
 use crate::body::{SimBody, SimStream, StreamParams};
 use crate::config::{ReasoningField, SimConfig};
+use crate::faults::{self, ConnCtl};
 use crate::metrics::{Gauges, Registry};
 use crate::pacing::Timer;
 use crate::render::{self, Shape, Words};
@@ -254,14 +255,24 @@ async fn accept_loop(listener: TcpListener, shared: Arc<Shared>, mut stop: watch
 async fn serve_connection(stream: TcpStream, shared: Arc<Shared>, mut stop: watch::Receiver<bool>) {
     // Events must leave as soon as they are written, not wait for Nagle.
     let _ = stream.set_nodelay(true);
-    let svc = service_fn(move |req| handle(shared.clone(), req));
+    let ctl = ConnCtl::new(raw_fd(&stream));
+    let close_after = shared.cfg.serving.close_after_response;
+    let svc_ctl = ctl.clone();
+    let svc = service_fn(move |req| handle(shared.clone(), req, svc_ctl.clone()));
     let mut conn = pin!(
         http1::Builder::new()
             .keep_alive(true)
             .serve_connection(TokioIo::new(stream), svc)
     );
     tokio::select! {
+        biased;
         _ = conn.as_mut() => {}
+        // Close-after-response: the response's last bytes are out; close, not waiting for
+        // another request.
+        _ = ctl.notify.notified(), if close_after => {
+            conn.as_mut().graceful_shutdown();
+            let _ = tokio::time::timeout(SHUTDOWN_GRACE, conn.as_mut()).await;
+        }
         _ = stop.changed() => {
             conn.as_mut().graceful_shutdown();
             let _ = conn.await;
@@ -272,6 +283,7 @@ async fn serve_connection(stream: TcpStream, shared: Arc<Shared>, mut stop: watc
 async fn handle(
     shared: Arc<Shared>,
     req: Request<Incoming>,
+    ctl: Arc<ConnCtl>,
 ) -> Result<Response<SimBody>, Infallible> {
     // Arrival: the request head has been parsed. All deadlines count from here.
     let arrival = Instant::now();
@@ -279,7 +291,9 @@ async fn handle(
     if method == Method::POST
         && let Some(endpoint) = route(req.uri().path())
     {
-        return Ok(infer(shared, req, endpoint, arrival).await);
+        let close_after = shared.cfg.serving.close_after_response;
+        let resp = infer(shared, req, endpoint, arrival, &ctl).await;
+        return Ok(faults::apply(resp, None, &ctl, close_after));
     }
     let resp = match req.uri().path() {
         "/v1/models" if method == Method::GET => json(StatusCode::OK, shared.models_body.clone()),
@@ -339,6 +353,7 @@ async fn infer(
     req: Request<Incoming>,
     endpoint: Endpoint,
     arrival: Instant,
+    ctl: &Arc<ConnCtl>,
 ) -> Response<SimBody> {
     let bytes = match Limited::new(req.into_body(), MAX_BODY).collect().await {
         Ok(c) => c.to_bytes(),
@@ -416,6 +431,11 @@ async fn infer(
             StatusCode::INTERNAL_SERVER_ERROR,
             Bytes::from_static(SERVER_ERROR),
         );
+    }
+    let fault = faults::pick(&shared.cfg.serving.faults, shared.cfg.seed, k);
+    if let Some(early) = faults::early(fault, ctl).await {
+        bump(&shared.counters.errors);
+        return early;
     }
 
     let stream = match endpoint {
@@ -511,7 +531,7 @@ async fn infer(
         let h = resp.headers_mut();
         h.insert(CONTENT_TYPE, HeaderValue::from_static("text/event-stream"));
         h.insert(CACHE_CONTROL, HeaderValue::from_static("no-cache"));
-        return resp;
+        return faults::apply(resp, fault, ctl, false);
     }
 
     // Non-streaming: the whole answer is ready when its last token is due (with a shared
@@ -531,7 +551,7 @@ async fn infer(
     c.ttft.add_one(arrival.elapsed());
     c.tokens.fetch_add(len.tokens as u64, Relaxed);
     bump(&c.completed);
-    json(StatusCode::OK, body)
+    faults::apply(json(StatusCode::OK, body), fault, ctl, false)
 }
 
 fn prometheus(text: String) -> Response<SimBody> {
@@ -562,4 +582,14 @@ fn error(status: StatusCode, kind: &str, message: &str) -> Response<SimBody> {
         "error": {"message": message, "type": kind, "param": null, "code": status.as_u16()}
     });
     json(status, serde_json::to_vec(&body).unwrap_or_default())
+}
+
+#[cfg(unix)]
+fn raw_fd(s: &TcpStream) -> i32 {
+    std::os::fd::AsRawFd::as_raw_fd(s)
+}
+
+#[cfg(not(unix))]
+fn raw_fd(_s: &TcpStream) -> i32 {
+    -1
 }

@@ -143,6 +143,7 @@ pub(super) async fn run_session(
             conn,
         )
         .await;
+        super::connect::release(engine.reuse, conn, turn + 1 == len);
         if let Some(b) = &rebuilt {
             // The workload's count was of the turn alone; the body sent holds the history.
             rec.tokens.input = None;

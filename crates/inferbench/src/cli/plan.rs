@@ -335,7 +335,11 @@ pub fn build_plan(a: &ProfileArgs, argv: &[String], cell: &CellValues) -> Result
                 itl_ms,
                 error_rate,
                 answer_accuracy: a.sim_answer_accuracy,
-                serving: super::telemetry_args::sim_serving(&a.telemetry, true)?,
+                serving: super::connection_args::with_sim_faults(
+                    &a.connection,
+                    super::telemetry_args::sim_serving(&a.telemetry, true)?,
+                    true,
+                )?,
             }
         }
     };
@@ -597,6 +601,7 @@ pub fn build_plan(a: &ProfileArgs, argv: &[String], cell: &CellValues) -> Result
     }
     if matches!(target, Target::Url { .. }) {
         super::telemetry_args::sim_serving(&a.telemetry, false)?;
+        super::connection_args::with_sim_faults(&a.connection, Default::default(), false)?;
     }
     Ok(RunPlan {
         telemetry: super::telemetry_args::telemetry_plan(&a.telemetry)?,

@@ -33,7 +33,6 @@ pub const UNBUILT_FLAGS: &[(&str, bool)] = &[
     ("export-http-trace", false),
     ("record-processors", true),
     ("per-chunk-usage", false),
-    ("connection-reuse-strategy", true),
     ("wait-for-model-timeout", true),
     ("reset-kv-cache", false),
     ("session-header", true),

@@ -7,6 +7,7 @@ mod compare;
 mod correctness;
 mod datasets;
 mod endpoints;
+mod faults;
 mod gate;
 mod gate_eval;
 mod identity;
