@@ -48,6 +48,8 @@ pub enum FaultKind {
 pub const SLOW_HEAD: Duration = Duration::from_millis(300);
 /// The gap between the bytes of [`FaultKind::Trickle`].
 pub const TRICKLE_GAP: Duration = Duration::from_millis(1);
+/// How long a reset waits after its frames were flushed.
+const RESET_AFTER: Duration = Duration::from_millis(50);
 /// Frames sent before a cut, a stall or a reset.
 const FRAMES_BEFORE: usize = 2;
 
@@ -289,6 +291,14 @@ impl Body for FaultBody {
             return match this.kind {
                 Some(FaultKind::Stall) => Poll::Pending,
                 Some(FaultKind::Reset) => {
+                    // Time for the client to read what was sent: an RST can discard what
+                    // its kernel holds unread, and the head must have arrived.
+                    let sleep = this
+                        .sleep
+                        .get_or_insert_with(|| Box::pin(tokio::time::sleep(RESET_AFTER)));
+                    if sleep.as_mut().poll(cx).is_pending() {
+                        return Poll::Pending;
+                    }
                     this.ctl.linger_zero();
                     Poll::Ready(Some(Err(StreamCut)))
                 }

@@ -527,11 +527,12 @@ async fn infer(
             arrival,
             job,
         };
+        let close_after = shared.cfg.serving.close_after_response;
         let mut resp = Response::new(SimBody::Stream(Box::new(SimStream::new(shared, params))));
         let h = resp.headers_mut();
         h.insert(CONTENT_TYPE, HeaderValue::from_static("text/event-stream"));
         h.insert(CACHE_CONTROL, HeaderValue::from_static("no-cache"));
-        return faults::apply(resp, fault, ctl, false);
+        return faults::apply(resp, fault, ctl, close_after);
     }
 
     // Non-streaming: the whole answer is ready when its last token is due (with a shared
@@ -551,7 +552,8 @@ async fn infer(
     c.ttft.add_one(arrival.elapsed());
     c.tokens.fetch_add(len.tokens as u64, Relaxed);
     bump(&c.completed);
-    faults::apply(json(StatusCode::OK, body), fault, ctl, false)
+    let close_after = shared.cfg.serving.close_after_response;
+    faults::apply(json(StatusCode::OK, body), fault, ctl, close_after)
 }
 
 fn prometheus(text: String) -> Response<SimBody> {

@@ -259,7 +259,7 @@ fn server_killed_and_restarted_mid_run() {
             &url,
             "--streaming",
             "--request-rate",
-            "40",
+            "20",
             "--request-count",
             "60",
             "--isl",
@@ -301,8 +301,9 @@ fn server_killed_and_restarted_mid_run() {
     for r in &bad {
         assert_eq!(r["error"]["kind"], "transport", "{r}");
     }
-    // The last quarter went out well after the new server was up: all answered.
-    for r in &recs[45..] {
+    // The run went on: the last requests (2.5 s and more after the start, long after the
+    // new server was up) were all answered.
+    for r in &recs[50..] {
         assert!(r["error"].is_null(), "{r}");
     }
 }
