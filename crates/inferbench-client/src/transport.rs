@@ -322,7 +322,9 @@ pub struct Conn {
     pub done: bool,
     /// Name resolution, TCP connect and TLS handshake times.
     pub setup: ConnectionSetup,
-    /// The run's connection number (`ConnectionEvidence::id`), set by the engine.
+    /// The socket, for the engine's idle check (a non-blocking peek for EOF) before reuse.
+    pub fd: Fd,
+    /// The run's connection number, assigned by the engine when it opened it (0 otherwise).
     pub id: u64,
 }
 
@@ -375,6 +377,7 @@ pub async fn connect_registered(
     tcp.set_nodelay(true)
         .map_err(|e| format!("TCP_NODELAY on {at}: {e}"))?;
     let stamp = Arc::new(AtomicU64::new(0));
+    let fd = raw_fd(&tcp);
     let registration = sockets.map(|r| r.register(raw_fd(&tcp)));
     let tcp = StampedTcp {
         tcp,
@@ -414,6 +417,7 @@ pub async fn connect_registered(
         stamp: ReadStamp(stamp),
         done: false,
         setup,
+        fd,
         id: 0,
     })
 }

@@ -273,6 +273,9 @@ pub struct SimServing {
     /// `--sim-gpus`: simulated GPUs behind its DCGM exporter endpoint.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gpus: Option<u32>,
+    /// `--sim-fault KIND=PERCENT`, in order (docs/faults.md).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub faults: Vec<String>,
 }
 
 impl SimServing {

@@ -275,6 +275,14 @@ pub struct ConnectionEvidence {
     /// values but not the instants behind them (AIPerf's `profile_export.jsonl`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reported: Option<ReportedHttpTrace>,
+    /// Times the request was resent on a fresh connection because its reused connection
+    /// failed before any response byte arrived (0 or 1; docs/faults.md, "The resend").
+    #[serde(default, skip_serializing_if = "is_zero_u32")]
+    pub reconnects: u32,
+}
+
+fn is_zero_u32(n: &u32) -> bool {
+    *n == 0
 }
 
 /// AIPerf's fourteen per-record `http_req_*` values in their base units (ns, bytes, counts),

@@ -126,6 +126,7 @@ pub async fn run_one(mut p: Prepared, observer: &Arc<dyn Observer>) -> Result<Ru
         stop.clone(),
     );
     crate::routing::apply(&mut engine, &route_uris, route_models);
+    engine.set_reuse_strategy(plan.connection.reuse_strategy);
     let progress = engine.progress();
     if let Some(s) = &scraper {
         let h = s.handle();

@@ -118,6 +118,12 @@ pub fn sim_serving(s: &SimServing) -> Result<Serving, Failure> {
         prefill_us_per_token: s.prefill_us_per_token.unwrap_or(0.0),
         metrics_reset_after: reset,
         gpus: s.gpus.unwrap_or(1),
+        faults: s
+            .faults
+            .iter()
+            .map(|f| inferbench_sim::parse_fault(f))
+            .collect::<Result<_, _>>()
+            .map_err(|e| Failure::input(format!("--sim-fault {e}")))?,
         ..Serving::default()
     };
     let probe = SimConfig {
@@ -211,8 +217,10 @@ mod tests {
             prefill_us_per_token: Some(3.5),
             metrics_reset_after_s: Some(1.5),
             gpus: Some(4),
+            faults: vec!["stall=12.5".into()],
         };
         let out = sim_serving(&s).unwrap();
+        assert_eq!(out.faults, vec![(inferbench_sim::FaultKind::Stall, 12.5)]);
         assert_eq!(out.max_running, Some(2));
         assert_eq!(out.decode_tokens_per_s, Some(50.0));
         assert_eq!(out.prefill_us_per_token, 3.5);

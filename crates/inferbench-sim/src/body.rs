@@ -27,6 +27,8 @@ pub struct StreamCut;
 pub(crate) enum SimBody {
     Full(Option<Bytes>),
     Stream(Box<SimStream>),
+    /// A fault applied to a body, or the close-after-response notice (faults.rs).
+    Fault(Box<crate::faults::FaultBody>),
 }
 
 impl SimBody {
@@ -46,6 +48,7 @@ impl Body for SimBody {
         match self.get_mut() {
             SimBody::Full(b) => Poll::Ready(b.take().map(|b| Ok(Frame::data(b)))),
             SimBody::Stream(s) => s.poll_next(cx),
+            SimBody::Fault(f) => Pin::new(f.as_mut()).poll_frame(cx),
         }
     }
 
@@ -53,6 +56,7 @@ impl Body for SimBody {
         match self {
             SimBody::Full(b) => b.as_ref().is_none_or(|b| b.is_empty()),
             SimBody::Stream(s) => matches!(s.phase, Phase::End),
+            SimBody::Fault(f) => f.is_end_stream(),
         }
     }
 
@@ -60,6 +64,7 @@ impl Body for SimBody {
         match self {
             SimBody::Full(b) => SizeHint::with_exact(b.as_ref().map_or(0, |b| b.len() as u64)),
             SimBody::Stream(_) => SizeHint::default(),
+            SimBody::Fault(f) => f.size_hint(),
         }
     }
 }

@@ -100,6 +100,12 @@ pub struct Serving {
     /// Token capacity of the simulated KV cache: `vllm:kv_cache_usage_perc` is the running
     /// requests' input plus generated tokens over this (clamped to 1).
     pub kv_capacity_tokens: u64,
+    /// Faults at a percentage of inference requests each (docs/faults.md); the first listed
+    /// kind that hits a request applies.
+    pub faults: Vec<(crate::faults::FaultKind, f64)>,
+    /// Close the connection after every inference response, with no `Connection: close`
+    /// and a `Keep-Alive: timeout=5, max=100` header, as llama.cpp's server does.
+    pub close_after_response: bool,
 }
 
 impl Default for Serving {
@@ -111,6 +117,8 @@ impl Default for Serving {
             metrics_reset_after: None,
             gpus: 1,
             kv_capacity_tokens: 131_072,
+            faults: Vec::new(),
+            close_after_response: false,
         }
     }
 }
@@ -193,6 +201,14 @@ impl SimConfig {
         for (name, value) in [("error_rate", self.error_rate), ("cut_rate", self.cut_rate)] {
             if !(0.0..=100.0).contains(&value) {
                 return Err(SimConfigError::Rate { name, value });
+            }
+        }
+        for &(kind, value) in &self.serving.faults {
+            if !(0.0..=100.0).contains(&value) {
+                return Err(SimConfigError::Rate {
+                    name: kind.name(),
+                    value,
+                });
             }
         }
         if self.default_output_tokens == 0 || self.default_output_tokens > MAX_OUTPUT_TOKENS {

@@ -27,6 +27,7 @@ mod api;
 mod body;
 mod config;
 mod dcgm;
+mod faults;
 mod metrics;
 mod pacing;
 mod render;
@@ -42,6 +43,7 @@ pub use config::{
     MAX_OUTPUT_TOKENS, ReasoningField, Serving, SimConfig, SimConfigError, default_words,
 };
 pub use dcgm::{BLANK_INT64, EnergyMeter, gpu_uuid, power_mw};
+pub use faults::{FaultKind, SLOW_HEAD, TRICKLE_GAP, parse_fault};
 pub use metrics::CONTENT_TYPE as METRICS_CONTENT_TYPE;
 pub use server::{SimServer, serve_until};
 pub use stats::{SimStats, TimingStats};

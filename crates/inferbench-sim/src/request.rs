@@ -437,7 +437,7 @@ impl FaultPlan {
         }
     }
 
-    fn hit(rate: f64, k: u64) -> bool {
+    pub(crate) fn hit(rate: f64, k: u64) -> bool {
         if rate <= 0.0 || k == 0 {
             return false;
         }

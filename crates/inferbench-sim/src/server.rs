@@ -25,6 +25,7 @@ use tokio::time::Instant;
 use crate::api::{self, Req};
 use crate::body::{SimBody, SimStream, StreamParams};
 use crate::config::{ReasoningField, SimConfig};
+use crate::faults::{self, ConnCtl};
 use crate::metrics::{Gauges, Registry};
 use crate::pacing::Timer;
 use crate::render::{self, Shape, Words};
@@ -258,7 +259,8 @@ async fn accept_loop(
                     None => {
                         // Events must leave as soon as they are written, not wait for Nagle.
                         let _ = stream.set_nodelay(true);
-                        conns.spawn(serve_connection(stream, shared.clone(), stop.clone()));
+                        let fd = raw_fd(&stream);
+                        conns.spawn(serve_connection(stream, fd, shared.clone(), stop.clone()));
                     }
                     Some(acc) => {
                         conns.spawn(crate::tls::serve_tls(acc.clone(), stream, shared.clone(), stop.clone()));
@@ -276,22 +278,34 @@ async fn accept_loop(
     }
 }
 
-/// Serves HTTP/1.1 on a plain or TLS stream (`TCP_NODELAY` already set).
+/// Serves HTTP/1.1 on a plain or TLS stream (`TCP_NODELAY` already set); `fd` is the TCP
+/// socket under it, for the faults that act on the socket (reset, close after response).
 pub(crate) async fn serve_connection<S>(
     stream: S,
+    fd: i32,
     shared: Arc<Shared>,
     mut stop: watch::Receiver<bool>,
 ) where
     S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
 {
-    let svc = service_fn(move |req| handle(shared.clone(), req));
+    let ctl = ConnCtl::new(fd);
+    let close_after = shared.cfg.serving.close_after_response;
+    let svc_ctl = ctl.clone();
+    let svc = service_fn(move |req| handle(shared.clone(), req, svc_ctl.clone()));
     let mut conn = pin!(
         http1::Builder::new()
             .keep_alive(true)
             .serve_connection(TokioIo::new(stream), svc)
     );
     tokio::select! {
+        biased;
         _ = conn.as_mut() => {}
+        // Close-after-response: the response's last bytes are out; close, not waiting for
+        // another request.
+        _ = ctl.notify.notified(), if close_after => {
+            conn.as_mut().graceful_shutdown();
+            let _ = tokio::time::timeout(SHUTDOWN_GRACE, conn.as_mut()).await;
+        }
         _ = stop.changed() => {
             conn.as_mut().graceful_shutdown();
             let _ = conn.await;
@@ -302,6 +316,7 @@ pub(crate) async fn serve_connection<S>(
 async fn handle(
     shared: Arc<Shared>,
     req: Request<Incoming>,
+    ctl: Arc<ConnCtl>,
 ) -> Result<Response<SimBody>, Infallible> {
     // Arrival: the request head has been parsed. All deadlines count from here.
     let arrival = Instant::now();
@@ -309,7 +324,9 @@ async fn handle(
     if method == Method::POST
         && let Some(endpoint) = route(req.uri().path())
     {
-        return Ok(infer(shared, req, endpoint, arrival).await);
+        let close_after = shared.cfg.serving.close_after_response;
+        let resp = infer(shared, req, endpoint, arrival, &ctl).await;
+        return Ok(faults::apply(resp, None, &ctl, close_after));
     }
     let resp = match req.uri().path() {
         "/v1/models" if method == Method::GET => json(StatusCode::OK, shared.models_body.clone()),
@@ -375,6 +392,7 @@ async fn infer(
     req: Request<Incoming>,
     endpoint: Endpoint,
     arrival: Instant,
+    ctl: &Arc<ConnCtl>,
 ) -> Response<SimBody> {
     let bytes = match Limited::new(req.into_body(), MAX_BODY).collect().await {
         Ok(c) => c.to_bytes(),
@@ -452,6 +470,11 @@ async fn infer(
             StatusCode::INTERNAL_SERVER_ERROR,
             Bytes::from_static(SERVER_ERROR),
         );
+    }
+    let fault = faults::pick(&shared.cfg.serving.faults, shared.cfg.seed, k);
+    if let Some(early) = faults::early(fault, ctl).await {
+        bump(&shared.counters.errors);
+        return early;
     }
 
     let stream = match endpoint {
@@ -543,11 +566,12 @@ async fn infer(
             arrival,
             job,
         };
+        let close_after = shared.cfg.serving.close_after_response;
         let mut resp = Response::new(SimBody::Stream(Box::new(SimStream::new(shared, params))));
         let h = resp.headers_mut();
         h.insert(CONTENT_TYPE, HeaderValue::from_static("text/event-stream"));
         h.insert(CACHE_CONTROL, HeaderValue::from_static("no-cache"));
-        return resp;
+        return faults::apply(resp, fault, ctl, close_after);
     }
 
     // Non-streaming: the whole answer is ready when its last token is due (with a shared
@@ -567,7 +591,8 @@ async fn infer(
     c.ttft.add_one(arrival.elapsed());
     c.tokens.fetch_add(len.tokens as u64, Relaxed);
     bump(&c.completed);
-    json(StatusCode::OK, body)
+    let close_after = shared.cfg.serving.close_after_response;
+    faults::apply(json(StatusCode::OK, body), fault, ctl, close_after)
 }
 
 fn prometheus(text: String) -> Response<SimBody> {
@@ -598,4 +623,14 @@ fn error(status: StatusCode, kind: &str, message: &str) -> Response<SimBody> {
         "error": {"message": message, "type": kind, "param": null, "code": status.as_u16()}
     });
     json(status, serde_json::to_vec(&body).unwrap_or_default())
+}
+
+#[cfg(unix)]
+pub(crate) fn raw_fd(s: &tokio::net::TcpStream) -> i32 {
+    std::os::fd::AsRawFd::as_raw_fd(s)
+}
+
+#[cfg(not(unix))]
+fn raw_fd(_s: &tokio::net::TcpStream) -> i32 {
+    -1
 }

@@ -75,8 +75,9 @@ pub(crate) async fn serve_tls(
     stop: tokio::sync::watch::Receiver<bool>,
 ) {
     let _ = stream.set_nodelay(true);
+    let fd = crate::server::raw_fd(&stream);
     if let Ok(s) = acceptor.accept(stream).await {
-        crate::server::serve_connection(s, shared, stop).await;
+        crate::server::serve_connection(s, fd, shared, stop).await;
     }
 }
 

@@ -139,6 +139,14 @@ fn serving(a: &MockServerArgs) -> Result<Serving, Failure> {
         prefill_us_per_token: p,
         metrics_reset_after: reset,
         gpus: a.gpus,
+        faults: a
+            .fault
+            .iter()
+            .map(|f| {
+                inferbench_sim::parse_fault(f).map_err(|e| Failure::input(format!("--fault {e}")))
+            })
+            .collect::<Result<_, _>>()?,
+        close_after_response: a.close_after_response,
         ..Serving::default()
     })
 }

@@ -13,6 +13,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use bytes::Bytes;
+use inferbench_core::connection_plan::ReuseStrategy;
 use inferbench_core::evidence::{PhaseWindow, StopReason};
 use inferbench_core::plan::EndpointType;
 use inferbench_core::record::{Phase, Record};
@@ -25,6 +26,7 @@ use crate::headers::ConfiguredHeader;
 use crate::resources::{InternalQueues, Probes, SocketRegistry, WorkerThreads};
 use crate::transport::{Conn, Target};
 
+mod connect;
 mod dispatch;
 mod request;
 mod session;
@@ -299,8 +301,10 @@ pub struct Engine {
     queues: Arc<InternalQueues>,
     /// Every open connection's fd, for the sampler's socket readings.
     sockets: SocketRegistry,
-    /// Connections opened so far: the next one's `ConnectionEvidence::id`.
-    connections_opened: AtomicU64,
+    /// `--connection-reuse-strategy` (see [`Engine::set_reuse_strategy`]).
+    reuse: ReuseStrategy,
+    /// The next connection's number (`ConnectionEvidence::id`).
+    next_conn_id: AtomicU64,
 }
 
 /// A slot's connections, one per target (index = URL index).
@@ -365,7 +369,8 @@ impl Engine {
             phase_hook: None,
             queues: InternalQueues::new(),
             sockets: SocketRegistry::new(),
-            connections_opened: AtomicU64::new(0),
+            reuse: ReuseStrategy::Pooled,
+            next_conn_id: AtomicU64::new(0),
         }
     }
 
@@ -399,6 +404,13 @@ impl Engine {
     /// The URL index of the session that is `session_num`-th in issue order.
     fn url_of_session(&self, session_num: u64) -> usize {
         (session_num % self.targets.len() as u64) as usize
+    }
+
+    /// `--connection-reuse-strategy`: `pooled` (the default) keeps each slot's connection,
+    /// `never` closes it after every request, `sticky-user-sessions` after a conversation's
+    /// last turn.
+    pub fn set_reuse_strategy(&mut self, strategy: ReuseStrategy) {
+        self.reuse = strategy;
     }
 
     /// A function called at each phase's edges (see the field): it may block briefly.

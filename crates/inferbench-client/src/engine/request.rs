@@ -16,6 +16,7 @@ use inferbench_core::record::{
 use tokio::sync::watch;
 use tokio::time::sleep_until;
 
+use super::connect;
 use super::dispatch::PhaseState;
 use super::splitmix64;
 use super::stream::{append, on_body, on_message};
@@ -25,7 +26,7 @@ use crate::headers::wire_headers;
 use crate::resources::DueGuard;
 use crate::sse::{SseMessage, SseParser};
 use crate::think::ThinkSplitter;
-use crate::transport::{Conn, TimedBody, connect_registered, error_chain};
+use crate::transport::{Conn, TimedBody, error_chain};
 
 /// One request to send: which id, payload and session, when it was planned, and the body
 /// (the payload's, or with the conversation's history in front).
@@ -128,23 +129,28 @@ pub(super) async fn execute(
     let sent = Arc::new(AtomicU64::new(0));
     // Our own HTTP/1.1 connection: origin-form target and an explicit Host header, then the
     // request's headers in wire order (the raw export lists them from the same function).
-    let built = hyper::Request::post(target.path.clone())
-        .header(http::header::HOST, target.host_header.clone())
-        .body(TimedBody::new(request_body, clock, sent.clone()))
-        .map_err(|e| e.to_string())
-        .and_then(|mut r| {
-            for h in wire_headers(&cfg.headers, &request_id, &correlation_id, cfg.streaming) {
-                let value = match h.wire_value {
-                    Some(v) => v.clone(),
-                    None => HeaderValue::from_str(h.value).map_err(|e| e.to_string())?,
-                };
-                // `insert`: a configured `Host` replaces the transport's, in place.
-                r.headers_mut().insert(h.wire_name, value);
-            }
-            Ok(r)
-        });
-    rec.request_id = request_id;
-    rec.correlation_id = correlation_id;
+    // A closure: a resend on a fresh connection builds the same request again.
+    let build = |body: Bytes| {
+        hyper::Request::post(target.path.clone())
+            .header(http::header::HOST, target.host_header.clone())
+            .body(TimedBody::new(body, clock, sent.clone()))
+            .map_err(|e| e.to_string())
+            .and_then(|mut r| {
+                for h in wire_headers(&cfg.headers, &request_id, &correlation_id, cfg.streaming) {
+                    let value = match h.wire_value {
+                        Some(v) => v.clone(),
+                        None => HeaderValue::from_str(h.value).map_err(|e| e.to_string())?,
+                    };
+                    // `insert`: a configured `Host` replaces the transport's, in place.
+                    r.headers_mut().insert(h.wire_name, value);
+                }
+                Ok(r)
+            })
+    };
+    let built = build(request_body.clone());
+    // Copies: the closure keeps the originals for a resend.
+    rec.request_id = request_id.clone();
+    rec.correlation_id = correlation_id.clone();
     let req = match built {
         Ok(r) => r,
         Err(e) => {
@@ -193,72 +199,21 @@ pub(super) async fn execute(
         }};
     }
 
-    // A live connection, or a new one (its set-up is part of this request, as in AIPerf).
-    if conn
-        .as_ref()
-        .is_some_and(|c| c.done || c.sender.is_closed())
-    {
-        *conn = None;
-    }
-    // The HTTP phases (docs/timing.md): reused or opened, and the set-up's span.
-    let reused = conn.is_some();
-    let connect_start = clock.now_ns();
-    if conn.is_none() {
-        match guarded!(connect_registered(target, clock, Some(&engine.sockets))) {
-            Ok(Ok(mut c)) => {
-                c.id = engine.connections_opened.fetch_add(1, Ordering::Relaxed);
-                *conn = Some(c);
-            }
-            Ok(Err(e)) => {
-                rec.end_ns = clock.now_ns();
-                rec.error = Some(err(ErrorKind::Transport, None, "ConnectionError", e));
-                return rec;
-            }
-            Err(i) => {
-                interrupted(&mut rec, i, clock, cfg.timeout);
-                return rec;
-            }
-        }
-    }
-    let Conn {
-        sender,
-        io,
-        stamp,
-        done,
-        id: conn_id,
-        setup,
-    } = conn.as_mut().expect("connected above");
-    let send_start = clock.now_ns();
-    let mut evidence = ConnectionEvidence {
-        id: *conn_id,
-        reused,
-        connect_start_ns: (!reused).then_some(connect_start),
-        connect_end_ns: (!reused).then_some(send_start),
-        send_start_ns: Some(send_start),
-        ..Default::default()
-    };
-    if !reused {
-        // The request that opened the connection carries its measured set-up (DNS, TCP,
-        // TLS: docs/tls.md), which replaces the span taken around the whole set-up.
-        setup.apply_to(&mut evidence);
-    }
-    rec.connection = Some(evidence);
-
     // Like `guarded!`, while driving this worker's connection in the same task: reads and
     // writes then happen the moment this task runs, with no hand-off to a connection task
     // queued behind every other stream's work (that hand-off was the largest delay a busy
     // client added between "start" and the bytes leaving). The connection is polled first,
     // so that what it reads is seen by the future in the same pass.
-    macro_rules! driven {
-        ($fut:expr) => {{
+    macro_rules! drive {
+        ($io:expr, $done:expr, $fut:expr) => {{
             let fut = $fut;
             tokio::pin!(fut);
             loop {
                 tokio::select! {
                     biased;
-                    _ = io.as_mut(), if !*done => {
+                    _ = $io.as_mut(), if !*$done => {
                         // The connection ended (closed or failed); the future sees it next.
-                        *done = true;
+                        *$done = true;
                     }
                     r = &mut fut => break Ok(r),
                     _ = &mut timeout => break Err(Interrupt::Timeout),
@@ -269,30 +224,113 @@ pub(super) async fn execute(
         }};
     }
 
-    let resp = match driven!(sender.ready()) {
-        Ok(Ok(())) => driven!(sender.send_request(req)),
-        Ok(Err(e)) => Ok(Err(e)),
-        Err(i) => Err(i),
-    };
-    let resp = match resp {
-        Ok(Ok(r)) => r,
-        Ok(Err(e)) => {
-            rec.end_ns = clock.now_ns();
-            rec.error = Some(err(
-                ErrorKind::Transport,
-                None,
-                "TransportError",
-                error_chain(&e),
-            ));
-            *done = true;
-            return rec;
+    // The slot's connection if it is still alive, or a new one (its set-up is part of this
+    // request, as in AIPerf); once more on a fresh one when a reused connection failed
+    // before any response byte (docs/faults.md, "The resend"). `start_ns` stays the first
+    // attempt's: the user waited for both.
+    let mut req = Some(req);
+    let mut reconnects = 0u32;
+    let resp = loop {
+        let reused = connect::keep_if_alive(conn).await;
+        // The HTTP phases (docs/timing.md): reused or opened, and the set-up's span.
+        let connect_start = clock.now_ns();
+        if conn.is_none() {
+            match guarded!(connect::open(engine, target, clock)) {
+                Ok(Ok(c)) => *conn = Some(c),
+                Ok(Err(e)) => {
+                    rec.end_ns = clock.now_ns();
+                    rec.error = Some(err(ErrorKind::Transport, None, "ConnectionError", e));
+                    return rec;
+                }
+                Err(i) => {
+                    interrupted(&mut rec, i, clock, cfg.timeout);
+                    return rec;
+                }
+            }
         }
-        Err(i) => {
-            interrupted(&mut rec, i, clock, cfg.timeout);
-            *done = true;
-            return rec;
+        let Conn {
+            sender,
+            io,
+            stamp,
+            done,
+            id: conn_id,
+            setup,
+            ..
+        } = conn.as_mut().expect("connected above");
+        let send_start = clock.now_ns();
+        let mut evidence = ConnectionEvidence {
+            id: *conn_id,
+            reused,
+            reconnects,
+            connect_start_ns: (!reused).then_some(connect_start),
+            connect_end_ns: (!reused).then_some(send_start),
+            send_start_ns: Some(send_start),
+            ..Default::default()
+        };
+        if !reused {
+            // The request that opened the connection carries its measured set-up (DNS,
+            // TCP, TLS: docs/tls.md), which replaces the span taken around the whole set-up.
+            setup.apply_to(&mut evidence);
+        }
+        rec.connection = Some(evidence);
+        let read_before = stamp.get();
+        let attempt = match req.take() {
+            Some(r) => match drive!(io, done, sender.ready()) {
+                Ok(Ok(())) => drive!(io, done, sender.send_request(r)),
+                Ok(Err(e)) => Ok(Err(e)),
+                Err(i) => Err(i),
+            },
+            None => unreachable!("one request per attempt"),
+        };
+        match attempt {
+            Ok(Ok(r)) => break r,
+            Ok(Err(e)) => {
+                *done = true;
+                let bytes_arrived = stamp.get() != read_before;
+                if connect::resend(reused, bytes_arrived, reconnects) {
+                    reconnects += 1;
+                    if let Some(c) = rec.connection.as_mut() {
+                        c.reconnects = reconnects;
+                    }
+                    *conn = None;
+                    match build(request_body.clone()) {
+                        Ok(r) => {
+                            req = Some(r);
+                            continue;
+                        }
+                        Err(b) => {
+                            rec.end_ns = clock.now_ns();
+                            rec.error =
+                                Some(err(ErrorKind::Protocol, None, "RequestBuildError", b));
+                            return rec;
+                        }
+                    }
+                }
+                rec.end_ns = clock.now_ns();
+                rec.error = Some(err(
+                    ErrorKind::Transport,
+                    None,
+                    "TransportError",
+                    error_chain(&e),
+                ));
+                return rec;
+            }
+            Err(i) => {
+                interrupted(&mut rec, i, clock, cfg.timeout);
+                *done = true;
+                return rec;
+            }
         }
     };
+    let Conn {
+        io, stamp, done, ..
+    } = conn.as_mut().expect("connected above");
+    macro_rules! driven {
+        ($fut:expr) => {
+            drive!(io, done, $fut)
+        };
+    }
+
     let start_ns = rec.start_ns;
     // A frame takes the time of the socket read that completed it (`ReadStamp`), never
     // earlier than this request's start.

@@ -145,6 +145,7 @@ pub(super) async fn run_session(
             &mut conns[url],
         )
         .await;
+        super::connect::release(engine.reuse, &mut conns[url], turn + 1 == len);
         if let Some(b) = &rebuilt {
             // The workload's count was of the turn alone; the body sent holds the history.
             rec.tokens.input = None;

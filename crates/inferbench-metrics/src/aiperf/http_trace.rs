@@ -53,7 +53,7 @@ pub fn display_factor(unit: &str) -> f64 {
 }
 
 fn span(start: Option<u64>, end: Option<u64>) -> Option<u64> {
-    Some(end?.checked_sub(start?)?)
+    end?.checked_sub(start?)
 }
 
 /// The values measured from the instants of a live record.

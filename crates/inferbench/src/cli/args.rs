@@ -260,6 +260,15 @@ pub struct MockServerArgs {
     /// Percent of streams cut part-way.
     #[arg(long = "cut-rate", default_value_t = 0.0)]
     pub cut_rate: f64,
+    /// A fault at a percentage of inference requests, `KIND=PERCENT`, repeatable (kinds:
+    /// http-500, http-429, cut-mid-event, malformed-json, no-done, no-usage, slow-head,
+    /// stall, reset, trickle, drop; docs/faults.md). The first listed kind that hits applies.
+    #[arg(long = "fault")]
+    pub fault: Vec<String>,
+    /// Close the connection after every inference response, advertising
+    /// `Keep-Alive: timeout=5, max=100` and sending no `Connection: close` (llama.cpp's way).
+    #[arg(long = "close-after-response")]
+    pub close_after_response: bool,
     /// Output tokens when a request sets no max_tokens.
     #[arg(long = "default-output-tokens", default_value_t = 16)]
     pub default_output_tokens: usize,

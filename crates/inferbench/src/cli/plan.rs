@@ -281,11 +281,10 @@ pub fn endpoint_type(arg: EndpointArg) -> Result<EndpointType, String> {
 /// Every `--url`, normalized and without credentials, and the credentials (one
 /// `Authorization` for all URLs: a URL may carry the first's credentials or none, never
 /// others). With one URL the list holds it alone; an error names the entry and its position.
-fn several_urls(given: &[String]) -> Result<(Vec<String>, Option<String>), String> {
+fn several_urls(given: &[String]) -> Result<(Vec<String>, Option<Secret>), String> {
     let mut urls = Vec::with_capacity(given.len());
-    let mut auth: Option<String> = None;
+    let mut auth: Option<Secret> = None;
     for (i, raw) in given.iter().enumerate() {
-        let (u, a) = split_url_credentials(raw);
         let at = |e: String| {
             if given.len() > 1 {
                 format!("{e} (--url #{} of {})", i + 1, given.len())
@@ -293,10 +292,10 @@ fn several_urls(given: &[String]) -> Result<(Vec<String>, Option<String>), Strin
                 e
             }
         };
-        let n = normalize_url(&u).map_err(at)?;
+        let (n, a) = url_and_credentials(raw).map_err(at)?;
         if let Some(a) = a {
             match &auth {
-                Some(first) if *first != a => {
+                Some(first) if first.expose() != a.expose() => {
                     return Err(at(format!(
                         "--url {n}: its user:password@ differs from an earlier URL's (one Authorization is sent to every URL)"
                     )));
@@ -315,7 +314,6 @@ pub fn build_plan(a: &ProfileArgs, argv: &[String], cell: &CellValues) -> Result
     // Credentials in the URL never stay in it: they become a Basic Authorization header.
     // Every URL is checked here; the first is `RunPlan.url` (docs/routing.md).
     let (all_urls, url_auth) = several_urls(&a.url)?;
-    let url_auth = url_auth.map(Secret::new);
     let url_given = all_urls.first().cloned();
     let user_headers = parse_headers(&a.header)?;
     super::values::one_authorization(a.api_key.is_some(), url_auth.is_some(), &user_headers)?;
@@ -357,7 +355,11 @@ pub fn build_plan(a: &ProfileArgs, argv: &[String], cell: &CellValues) -> Result
                 itl_ms,
                 error_rate,
                 answer_accuracy: a.sim_answer_accuracy,
-                serving: super::telemetry_args::sim_serving(&a.telemetry, true)?,
+                serving: super::connection_args::with_sim_faults(
+                    &a.connection,
+                    super::telemetry_args::sim_serving(&a.telemetry, true)?,
+                    true,
+                )?,
             }
         }
     };
@@ -621,6 +623,7 @@ pub fn build_plan(a: &ProfileArgs, argv: &[String], cell: &CellValues) -> Result
     }
     if matches!(target, Target::Url { .. }) {
         super::telemetry_args::sim_serving(&a.telemetry, false)?;
+        super::connection_args::with_sim_faults(&a.connection, Default::default(), false)?;
     }
     let mut headers = Vec::new();
     if let Some(auth) = url_auth {

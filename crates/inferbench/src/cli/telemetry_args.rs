@@ -188,6 +188,7 @@ pub fn sim_serving(a: &TelemetryArgs, simulated: bool) -> Result<SimServing, Str
         prefill_us_per_token: a.sim_prefill_us_per_token,
         metrics_reset_after_s: a.sim_metrics_reset_after,
         gpus: a.sim_gpus,
+        faults: Vec::new(),
     };
     if !simulated {
         if !s.is_default() {

@@ -31,7 +31,6 @@ pub const UNBUILT_FLAGS: &[(&str, bool)] = &[
     ("slice-duration", true),
     ("record-processors", true),
     ("per-chunk-usage", false),
-    ("connection-reuse-strategy", true),
     ("config", true),
 ];
 

@@ -8,6 +8,7 @@ mod controls;
 mod correctness;
 mod datasets;
 mod endpoints;
+mod faults;
 mod gate;
 mod gate_eval;
 mod http_trace;
