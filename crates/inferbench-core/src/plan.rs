@@ -258,6 +258,10 @@ pub struct SimServing {
     /// `--sim-gpus`: simulated GPUs behind its DCGM exporter endpoint.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gpus: Option<u32>,
+    /// `--sim-coalesce`: let the server gather ready SSE events into one socket write
+    /// (default: each event is a write of its own).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub coalesce: bool,
 }
 
 impl SimServing {

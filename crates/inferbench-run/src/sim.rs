@@ -118,6 +118,7 @@ pub fn sim_serving(s: &SimServing) -> Result<Serving, Failure> {
         prefill_us_per_token: s.prefill_us_per_token.unwrap_or(0.0),
         metrics_reset_after: reset,
         gpus: s.gpus.unwrap_or(1),
+        coalesce: s.coalesce,
         ..Serving::default()
     };
     let probe = SimConfig {

@@ -100,6 +100,10 @@ pub struct Serving {
     /// Token capacity of the simulated KV cache: `vllm:kv_cache_usage_perc` is the running
     /// requests' input plus generated tokens over this (clamped to 1).
     pub kv_capacity_tokens: u64,
+    /// Let hyper gather a stream's ready events into one socket write. Off (the default),
+    /// each SSE event is handed over and flushed before the next is produced, so every
+    /// event is a `write` of its own at every delay, as vLLM and llama.cpp flush each token.
+    pub coalesce: bool,
 }
 
 impl Default for Serving {
@@ -111,6 +115,7 @@ impl Default for Serving {
             metrics_reset_after: None,
             gpus: 1,
             kv_capacity_tokens: 131_072,
+            coalesce: false,
         }
     }
 }

@@ -49,6 +49,13 @@ pub struct SimStats {
     /// `huggingface_generate`, …); endpoints with none are left out.
     #[serde(default)]
     pub per_endpoint: BTreeMap<String, u64>,
+    /// Data frames of streamed bodies handed to hyper (every SSE event, `[DONE]` included).
+    #[serde(default)]
+    pub stream_frames: u64,
+    /// Flushes of those frames: each time the body returned `Pending` (or ended) with a
+    /// frame not yet flushed, hyper wrote what it held. One per frame unless coalescing.
+    #[serde(default)]
+    pub stream_writes: u64,
 }
 
 #[derive(Default)]
@@ -112,6 +119,8 @@ pub(crate) struct Counters {
     pub(crate) ttft: TimingCounter,
     pub(crate) itl: TimingCounter,
     pub(crate) per_endpoint: [AtomicU64; ENDPOINT_KINDS],
+    pub(crate) stream_frames: AtomicU64,
+    pub(crate) stream_writes: AtomicU64,
 }
 
 impl Counters {
@@ -136,6 +145,8 @@ impl Counters {
                 .map(|(i, c)| (Endpoint::name_of(i).to_owned(), c.load(Relaxed)))
                 .filter(|(_, n)| *n > 0)
                 .collect(),
+            stream_frames: self.stream_frames.load(Relaxed),
+            stream_writes: self.stream_writes.load(Relaxed),
         }
     }
 
@@ -150,6 +161,8 @@ impl Counters {
             &self.client_disconnects,
             &self.token_events,
             &self.tokens,
+            &self.stream_frames,
+            &self.stream_writes,
         ]
         .into_iter()
         .chain(self.per_endpoint.iter())

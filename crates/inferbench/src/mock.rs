@@ -115,6 +115,7 @@ fn serving(a: &MockServerArgs) -> Result<Serving, Failure> {
         prefill_us_per_token: p,
         metrics_reset_after: reset,
         gpus: a.gpus,
+        coalesce: a.coalesce,
         ..Serving::default()
     })
 }

@@ -273,6 +273,10 @@ pub struct MockServerArgs {
     /// Simulated GPUs on the DCGM exporter page (/dcgm/metrics).
     #[arg(long = "gpus", value_name = "N", default_value_t = 1)]
     pub gpus: u32,
+    /// Let hyper gather ready SSE events into one socket write (default: each event is a
+    /// write of its own, as vLLM and llama.cpp flush every token).
+    #[arg(long)]
+    pub coalesce: bool,
 }
 
 #[derive(Args, Debug)]
