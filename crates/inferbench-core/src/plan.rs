@@ -471,6 +471,25 @@ pub struct ArtifactPlan {
     /// `--profile-export-prefix` (default `profile_export`).
     pub prefix: String,
     pub export_level: ExportLevel,
+    /// `--evidence-compression` (default `none`).
+    #[serde(default, skip_serializing_if = "EvidenceCompression::is_none")]
+    pub evidence_compression: EvidenceCompression,
+}
+
+/// How the evidence file is stored: plain JSON Lines, or zstd frames
+/// (`inferbench_evidence.jsonl.zst`, docs/file-formats.md).
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum EvidenceCompression {
+    #[default]
+    None,
+    Zstd,
+}
+
+impl EvidenceCompression {
+    pub fn is_none(&self) -> bool {
+        *self == EvidenceCompression::None
+    }
 }
 
 /// Everything a run needs, validated. Serialized into the manifest (secrets redacted).

@@ -48,6 +48,7 @@ pub fn plan() -> RunPlan {
             run_dir: "artifacts/run".into(),
             prefix: "profile_export".into(),
             export_level: ExportLevel::Records,
+            evidence_compression: Default::default(),
         },
         ui: UiKind::None,
         cli_command: "inferbench profile".into(),

@@ -194,6 +194,12 @@ pub enum ExportLevelArg {
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
+pub enum EvidenceCompressionArg {
+    None,
+    Zstd,
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
 pub enum UiArg {
     Dashboard,
     Simple,

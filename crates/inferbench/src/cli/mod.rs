@@ -31,6 +31,7 @@ pub use args::{
     InspectArgs, MetricsArgs, MockServerArgs, UiArg,
 };
 pub use args::{LedgerArgs, LedgerBaselineCommand, LedgerCommand, LedgerEpochCommand};
+pub use args::EvidenceCompressionArg;
 #[allow(unused_imports)]
 pub use bridge_args::{BridgeArgs, BridgeCommand};
 pub use declare::declarations;

@@ -8,7 +8,8 @@ use inferbench_core::plan::{
 
 use super::limits::{millis, positive_seconds, rate_fits, seconds, whole_millis};
 use super::{
-    ArrivalArg, EndpointArg, ExportLevelArg, ProfileArgs, UiArg, normalize_url, parse_extra_inputs,
+    ArrivalArg, EndpointArg, EvidenceCompressionArg, ExportLevelArg, ProfileArgs, UiArg,
+    normalize_url, parse_extra_inputs,
     parse_headers, redacted_command_line, split_url_credentials,
 };
 
@@ -691,6 +692,10 @@ pub fn build_plan(a: &ProfileArgs, argv: &[String], cell: &CellValues) -> Result
                 ExportLevelArg::Summary => ExportLevel::Summary,
                 ExportLevelArg::Records => ExportLevel::Records,
                 ExportLevelArg::Raw => ExportLevel::Raw,
+            },
+            evidence_compression: match a.evidence_compression {
+                EvidenceCompressionArg::None => inferbench_core::plan::EvidenceCompression::None,
+                EvidenceCompressionArg::Zstd => inferbench_core::plan::EvidenceCompression::Zstd,
             },
         },
         ui: match a.ui {

@@ -10,6 +10,7 @@ mod endpoints;
 mod gate;
 mod gate_eval;
 mod identity;
+mod lean;
 mod ledger;
 mod load_shapes;
 mod migration;

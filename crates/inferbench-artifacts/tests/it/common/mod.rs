@@ -270,6 +270,7 @@ pub fn plan() -> RunPlan {
             run_dir: "artifacts/mock-model-openai-chat-concurrency4".into(),
             prefix: "profile_export".into(),
             export_level: ExportLevel::Raw,
+            evidence_compression: Default::default(),
         },
         ui: UiKind::None,
         cli_command: "inferbench profile --model mock-model --api-key <redacted>".into(),

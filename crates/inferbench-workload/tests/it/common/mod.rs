@@ -50,6 +50,7 @@ pub fn base_plan(endpoint: EndpointType) -> RunPlan {
             run_dir: "a/b".into(),
             prefix: "profile_export".into(),
             export_level: ExportLevel::Records,
+            evidence_compression: Default::default(),
         },
         ui: UiKind::None,
         cli_command: "inferbench profile".into(),
