@@ -70,11 +70,15 @@ impl EvidenceWriter {
         compression: EvidenceCompression,
     ) -> Result<Self> {
         let zstd = compression == EvidenceCompression::Zstd;
-        let path = dir.join(if zstd { EVIDENCE_FILE_ZST } else { EVIDENCE_FILE });
+        let path = dir.join(if zstd {
+            EVIDENCE_FILE_ZST
+        } else {
+            EVIDENCE_FILE
+        });
         let file = File::create(&path).map_err(|e| ArtifactError::io(&path, e))?;
         let zstd = if zstd {
-            let mut c = zstd::bulk::Compressor::new(ZSTD_LEVEL)
-                .map_err(|e| ArtifactError::io(&path, e))?;
+            let mut c =
+                zstd::bulk::Compressor::new(ZSTD_LEVEL).map_err(|e| ArtifactError::io(&path, e))?;
             // A checksum per frame, so that a damaged copy is an error, not wrong records.
             c.include_checksum(true)
                 .map_err(|e| ArtifactError::io(&path, e))?;
@@ -161,8 +165,7 @@ impl EvidenceWriter {
     }
 
     fn maybe_flush(&mut self) -> Result<()> {
-        if self.buf.len() >= self.flush_bytes || self.last_flush.elapsed() >= self.flush_interval
-        {
+        if self.buf.len() >= self.flush_bytes || self.last_flush.elapsed() >= self.flush_interval {
             self.flush()?;
         }
         Ok(())

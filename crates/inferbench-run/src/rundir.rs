@@ -260,7 +260,9 @@ impl RunDir {
         } else if path.join("sweep_aggregate").is_dir() {
             let cells = run_dirs(path)
                 .into_iter()
-                .filter(|p| inferbench_artifacts::has_evidence(p) || p.join("profile_runs").is_dir())
+                .filter(|p| {
+                    inferbench_artifacts::has_evidence(p) || p.join("profile_runs").is_dir()
+                })
                 .map(|p| {
                     let name = p
                         .file_name()

@@ -212,8 +212,10 @@ mod tests {
             prefill_us_per_token: Some(3.5),
             metrics_reset_after_s: Some(1.5),
             gpus: Some(4),
+            coalesce: true,
         };
         let out = sim_serving(&s).unwrap();
+        assert!(out.coalesce);
         assert_eq!(out.max_running, Some(2));
         assert_eq!(out.decode_tokens_per_s, Some(50.0));
         assert_eq!(out.prefill_us_per_token, 3.5);

@@ -216,8 +216,7 @@ fn main() {
     let _ = run_measured(&mut client(&server.addr, &tmp.join("warm"), 64, 2_000));
     let server_cpu0 = proc_cpu(server.child.id());
     let dir1 = tmp.join("cost");
-    let (wall, cpu, status, rss_kib) =
-        run_measured_rss(&mut client(&server.addr, &dir1, 64, n));
+    let (wall, cpu, status, rss_kib) = run_measured_rss(&mut client(&server.addr, &dir1, 64, n));
     let server_cpu = proc_cpu(server.child.id()) - server_cpu0;
     assert_eq!(status, 0, "client failed");
     let rate = summary_avg(&dir1, "request_throughput");

@@ -26,12 +26,12 @@ mod tls_args;
 mod unbuilt;
 mod values;
 
+pub use args::EvidenceCompressionArg;
 pub use args::{
     ArrivalArg, Cli, Command, CompareArgs, CrosswalkArgs, EndpointArg, ExportLevelArg, GradeArgs,
     InspectArgs, MetricsArgs, MockServerArgs, UiArg,
 };
 pub use args::{LedgerArgs, LedgerBaselineCommand, LedgerCommand, LedgerEpochCommand};
-pub use args::EvidenceCompressionArg;
 #[allow(unused_imports)]
 pub use bridge_args::{BridgeArgs, BridgeCommand};
 pub use declare::declarations;

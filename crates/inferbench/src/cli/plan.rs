@@ -9,8 +9,7 @@ use inferbench_core::plan::{
 use super::limits::{millis, positive_seconds, rate_fits, seconds, whole_millis};
 use super::{
     ArrivalArg, EndpointArg, EvidenceCompressionArg, ExportLevelArg, ProfileArgs, UiArg,
-    normalize_url, parse_extra_inputs,
-    parse_headers, redacted_command_line, split_url_credentials,
+    normalize_url, parse_extra_inputs, parse_headers, redacted_command_line, split_url_credentials,
 };
 
 pub const DEFAULT_ARTIFACT_DIR: &str = "artifacts";

@@ -133,7 +133,10 @@ fn compressed_evidence_rescored_to_the_plain_runs_bytes() {
         .iter()
         .map(|f| f.as_str().unwrap())
         .collect();
-    assert!(files.contains(&"inferbench_evidence.jsonl.zst"), "{files:?}");
+    assert!(
+        files.contains(&"inferbench_evidence.jsonl.zst"),
+        "{files:?}"
+    );
     assert!(z.join(".aiperf_results_ready.json").is_file());
 
     let plain = root.join("plain");
@@ -146,7 +149,10 @@ fn compressed_evidence_rescored_to_the_plain_runs_bytes() {
             std::fs::read(plain.join(f)).unwrap(),
         );
         assert!(!a.is_empty(), "{f}");
-        assert_eq!(a, b, "{f} of the compressed run differs from the plain one's");
+        assert_eq!(
+            a, b,
+            "{f} of the compressed run differs from the plain one's"
+        );
     }
     // The live summary and the re-scored one are the same under the run's own set.
     let o = run(&["metrics", p(&z)]);
@@ -247,7 +253,9 @@ fn a_cut_compressed_evidence_reads_back_its_complete_frames() {
     let o = run(&["metrics", p(&z)]);
     assert!(stderr(&o).contains("this run is partial"), "{}", stderr(&o));
     assert!(
-        stderr(&o).contains(&format!("recomputed {{\"unit\":\"requests\",\"avg\":{n}.0}}")),
+        stderr(&o).contains(&format!(
+            "recomputed {{\"unit\":\"requests\",\"avg\":{n}.0}}"
+        )),
         "{}",
         stderr(&o)
     );
