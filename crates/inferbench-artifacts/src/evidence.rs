@@ -1,11 +1,11 @@
 //! The evidence file writer: append-only JSON Lines, on the hot path of a run.
 
 use std::fs::File;
-use std::io::{BufWriter, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use inferbench_core::evidence::{EVIDENCE_FILE, parse_evidence};
+use inferbench_core::evidence::{EVIDENCE_FILE, EVIDENCE_FILE_ZST, parse_evidence};
 use inferbench_core::{Evidence, EvidenceEnd, EvidenceHeader, PhaseWindow, Record};
 use serde::Serialize;
 
@@ -27,13 +27,31 @@ enum LineRef<'a> {
     End(&'a EvidenceEnd),
 }
 
+/// How the evidence file is stored (`--evidence-compression`).
+pub use inferbench_core::plan::EvidenceCompression;
+
+/// With zstd, a frame is closed once this much JSON is buffered...
+pub const ZSTD_FRAME_BYTES: usize = 1 << 20;
+/// ...or once this long has passed since the last frame (checked on each write).
+pub const ZSTD_FRAME_INTERVAL: Duration = Duration::from_secs(1);
+/// zstd's default level: about 3 ms per MiB of evidence on the writer thread.
+const ZSTD_LEVEL: i32 = 3;
+
 /// Appends lines to `inferbench_evidence.jsonl`. A record reaches the OS at most
 /// [`FLUSH_INTERVAL`] after the next write following it, or when [`FLUSH_BYTES`] are
 /// buffered, so a killed run loses at most the last moments; phase and end lines are
 /// flushed at once. Flushing after every record would cost a syscall per record.
+///
+/// Compressed (`inferbench_evidence.jsonl.zst`), each flush writes one complete zstd frame,
+/// at most [`ZSTD_FRAME_INTERVAL`] or [`ZSTD_FRAME_BYTES`] apart (larger frames compress
+/// better), so a killed run still reads back up to its last frame.
 pub struct EvidenceWriter {
     path: PathBuf,
-    out: BufWriter<File>,
+    file: File,
+    buf: Vec<u8>,
+    zstd: Option<zstd::bulk::Compressor<'static>>,
+    flush_bytes: usize,
+    flush_interval: Duration,
     last_flush: Instant,
     records: u64,
 }
@@ -41,12 +59,46 @@ pub struct EvidenceWriter {
 impl EvidenceWriter {
     /// Create (truncate) `dir/inferbench_evidence.jsonl` and write the header line.
     pub fn create(dir: &Path, header: &EvidenceHeader) -> Result<Self> {
-        let path = dir.join(EVIDENCE_FILE);
+        Self::create_with(dir, header, EvidenceCompression::None)
+    }
+
+    /// As [`EvidenceWriter::create`], compressed or not: `inferbench_evidence.jsonl.zst`
+    /// with [`EvidenceCompression::Zstd`].
+    pub fn create_with(
+        dir: &Path,
+        header: &EvidenceHeader,
+        compression: EvidenceCompression,
+    ) -> Result<Self> {
+        let zstd = compression == EvidenceCompression::Zstd;
+        let path = dir.join(if zstd {
+            EVIDENCE_FILE_ZST
+        } else {
+            EVIDENCE_FILE
+        });
         let file = File::create(&path).map_err(|e| ArtifactError::io(&path, e))?;
+        let zstd = if zstd {
+            let mut c =
+                zstd::bulk::Compressor::new(ZSTD_LEVEL).map_err(|e| ArtifactError::io(&path, e))?;
+            // A checksum per frame, so that a damaged copy is an error, not wrong records.
+            c.include_checksum(true)
+                .map_err(|e| ArtifactError::io(&path, e))?;
+            Some(c)
+        } else {
+            None
+        };
+        let (flush_bytes, flush_interval) = if zstd.is_some() {
+            (ZSTD_FRAME_BYTES, ZSTD_FRAME_INTERVAL)
+        } else {
+            (FLUSH_BYTES, FLUSH_INTERVAL)
+        };
         let mut w = EvidenceWriter {
             path,
-            // Twice the threshold, so that BufWriter never flushes on its own mid-line.
-            out: BufWriter::with_capacity(2 * FLUSH_BYTES, file),
+            file,
+            // Twice the threshold, so that the buffer never grows mid-run.
+            buf: Vec::with_capacity(2 * flush_bytes),
+            zstd,
+            flush_bytes,
+            flush_interval,
             last_flush: Instant::now(),
             records: 0,
         };
@@ -75,11 +127,22 @@ impl EvidenceWriter {
         self.flush()
     }
 
-    /// Push everything buffered to the OS (e.g. from a periodic tick when records are rare).
+    /// Push everything buffered to the OS (e.g. from a periodic tick when records are rare);
+    /// compressed, as one complete frame.
     pub fn flush(&mut self) -> Result<()> {
-        self.out
-            .flush()
-            .map_err(|e| ArtifactError::io(&self.path, e))?;
+        if !self.buf.is_empty() {
+            let out = match &mut self.zstd {
+                Some(c) => {
+                    let frame = c
+                        .compress(&self.buf)
+                        .map_err(|e| ArtifactError::io(&self.path, e))?;
+                    self.file.write_all(&frame)
+                }
+                None => self.file.write_all(&self.buf),
+            };
+            out.map_err(|e| ArtifactError::io(&self.path, e))?;
+            self.buf.clear();
+        }
         self.last_flush = Instant::now();
         Ok(())
     }
@@ -88,23 +151,21 @@ impl EvidenceWriter {
     pub fn finish(mut self, end: EvidenceEnd) -> Result<PathBuf> {
         self.line(&LineRef::End(&end))?;
         self.flush()?;
-        self.out
-            .get_ref()
+        self.file
             .sync_all()
             .map_err(|e| ArtifactError::io(&self.path, e))?;
         Ok(self.path.clone())
     }
 
     fn line(&mut self, line: &LineRef<'_>) -> Result<()> {
-        serde_json::to_writer(&mut self.out, line)
+        serde_json::to_writer(&mut self.buf, line)
             .map_err(|e| ArtifactError::json(&self.path, e))?;
-        self.out
-            .write_all(b"\n")
-            .map_err(|e| ArtifactError::io(&self.path, e))
+        self.buf.push(b'\n');
+        Ok(())
     }
 
     fn maybe_flush(&mut self) -> Result<()> {
-        if self.out.buffer().len() >= FLUSH_BYTES || self.last_flush.elapsed() >= FLUSH_INTERVAL {
+        if self.buf.len() >= self.flush_bytes || self.last_flush.elapsed() >= self.flush_interval {
             self.flush()?;
         }
         Ok(())
@@ -113,7 +174,10 @@ impl EvidenceWriter {
 
 /// Read an evidence file back (a cut last line, from a crash mid-write, is ignored).
 pub fn read_evidence(path: &Path) -> Result<Evidence> {
-    let text = std::fs::read_to_string(path).map_err(|e| ArtifactError::io(path, e))?;
+    let mut text = String::new();
+    crate::evidence_file::open_evidence(path)
+        .and_then(|mut r| std::io::Read::read_to_string(&mut r, &mut text))
+        .map_err(|e| ArtifactError::io(path, e))?;
     Ok(parse_evidence(&path.display().to_string(), &text)?)
 }
 

@@ -290,6 +290,12 @@ pub fn write_summary_artifacts(a: &SummaryArtifacts<'_>) -> Result<Written> {
 
     if a.dir.join(&n.evidence).exists() {
         files.push(n.evidence.clone());
+    } else if a
+        .dir
+        .join(inferbench_core::evidence::EVIDENCE_FILE_ZST)
+        .exists()
+    {
+        files.push(inferbench_core::evidence::EVIDENCE_FILE_ZST.into());
     }
     files.push(n.manifest.clone());
     files.push(n.results_ready.clone());

@@ -8,6 +8,8 @@ use serde::{Deserialize, Serialize};
 use crate::record::{Phase, Record};
 
 pub const EVIDENCE_FILE: &str = "inferbench_evidence.jsonl";
+/// The same lines compressed (`--evidence-compression zstd`): concatenated zstd frames.
+pub const EVIDENCE_FILE_ZST: &str = "inferbench_evidence.jsonl.zst";
 
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
 pub struct EvidenceHeader {

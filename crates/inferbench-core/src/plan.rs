@@ -276,6 +276,10 @@ pub struct SimServing {
     /// `--sim-fault KIND=PERCENT`, in order (docs/faults.md).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub faults: Vec<String>,
+    /// `--sim-coalesce`: let the server gather ready SSE events into one socket write
+    /// (default: each event is a write of its own).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub coalesce: bool,
 }
 
 impl SimServing {
@@ -488,6 +492,25 @@ pub struct ArtifactPlan {
     /// `--export-http-trace`: AIPerf's `trace_data` on each `profile_export.jsonl` line.
     #[serde(default)]
     pub export_http_trace: bool,
+    /// `--evidence-compression` (default `none`).
+    #[serde(default, skip_serializing_if = "EvidenceCompression::is_none")]
+    pub evidence_compression: EvidenceCompression,
+}
+
+/// How the evidence file is stored: plain JSON Lines, or zstd frames
+/// (`inferbench_evidence.jsonl.zst`, docs/file-formats.md).
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum EvidenceCompression {
+    #[default]
+    None,
+    Zstd,
+}
+
+impl EvidenceCompression {
+    pub fn is_none(&self) -> bool {
+        *self == EvidenceCompression::None
+    }
 }
 
 /// Everything a run needs, validated. Serialized into the manifest (secrets redacted).

@@ -145,12 +145,14 @@ pub fn run_of_dir<'a>(
             .to_string()
     };
     let manifest = dir.join(packet::MANIFEST);
-    let evidence = dir.join(inferbench_core::evidence::EVIDENCE_FILE);
-    let hits: Vec<&Entry> = if manifest.is_file() && !evidence.is_file() {
+    let evidence = inferbench_artifacts::evidence_file_in(dir);
+    let hits: Vec<&Entry> = if manifest.is_file() && evidence.is_none() {
         let id = file_digest(&manifest)?;
         runs().filter(|e| packet_id(e) == id).collect()
-    } else if evidence.is_file() {
-        let digest = file_digest(&evidence)?;
+    } else if let Some(evidence) = evidence {
+        let digest = packet::evidence_digest(&evidence)
+            .map(|(d, _)| d)
+            .map_err(|e| Failure::input(format!("{}: {e}", evidence.display())))?;
         runs()
             .filter(|e| e.kind == "run.record")
             .filter(|e| {

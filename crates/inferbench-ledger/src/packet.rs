@@ -7,7 +7,7 @@
 //! under its final name is always whole.
 
 use std::fs::File;
-use std::io::{BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
 use inferbench_core::canonical;
@@ -114,10 +114,12 @@ fn write_records(dir: &Path, src: &Source) -> Result<(PacketFile, Value), Failur
         size: 0,
     };
     if src.loaded.imported.is_none() {
-        let from = src.loaded.run.path.join(EVIDENCE_FILE);
-        let f = File::open(&from).map_err(|e| io(&from, e))?;
-        std::io::copy(&mut BufReader::with_capacity(1 << 16, f), &mut raw)
-            .map_err(|e| io(&from, e))?;
+        // A compressed evidence file goes in decompressed: the packet (and its digest) is
+        // the same whichever way the run stored its evidence.
+        let from = inferbench_artifacts::evidence_file_in(&src.loaded.run.path)
+            .unwrap_or_else(|| src.loaded.run.path.join(EVIDENCE_FILE));
+        let mut f = inferbench_artifacts::open_evidence(&from).map_err(|e| io(&from, e))?;
+        std::io::copy(&mut f, &mut raw).map_err(|e| io(&from, e))?;
     } else {
         let ev = &src.loaded.evidence;
         let mut line = |l: &EvidenceLine| -> Result<(), Failure> {
@@ -300,7 +302,16 @@ pub fn open_records(path: &Path) -> std::io::Result<impl Read> {
 
 /// The sha256 and size of a file, streamed.
 pub fn file_digest(path: &Path) -> std::io::Result<(String, u64)> {
-    let mut f = File::open(path)?;
+    reader_digest(File::open(path)?)
+}
+
+/// The digest and size of an evidence file's lines (decompressed when it is `.zst`): what a
+/// packet's `evidence.sha256` holds.
+pub fn evidence_digest(path: &Path) -> std::io::Result<(String, u64)> {
+    reader_digest(inferbench_artifacts::open_evidence(path)?)
+}
+
+fn reader_digest(mut f: impl Read) -> std::io::Result<(String, u64)> {
     let mut h = Sha256::new();
     let mut buf = vec![0u8; 1 << 16];
     let mut size = 0u64;

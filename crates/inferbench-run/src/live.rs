@@ -106,7 +106,11 @@ pub async fn run_one(mut p: Prepared, observer: &Arc<dyn Observer>) -> Result<Ru
     clear_run_dir(&run_dir, &names)?;
     inferbench_artifacts::write_inputs_json(&run_dir, &p.inputs)?;
     crate::correctness::freeze(&run_dir, p.answers.as_deref())?;
-    let mut evidence = inferbench_artifacts::EvidenceWriter::create(&run_dir, &header)?;
+    let mut evidence = inferbench_artifacts::EvidenceWriter::create_with(
+        &run_dir,
+        &header,
+        plan.artifacts.evidence_compression,
+    )?;
     // Written now and replaced at the end: a run that is killed leaves a manifest that says
     // it did not finish (and `inferbench metrics DIR --write` can still score its evidence).
     inferbench_artifacts::write_manifest(&run_dir, &manifest)?;
@@ -428,6 +432,9 @@ fn clear_run_dir(dir: &Path, names: &inferbench_artifacts::FileNames) -> Result<
         &names.inputs_json,
         &names.manifest,
         &names.evidence,
+        // The other form of the evidence: a plain run after a compressed one (or the
+        // reverse) must not leave the earlier run's records beside its own.
+        &inferbench_core::evidence::EVIDENCE_FILE_ZST.to_string(),
     ];
     let side = SIDE_FILES.iter().map(|s| s.to_string()).collect::<Vec<_>>();
     for f in ours.into_iter().chain(side.iter()) {

@@ -251,7 +251,7 @@ impl RunDir {
         if let Some(imported) = packet_kind(path)? {
             return RunDir::open_packet(path, imported);
         }
-        let layout = if path.join(EVIDENCE_FILE).is_file() {
+        let layout = if inferbench_artifacts::has_evidence(path) {
             Layout::Run
         } else if path.join("profile_runs").is_dir() {
             Layout::Repeated {
@@ -260,7 +260,9 @@ impl RunDir {
         } else if path.join("sweep_aggregate").is_dir() {
             let cells = run_dirs(path)
                 .into_iter()
-                .filter(|p| p.join(EVIDENCE_FILE).is_file() || p.join("profile_runs").is_dir())
+                .filter(|p| {
+                    inferbench_artifacts::has_evidence(p) || p.join("profile_runs").is_dir()
+                })
                 .map(|p| {
                     let name = p
                         .file_name()
@@ -363,10 +365,10 @@ impl RunDir {
         if self.packet.is_some() && self.layout == Layout::Run {
             return packet_records(&self.path);
         }
-        let p = self.path.join(EVIDENCE_FILE);
-        let f =
-            std::fs::File::open(&p).map_err(|e| Failure::input(format!("{}: {e}", p.display())))?;
-        let input: Box<dyn BufRead + Send> = Box::new(BufReader::new(f));
+        let p = inferbench_artifacts::evidence_file_in(&self.path)
+            .unwrap_or_else(|| self.path.join(EVIDENCE_FILE));
+        let input = inferbench_artifacts::open_evidence(&p)
+            .map_err(|e| Failure::input(format!("{}: {e}", p.display())))?;
         EvidenceReader::new(input, &p.display().to_string())
             .map_err(|e| Failure::input(e.to_string()))
     }

@@ -124,6 +124,7 @@ pub fn sim_serving(s: &SimServing) -> Result<Serving, Failure> {
             .map(|f| inferbench_sim::parse_fault(f))
             .collect::<Result<_, _>>()
             .map_err(|e| Failure::input(format!("--sim-fault {e}")))?,
+        coalesce: s.coalesce,
         ..Serving::default()
     };
     let probe = SimConfig {
@@ -218,9 +219,11 @@ mod tests {
             metrics_reset_after_s: Some(1.5),
             gpus: Some(4),
             faults: vec!["stall=12.5".into()],
+            coalesce: true,
         };
         let out = sim_serving(&s).unwrap();
         assert_eq!(out.faults, vec![(inferbench_sim::FaultKind::Stall, 12.5)]);
+        assert!(out.coalesce);
         assert_eq!(out.max_running, Some(2));
         assert_eq!(out.decode_tokens_per_s, Some(50.0));
         assert_eq!(out.prefill_us_per_token, 3.5);

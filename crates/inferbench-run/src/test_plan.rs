@@ -49,6 +49,7 @@ pub fn plan() -> RunPlan {
             prefix: "profile_export".into(),
             export_level: ExportLevel::Records,
             export_http_trace: false,
+            evidence_compression: Default::default(),
         },
         ui: UiKind::None,
         cli_command: "inferbench profile".into(),

@@ -108,6 +108,10 @@ pub(crate) struct SimStream {
     next_token: usize,
     /// Whether hyper has seen `Pending` since the last frame (and so flushed it).
     flushed: bool,
+    /// A frame was handed over since the last `Pending` (so hyper has bytes to write).
+    unwritten: bool,
+    frames: u64,
+    writes: u64,
     last_event_at: Option<Instant>,
     ttft_ns: Option<u64>,
     itl_sum_ns: u64,
@@ -150,6 +154,9 @@ impl SimStream {
             events: 0,
             next_token: 0,
             flushed: false,
+            unwritten: false,
+            frames: 0,
+            writes: 0,
             last_event_at: None,
             ttft_ns: None,
             itl_sum_ns: 0,
@@ -159,16 +166,33 @@ impl SimStream {
     }
 
     fn frame(&mut self) -> Poll<Option<Result<Frame<Bytes>, StreamCut>>> {
+        let b = self.buf.split().freeze();
+        self.hand(b)
+    }
+
+    fn hand(&mut self, b: Bytes) -> Poll<Option<Result<Frame<Bytes>, StreamCut>>> {
         self.flushed = false;
-        Poll::Ready(Some(Ok(Frame::data(self.buf.split().freeze()))))
+        self.unwritten = true;
+        self.frames += 1;
+        Poll::Ready(Some(Ok(Frame::data(b))))
     }
 
     fn pending(&mut self) -> Poll<Option<Result<Frame<Bytes>, StreamCut>>> {
         self.flushed = true;
+        if std::mem::take(&mut self.unwritten) {
+            self.writes += 1;
+        }
         Poll::Pending
     }
 
     fn poll_next(&mut self, cx: &mut Context<'_>) -> Poll<Option<Result<Frame<Bytes>, StreamCut>>> {
+        // Per-event writes: hyper flushes its buffer when the body is `Pending`, so one
+        // self-waking `Pending` after each frame makes every event a write of its own, also
+        // when the next one is already due (zero delay), where hyper would gather them.
+        if self.unwritten && !self.shared.cfg.serving.coalesce && self.phase != Phase::End {
+            cx.waker().wake_by_ref();
+            return self.pending();
+        }
         loop {
             match self.phase {
                 Phase::Role => {
@@ -244,8 +268,7 @@ impl SimStream {
                     if !api::ends_with_done(&self.req) {
                         continue;
                     }
-                    self.flushed = false;
-                    return Poll::Ready(Some(Ok(Frame::data(Bytes::from_static(render::DONE)))));
+                    return self.hand(Bytes::from_static(render::DONE));
                 }
                 Phase::Cut => {
                     // Cut when the next event would have been due, like a server dying
@@ -297,6 +320,10 @@ impl Drop for SimStream {
     /// Commits this stream's counters once, whatever way it ended.
     fn drop(&mut self) {
         let c = &self.shared.counters;
+        // The body's end flushes what was still unwritten.
+        let writes = self.writes + u64::from(self.unwritten);
+        c.stream_frames.fetch_add(self.frames, Relaxed);
+        c.stream_writes.fetch_add(writes, Relaxed);
         c.token_events.fetch_add(self.events as u64, Relaxed);
         c.tokens.fetch_add(self.next_token as u64, Relaxed);
         if let Some(t) = self.ttft_ns {

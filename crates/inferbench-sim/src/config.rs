@@ -106,6 +106,10 @@ pub struct Serving {
     /// Close the connection after every inference response, with no `Connection: close`
     /// and a `Keep-Alive: timeout=5, max=100` header, as llama.cpp's server does.
     pub close_after_response: bool,
+    /// Let hyper gather a stream's ready events into one socket write. Off (the default),
+    /// each SSE event is handed over and flushed before the next is produced, so every
+    /// event is a `write` of its own at every delay, as vLLM and llama.cpp flush each token.
+    pub coalesce: bool,
 }
 
 impl Default for Serving {
@@ -119,6 +123,7 @@ impl Default for Serving {
             kv_capacity_tokens: 131_072,
             faults: Vec::new(),
             close_after_response: false,
+            coalesce: false,
         }
     }
 }

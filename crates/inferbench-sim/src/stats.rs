@@ -53,6 +53,13 @@ pub struct SimStats {
     /// `--reset-kv-cache` sends. Not cleared by `/sim/reset`, which is itself a control.
     #[serde(default)]
     pub prefix_cache_resets: u64,
+    /// Data frames of streamed bodies handed to hyper (every SSE event, `[DONE]` included).
+    #[serde(default)]
+    pub stream_frames: u64,
+    /// Flushes of those frames: each time the body returned `Pending` (or ended) with a
+    /// frame not yet flushed, hyper wrote what it held. One per frame unless coalescing.
+    #[serde(default)]
+    pub stream_writes: u64,
 }
 
 #[derive(Default)]
@@ -117,6 +124,8 @@ pub(crate) struct Counters {
     pub(crate) itl: TimingCounter,
     pub(crate) per_endpoint: [AtomicU64; ENDPOINT_KINDS],
     pub(crate) prefix_cache_resets: AtomicU64,
+    pub(crate) stream_frames: AtomicU64,
+    pub(crate) stream_writes: AtomicU64,
 }
 
 impl Counters {
@@ -142,6 +151,8 @@ impl Counters {
                 .filter(|(_, n)| *n > 0)
                 .collect(),
             prefix_cache_resets: self.prefix_cache_resets.load(Relaxed),
+            stream_frames: self.stream_frames.load(Relaxed),
+            stream_writes: self.stream_writes.load(Relaxed),
         }
     }
 
@@ -156,6 +167,8 @@ impl Counters {
             &self.client_disconnects,
             &self.token_events,
             &self.tokens,
+            &self.stream_frames,
+            &self.stream_writes,
         ]
         .into_iter()
         .chain(self.per_endpoint.iter())

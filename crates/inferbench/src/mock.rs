@@ -147,6 +147,7 @@ fn serving(a: &MockServerArgs) -> Result<Serving, Failure> {
             })
             .collect::<Result<_, _>>()?,
         close_after_response: a.close_after_response,
+        coalesce: a.coalesce,
         ..Serving::default()
     })
 }

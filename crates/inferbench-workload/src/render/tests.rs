@@ -45,6 +45,7 @@ fn plan(endpoint: EndpointType) -> RunPlan {
             prefix: "profile_export".into(),
             export_level: ExportLevel::Records,
             export_http_trace: false,
+            evidence_compression: Default::default(),
         },
         ui: UiKind::None,
         cli_command: "inferbench profile".into(),

@@ -223,6 +223,12 @@ pub enum ExportLevelArg {
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
+pub enum EvidenceCompressionArg {
+    None,
+    Zstd,
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
 pub enum UiArg {
     Dashboard,
     Simple,
@@ -320,6 +326,10 @@ pub struct MockServerArgs {
     /// Require a client certificate signed by a CA of this PEM file (mutual TLS).
     #[arg(long = "tls-client-ca", value_name = "FILE", requires = "tls_cert")]
     pub tls_client_ca: Option<String>,
+    /// Let hyper gather ready SSE events into one socket write (default: each event is a
+    /// write of its own, as vLLM and llama.cpp flush every token).
+    #[arg(long)]
+    pub coalesce: bool,
 }
 
 #[derive(Args, Debug)]

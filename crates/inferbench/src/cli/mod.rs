@@ -26,6 +26,7 @@ mod tls_args;
 mod unbuilt;
 mod values;
 
+pub use args::EvidenceCompressionArg;
 pub use args::{
     ArrivalArg, Cli, Command, CompareArgs, CompletionsArgs, CrosswalkArgs, EndpointArg,
     ExportLevelArg, GradeArgs, InspectArgs, ManArgs, MetricsArgs, MockServerArgs, UiArg,

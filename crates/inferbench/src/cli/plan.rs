@@ -8,8 +8,8 @@ use inferbench_core::plan::{
 
 use super::limits::{millis, positive_seconds, rate_fits, seconds, whole_millis};
 use super::{
-    ArrivalArg, EndpointArg, ExportLevelArg, ProfileArgs, UiArg, normalize_url, parse_extra_inputs,
-    parse_headers, recorded_command_line, url_and_credentials,
+    ArrivalArg, EndpointArg, EvidenceCompressionArg, ExportLevelArg, ProfileArgs, UiArg,
+    normalize_url, parse_extra_inputs, parse_headers, recorded_command_line, url_and_credentials,
 };
 
 pub const DEFAULT_ARTIFACT_DIR: &str = "artifacts";
@@ -723,6 +723,10 @@ pub fn build_plan(a: &ProfileArgs, argv: &[String], cell: &CellValues) -> Result
                 ExportLevelArg::Raw => ExportLevel::Raw,
             },
             export_http_trace: a.export_http_trace,
+            evidence_compression: match a.evidence_compression {
+                EvidenceCompressionArg::None => inferbench_core::plan::EvidenceCompression::None,
+                EvidenceCompressionArg::Zstd => inferbench_core::plan::EvidenceCompression::Zstd,
+            },
         },
         ui: match a.ui {
             UiArg::Dashboard => UiKind::Dashboard,

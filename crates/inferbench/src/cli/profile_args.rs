@@ -2,7 +2,7 @@
 
 use clap::{ArgAction, Args};
 
-use super::{ArrivalArg, EndpointArg, ExportLevelArg, UiArg};
+use super::{ArrivalArg, EndpointArg, EvidenceCompressionArg, ExportLevelArg, UiArg};
 
 #[derive(Args, Debug)]
 pub struct ProfileArgs {
@@ -356,6 +356,16 @@ pub struct ProfileArgs {
     /// `profile_export.jsonl` line (docs/timing.md, "HTTP phases").
     #[arg(long)]
     pub export_http_trace: bool,
+    /// Store the raw evidence as zstd frames, `inferbench_evidence.jsonl.zst` (about a
+    /// tenth of the bytes; every command reads it back), or `none`: plain JSON Lines, which
+    /// `grep`, `jq` and `tail -f` read as is (the default).
+    #[arg(
+        long = "evidence-compression",
+        value_enum,
+        value_name = "none|zstd",
+        default_value = "none"
+    )]
+    pub evidence_compression: EvidenceCompressionArg,
     #[arg(
         long = "ui-type",
         visible_alias = "ui",

@@ -72,6 +72,11 @@ pub struct TelemetryArgs {
     /// GPUs behind the simulated server's DCGM exporter endpoint (default 1).
     #[arg(long = "sim-gpus", value_name = "N")]
     pub sim_gpus: Option<u32>,
+    /// Let the simulated server gather ready SSE events into one socket write (default:
+    /// each event is its own write, as vLLM and llama.cpp flush every token; only without
+    /// --url).
+    #[arg(long = "sim-coalesce")]
+    pub sim_coalesce: bool,
 }
 
 /// The TLS-free URL forms a target may be given in: a full `http://` URL, or `host:port`
@@ -189,6 +194,7 @@ pub fn sim_serving(a: &TelemetryArgs, simulated: bool) -> Result<SimServing, Str
         metrics_reset_after_s: a.sim_metrics_reset_after,
         gpus: a.sim_gpus,
         faults: Vec::new(),
+        coalesce: a.sim_coalesce,
     };
     if !simulated {
         if !s.is_default() {

@@ -13,6 +13,7 @@ mod gate;
 mod gate_eval;
 mod http_trace;
 mod identity;
+mod lean;
 mod ledger;
 mod load_shapes;
 mod manual;

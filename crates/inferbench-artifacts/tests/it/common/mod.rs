@@ -271,6 +271,7 @@ pub fn plan() -> RunPlan {
             prefix: "profile_export".into(),
             export_level: ExportLevel::Raw,
             export_http_trace: false,
+            evidence_compression: Default::default(),
         },
         ui: UiKind::None,
         cli_command: "inferbench profile --model mock-model --api-key <redacted>".into(),
