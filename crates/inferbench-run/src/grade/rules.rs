@@ -49,6 +49,18 @@ impl Class {
 /// by set: `ttft`, `time_to_first_token`, `tpot`, `completed_samples_per_second`, …).
 pub fn classify(tag: &str) -> Class {
     let has = |s: &str| tag.contains(s);
+    // AIPerf's HTTP phases: times are transport latencies (the client's own timing, so the
+    // latency rules apply), sizes and the reuse flag are counts.
+    if let Some(phase) = tag.strip_prefix("http_req_") {
+        return if phase.starts_with("data_")
+            || phase.starts_with("chunks_")
+            || phase == "connection_reused"
+        {
+            Class::Counts
+        } else {
+            Class::RequestLatency
+        };
+    }
     if has("goodput") || has("good_request") {
         Class::Goodput
     } else if has("throughput") || has("per_second") || has("per_s") {

@@ -163,9 +163,9 @@ fn extra_inputs_typed_and_json_merged_later_wins() {
 
 #[test]
 fn unbuilt_flags_are_errors_that_say_so() {
-    let e = parse(&["profile", "--export-outputs-json"]).unwrap_err();
+    let e = parse(&["profile", "--per-chunk-usage"]).unwrap_err();
     assert!(
-        e.contains("--export-outputs-json") && e.contains("not implement"),
+        e.contains("--per-chunk-usage") && e.contains("not implement"),
         "{e}"
     );
     let e = parse(&["profile", "--request-rate-series", "[]"]).unwrap_err();

@@ -21,7 +21,6 @@ mod migration;
 mod pipeline;
 mod plan;
 mod profile;
-mod qualify;
 mod routing;
 mod secrets;
 mod sim_server;
