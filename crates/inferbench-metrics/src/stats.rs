@@ -50,6 +50,44 @@ pub fn pairwise_sum(v: &[f64]) -> f64 {
     }
 }
 
+/// [`pairwise_sum`] of `f(0), …, f(n − 1)` without materializing them: the same grouping,
+/// so the same bits.
+pub fn pairwise_sum_by(n: usize, f: &impl Fn(usize) -> f64) -> f64 {
+    pairwise_range(0, n, f)
+}
+
+fn pairwise_range(off: usize, n: usize, f: &impl Fn(usize) -> f64) -> f64 {
+    if n < 8 {
+        let mut res = -0.0;
+        for i in 0..n {
+            res += f(off + i);
+        }
+        res
+    } else if n <= 128 {
+        let mut r = [0.0; 8];
+        for (j, acc) in r.iter_mut().enumerate() {
+            *acc = f(off + j);
+        }
+        let full = n - n % 8;
+        let mut i = 8;
+        while i < full {
+            for (j, acc) in r.iter_mut().enumerate() {
+                *acc += f(off + i + j);
+            }
+            i += 8;
+        }
+        let mut res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
+        for i in full..n {
+            res += f(off + i);
+        }
+        res
+    } else {
+        let mut n2 = n / 2;
+        n2 -= n2 % 8;
+        pairwise_range(off, n2, f) + pairwise_range(off + n2, n - n2, f)
+    }
+}
+
 /// `np.mean`: pairwise sum divided by n.
 pub fn mean(v: &[f64]) -> f64 {
     pairwise_sum(v) / v.len() as f64

@@ -218,7 +218,11 @@ impl Pending {
                     self.data.push('\n');
                 }
                 self.has_data = true;
-                self.data.push_str(&String::from_utf8_lossy(value));
+                // The strict check first: it is much faster on valid text, the usual case.
+                match std::str::from_utf8(value) {
+                    Ok(v) => self.data.push_str(v),
+                    Err(_) => self.data.push_str(&String::from_utf8_lossy(value)),
+                }
             }
             b"event" => self.event = non_empty(value),
             // The spec ignores ids containing NUL.

@@ -208,6 +208,23 @@ fn main() {
     let quick = args.iter().any(|a| a == "quick");
     let tmp = std::env::temp_dir().join(format!("inferbench-load-{}", std::process::id()));
     let _ = std::fs::create_dir_all(&tmp);
+    if let Some(i) = args.iter().position(|a| a == "memory") {
+        // `-- memory [N...]`: only the memory scenario, at each request count given.
+        let counts: Vec<u64> = args[i + 1..]
+            .iter()
+            .filter_map(|a| a.parse().ok())
+            .collect();
+        memory(
+            &tmp,
+            if counts.is_empty() {
+                &[100_000, 1_000_000]
+            } else {
+                &counts
+            },
+        );
+        let _ = std::fs::remove_dir_all(&tmp);
+        return;
+    }
 
     // Scenario 1: client cost against a zero-delay server.
     let n: u64 = if quick { 20_000 } else { 100_000 };
@@ -421,4 +438,34 @@ fn main() {
     println!("{}", writes_per_stream(&server.addr));
     drop(server);
     let _ = std::fs::remove_dir_all(PathBuf::from(&tmp));
+}
+
+/// Scenario 7 (memory): scenario 1's load at each request count, one run each, against a
+/// fresh one-thread server: the client's peak RSS (wait4's `ru_maxrss`) and what it adds per
+/// request over a 2,000-request run (the fixed part: tokenizer, set-up). The run directory
+/// is deleted after each run (1,000,000 requests write about 4 GB).
+fn memory(tmp: &Path, counts: &[u64]) {
+    let server = start_one_thread_server(&["--fast"]);
+    let base_dir = tmp.join("mem-base");
+    let (_, _, status, base_kib) =
+        run_measured_rss(&mut client(&server.addr, &base_dir, 64, 2_000));
+    assert_eq!(status, 0, "client failed");
+    let _ = std::fs::remove_dir_all(&base_dir);
+    println!(
+        "== memory: scenario 1's load; 2,000 requests peak at {:.1} MiB",
+        base_kib as f64 / 1024.0
+    );
+    for &n in counts {
+        let dir = tmp.join(format!("mem-{n}"));
+        let (wall, cpu, status, kib) = run_measured_rss(&mut client(&server.addr, &dir, 64, n));
+        assert_eq!(status, 0, "client failed");
+        let _ = std::fs::remove_dir_all(&dir);
+        println!(
+            "{n} requests: peak RSS {:.1} MiB, {:.0} bytes per request over the 2,000-request run (target: a few hundred); {:.1} µs CPU per request over {:.1} s wall",
+            kib as f64 / 1024.0,
+            (kib - base_kib) as f64 * 1024.0 / (n - 2_000) as f64,
+            cpu.as_secs_f64() * 1e6 / n as f64,
+            wall.as_secs_f64()
+        );
+    }
 }

@@ -23,7 +23,7 @@ use inferbench_core::summary::{
 use inferbench_core::{Evidence, EvidenceHeader, Phase, PhaseWindow, Record};
 
 use crate::stats::{adj_stats, scaled, stats, stats_std_in_order};
-use crate::sweepline::{SweepRecord, sweepline_metrics};
+use crate::sweepline::{CompactSweep, sweepline_metrics_compact};
 use crate::{Computed, PerRecord};
 
 use record::{
@@ -80,9 +80,10 @@ pub struct Accumulator {
     discrepancies: Option<u64>,
     credit_to_start: Vec<f64>,
     effective: Vec<f64>,
-    /// (start, first token, end, ISL, OSL, chunk gaps) of every record, wall clock, for the
-    /// time-weighted sweep-line metrics.
-    sweep: Vec<SweepRecord>,
+    /// (start, first token, end, ISL, OSL, how many chunk gaps) of every record, wall clock,
+    /// for the time-weighted sweep-line metrics; the gaps themselves are the pooled
+    /// `inter_chunk_latency` values, not a second copy.
+    sweep: CompactSweep,
     /// `--goodput` SLOs, in display units, and the count of requests that met them all.
     slos: Vec<Slo>,
     good: u64,
@@ -105,7 +106,7 @@ impl Accumulator {
             discrepancies: None,
             credit_to_start: Vec::new(),
             effective: Vec::new(),
-            sweep: Vec::new(),
+            sweep: CompactSweep::default(),
             slos: Vec::new(),
             good: 0,
             confidence_level: 0.95,
@@ -149,17 +150,17 @@ impl Accumulator {
                 metrics.push(record_metric("error_isl", &base));
             }
             // An error record counts only in the concurrency curve.
-            self.sweep.push(SweepRecord {
-                s: anchor.saturating_add(r.start_ns),
-                g: None,
-                e: anchor.saturating_add(r.end_ns),
-                i: None,
-                o: None,
-                icl: Vec::new(),
-            });
+            self.sweep.push(
+                anchor.saturating_add(r.start_ns),
+                None,
+                anchor.saturating_add(r.end_ns),
+                None,
+                None,
+                0,
+            );
         } else {
             self.n_valid += 1;
-            let mut v = values_of(r, ctx);
+            let v = values_of(r, ctx);
             let latency = v.latency_ns.unwrap_or(0);
             self.min_start = self.min_start.min(wall_f64(anchor, r.start_ns));
             self.max_end = self
@@ -216,15 +217,16 @@ impl Accumulator {
                 });
             }
             let s = anchor.saturating_add(r.start_ns);
-            self.sweep.push(SweepRecord {
+            self.sweep.push(
                 s,
-                g: v.ttft_ns.map(|t| s + t),
+                v.ttft_ns.map(|t| s + t),
                 // AIPerf's curves end at the record's end, not at the last content response.
-                e: anchor.saturating_add(r.end_ns),
-                i: v.isl,
-                o: v.osl,
-                icl: std::mem::take(&mut v.icl_ns),
-            });
+                anchor.saturating_add(r.end_ns),
+                v.isl,
+                v.osl,
+                // `base_values` pooled exactly these gaps for this record, in order.
+                v.icl_ns.len(),
+            );
         }
         metrics
     }
@@ -361,6 +363,11 @@ impl Accumulator {
             }
         }
 
+        // The columns are done with, but for the gaps the sweep reads: free them before it
+        // builds its curves, the largest allocation of the run's end.
+        let mut pooled = pooled;
+        pooled.retain(|tag, _| *tag == "inter_chunk_latency");
+
         if !credit_to_start.is_empty() {
             out.push(result(
                 "credit_to_start_latency",
@@ -379,9 +386,13 @@ impl Accumulator {
         // Time-weighted metrics over the phase window; ICL-aware whenever any record has
         // chunk gaps (AIPerf's default list backend), for the whole run.
         if let Some(w) = window {
-            let icl_aware = sweep.iter().any(|r| !r.icl.is_empty());
-            out.extend(sweepline_metrics(
+            let icl_aware = sweep.has_gaps();
+            let gaps = pooled
+                .get("inter_chunk_latency")
+                .map_or(&[][..], Vec::as_slice);
+            out.extend(sweepline_metrics_compact(
                 &sweep,
+                gaps,
                 (anchor + w.start_ns, anchor + w.requests_end_ns),
                 icl_aware,
             ));
