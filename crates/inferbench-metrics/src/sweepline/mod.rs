@@ -469,6 +469,23 @@ impl CompactSweep {
     pub fn has_gaps(&self) -> bool {
         self.gaps > 0
     }
+
+    /// Moves the last record to `to`, its gaps copied from `gaps` (this sweep's pooled
+    /// values) to the end of `to_gaps` (`to`'s).
+    pub fn move_last(&mut self, gaps: &[f64], to: &mut CompactSweep, to_gaps: &mut Vec<f64>) {
+        let Some(r) = self.rows.pop() else {
+            return;
+        };
+        self.gaps -= u64::from(r.gaps);
+        let a = (r.gap_start as usize).min(gaps.len());
+        let b = (a + r.gaps as usize).min(gaps.len());
+        to_gaps.extend_from_slice(&gaps[a..b]);
+        to.rows.push(Packed {
+            gap_start: to.gaps,
+            ..r
+        });
+        to.gaps += u64::from(r.gaps);
+    }
 }
 
 struct PooledRows<'a> {
@@ -528,6 +545,120 @@ pub fn sweepline_metrics_compact(
     metrics_of(&rows, window, icl_aware)
 }
 
+/// The nine curves of a phase built once and kept, to be evaluated over many windows
+/// (AIPerf's timeslices window the phase's curves). A single window needs no kept curves:
+/// [`sweepline_metrics`] builds them in stages and uses far less memory.
+pub struct SweepCurves {
+    conc: Curve,
+    dec_conc: Curve,
+    pre_conc: Curve,
+    pre_tput: Curve,
+    dec_tput: Curve,
+    total_tput: Curve,
+    dec_user: Curve,
+    pre_user: Curve,
+    tokens: Curve,
+}
+
+impl SweepCurves {
+    /// None without records (AIPerf then emits none of the 14 metrics).
+    pub fn build(records: &[SweepRecord], icl_aware: bool) -> Option<SweepCurves> {
+        (!records.is_empty()).then(|| SweepCurves::of(records, icl_aware))
+    }
+
+    /// [`SweepCurves::build`] over a [`CompactSweep`] and its pooled gaps.
+    pub fn build_compact(
+        sweep: &CompactSweep,
+        pooled_gaps: &[f64],
+        icl_aware: bool,
+    ) -> Option<SweepCurves> {
+        let rows = PooledRows {
+            sweep,
+            gaps: pooled_gaps,
+        };
+        (!sweep.is_empty()).then(|| SweepCurves::of(&rows, icl_aware))
+    }
+
+    fn of<R: Rows + ?Sized>(src: &R, icl_aware: bool) -> SweepCurves {
+        let conc = Curve::from_intervals(|| src.rows().map(|r| (r.s, r.e, 1.0)));
+        let dec_conc =
+            Curve::from_intervals(|| src.rows().filter_map(|r| r.g.map(|g| (g, r.e, 1.0))));
+        let pre_conc =
+            Curve::from_intervals(|| src.rows().filter_map(|r| r.g.map(|g| (r.s, g, 1.0))));
+        let pre_tput = Curve::from_intervals(|| src.rows().filter_map(prefill_iv));
+        let dec_tput = if icl_aware {
+            Curve::from_intervals(|| src.rows().flat_map(icl_decode_intervals))
+        } else {
+            Curve::from_intervals(|| src.rows().filter_map(decode_iv))
+        };
+        let total_tput = total_throughput(src);
+        let dec_user = Curve::divide(&dec_tput, &dec_conc);
+        let pre_user = Curve::divide(&pre_tput, &pre_conc);
+        let tokens = tokens_curve(src, icl_aware);
+        SweepCurves {
+            conc,
+            dec_conc,
+            pre_conc,
+            pre_tput,
+            dec_tput,
+            total_tput,
+            dec_user,
+            pre_user,
+            tokens,
+        }
+    }
+
+    /// The 14 metrics over the window [w0, w1] (wall-clock ns as f64), in AIPerf's order.
+    pub fn metrics(&self, w0: f64, w1: f64) -> Vec<MetricResult> {
+        let c = self;
+        let tw = |x: &Curve| time_weighted(x, w0, w1);
+        let aw = |x: &Curve, m: &Curve| active_weighted(x, m, w0, w1);
+        let raw = [
+            tw(&c.conc),
+            tw(&c.dec_tput),
+            tw(&c.pre_tput),
+            tw(&c.dec_conc),
+            tw(&c.pre_conc),
+            tw(&c.total_tput),
+            tw(&c.dec_user),
+            tw(&c.pre_user),
+            tw(&c.tokens),
+            aw(&c.dec_tput, &c.dec_conc),
+            aw(&c.pre_tput, &c.pre_conc),
+            aw(&c.dec_user, &c.dec_conc),
+            aw(&c.pre_user, &c.pre_conc),
+            aw(&c.total_tput, &c.conc),
+        ];
+        SPECS.iter().zip(raw).map(|(s, r)| result(s, r)).collect()
+    }
+}
+
+/// Whether `tag` is one of the 14 sweep-line metrics.
+pub fn is_sweepline_tag(tag: &str) -> bool {
+    SPECS.iter().any(|s| s.tag == tag)
+}
+
+/// Total throughput: always request-level decode, even when DT is ICL-aware.
+fn total_throughput<R: Rows + ?Sized>(src: &R) -> Curve {
+    let mut ev: Vec<(f64, f64)> = src
+        .rows()
+        .filter_map(prefill_iv)
+        .map(|(a, _, w)| (a, w))
+        .collect();
+    ev.extend(src.rows().filter_map(prefill_iv).map(|(_, b, w)| (b, -w)));
+    ev.extend(src.rows().filter_map(decode_iv).map(|(a, _, w)| (a, w)));
+    ev.extend(src.rows().filter_map(decode_iv).map(|(_, b, w)| (b, -w)));
+    Curve::from_events(ev)
+}
+
+fn tokens_curve<R: Rows + ?Sized>(src: &R, icl_aware: bool) -> Curve {
+    Curve::from_events(if icl_aware {
+        icl_tokens_events(src)
+    } else {
+        request_tokens_events(src)
+    })
+}
+
 /// Prefill rate intervals: (S, G, I/(G − S)) where G > S.
 fn prefill_iv(r: Row) -> Option<(f64, f64, f64)> {
     match (r.g, r.i) {
@@ -557,16 +688,7 @@ fn metrics_of<R: Rows + ?Sized>(src: &R, window: (u64, u64), icl_aware: bool) ->
     let conc = Curve::from_intervals(|| src.rows().map(|r| (r.s, r.e, 1.0)));
     raw[0] = tw(&conc);
     {
-        // Total throughput always uses request-level decode, even when DT is ICL-aware.
-        let mut ev: Vec<(f64, f64)> = src
-            .rows()
-            .filter_map(prefill_iv)
-            .map(|(a, _, w)| (a, w))
-            .collect();
-        ev.extend(src.rows().filter_map(prefill_iv).map(|(_, b, w)| (b, -w)));
-        ev.extend(src.rows().filter_map(decode_iv).map(|(a, _, w)| (a, w)));
-        ev.extend(src.rows().filter_map(decode_iv).map(|(_, b, w)| (b, -w)));
-        let total_tput = Curve::from_events(ev);
+        let total_tput = total_throughput(src);
         raw[5] = tw(&total_tput);
         raw[13] = aw(&total_tput, &conc);
     }
@@ -604,11 +726,7 @@ fn metrics_of<R: Rows + ?Sized>(src: &R, window: (u64, u64), icl_aware: bool) ->
         raw[11] = aw(&dec_user, &dec_conc);
     }
 
-    let tokens = Curve::from_events(if icl_aware {
-        icl_tokens_events(src)
-    } else {
-        request_tokens_events(src)
-    });
+    let tokens = tokens_curve(src, icl_aware);
     raw[8] = tw(&tokens);
     SPECS.iter().zip(raw).map(|(s, r)| result(s, r)).collect()
 }

@@ -3,7 +3,7 @@
 
 use proptest::prelude::*;
 
-use super::{CompactSweep, SweepRecord, sweepline_metrics, sweepline_metrics_compact};
+use super::{CompactSweep, SweepCurves, SweepRecord, sweepline_metrics, sweepline_metrics_compact};
 use crate::stats::pairwise_sum;
 use inferbench_core::summary::MetricResult;
 
@@ -451,7 +451,25 @@ proptest! {
             pooled.extend(r.icl.iter().map(|&v| v as f64));
             compact.push(r.s, r.g, r.e, r.i, r.o, r.icl.len());
         }
-        prop_assert_eq!(bits(&sweepline_metrics_compact(&compact, &pooled, window, aware)), want);
+        prop_assert_eq!(bits(&sweepline_metrics_compact(&compact, &pooled, window, aware)), want.clone());
+        // Kept curves (timeslices), from the list and from the compact form moved row by row.
+        let kept = SweepCurves::build(&records, aware).expect("records");
+        prop_assert_eq!(bits(&kept.metrics(window.0 as f64, window.1 as f64)), want.clone());
+        let (mut moved, mut moved_gaps) = (CompactSweep::default(), Vec::new());
+        let mut src = compact.clone();
+        let mut rows = Vec::new();
+        while !src.is_empty() {
+            let mut one = CompactSweep::default();
+            let mut g = Vec::new();
+            src.move_last(&pooled, &mut one, &mut g);
+            rows.push((one, g));
+        }
+        for (mut one, g) in rows.into_iter().rev() {
+            one.move_last(&g, &mut moved, &mut moved_gaps);
+        }
+        prop_assert_eq!(&moved_gaps, &pooled);
+        let kept = SweepCurves::build_compact(&moved, &moved_gaps, aware).expect("records");
+        prop_assert_eq!(bits(&kept.metrics(window.0 as f64, window.1 as f64)), want);
     }
 
     #[test]
