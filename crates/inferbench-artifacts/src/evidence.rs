@@ -198,6 +198,7 @@ mod tests {
             streaming: true,
             tokenizer: "builtin:o200k_base".into(),
             use_server_token_count: false,
+            per_chunk_usage: false,
         }
     }
 

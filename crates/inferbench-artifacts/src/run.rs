@@ -85,6 +85,9 @@ pub struct SummaryArtifacts<'a> {
     pub console_extra: &'a [inferbench_core::summary::MetricResult],
     /// Keys appended to the summary JSON after AIPerf's own (`telemetry_results`).
     pub summary_extra: &'a [(String, serde_json::Value)],
+    /// Text appended to the console after its tables (the "By endpoint" breakdown), written
+    /// with the console, before the marker; empty for none.
+    pub console_tail: &'a str,
 }
 
 /// Streams the per-record exports (`profile_export.jsonl`, and `_raw.jsonl` at export level
@@ -237,6 +240,7 @@ pub fn write_run_artifacts(a: &RunArtifacts<'_>) -> Result<Written> {
         record_files,
         console_extra: &[],
         summary_extra: &[],
+        console_tail: "",
     })
 }
 
@@ -278,13 +282,14 @@ pub fn write_summary_artifacts(a: &SummaryArtifacts<'_>) -> Result<Written> {
     files.push(n.summary_json.clone());
     summary_csv::write_summary_csv(a.dir, &n.summary_csv, a.profiling)?;
     files.push(n.summary_csv.clone());
-    let console = if a.console_extra.is_empty() {
+    let mut console = if a.console_extra.is_empty() {
         console::render_console(a.profiling)
     } else {
         let mut shown = a.profiling.clone();
         shown.metrics.extend(a.console_extra.iter().cloned());
         console::render_console(&shown)
     };
+    console.push_str(a.console_tail);
     atomic::write_atomic(a.dir, &n.console_txt, console.as_bytes())?;
     files.push(n.console_txt.clone());
 

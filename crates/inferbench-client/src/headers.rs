@@ -12,7 +12,7 @@ pub const USER_AGENT: &str = concat!("inferbench/", env!("CARGO_PKG_VERSION"));
 /// A header sent with every request besides the engine's own (the `--api-key`'s
 /// `Authorization`, a `--header`): checked once, kept as the user spelled it (for the
 /// export) and in its wire form.
-#[derive(Clone)]
+#[derive(Clone, PartialEq)]
 pub struct ConfiguredHeader {
     name: String,
     value: String,

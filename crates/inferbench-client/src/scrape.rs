@@ -29,6 +29,10 @@ pub struct ScrapeTarget {
     /// `http://host[:port]/path` (credentials are removed before anything is recorded).
     pub url: String,
     pub interval: Duration,
+    /// Sent with every scrape of this target: its own URL credentials as Basic auth, or the
+    /// run's credentials for a target on a run URL's origin (docs/secrets.md). Redacted in
+    /// `Debug`, never written.
+    pub headers: Vec<crate::ConfiguredHeader>,
 }
 
 /// How long one scrape may take before it counts as failed.
@@ -180,6 +184,7 @@ impl Drop for Kept {
 /// One target's connection, kept between scrapes (and remade after a failure).
 struct Slot {
     info: TargetInfo,
+    headers: Vec<crate::ConfiguredHeader>,
     target: Target,
     conn: Option<Kept>,
     seq: u64,
@@ -206,6 +211,7 @@ async fn run(
             continue;
         };
         slots.push(Slot {
+            headers: t.headers.clone(),
             info: TargetInfo {
                 index: i as u32,
                 kind: t.kind,
@@ -243,6 +249,7 @@ async fn run(
             && let Ok(uri) = alt.parse::<hyper::Uri>()
         {
             let mut probe = Slot {
+                headers: slot.headers.clone(),
                 target: Target::from_uri(&uri),
                 conn: None,
                 info: TargetInfo {
@@ -412,6 +419,7 @@ async fn scrape_all(
         .iter_mut()
         .map(|s| Slot {
             info: s.info.clone(),
+            headers: s.headers.clone(),
             target: s.target.clone(),
             conn: s.conn.take(),
             seq: s.seq,
@@ -523,8 +531,13 @@ async fn scrape_once(
             }
         },
     };
-    let req = hyper::Request::get(s.target.path.clone())
-        .header(http::header::HOST, s.target.host_header.clone())
+    let mut req = hyper::Request::get(s.target.path.clone())
+        .header(http::header::HOST, s.target.host_header.clone());
+    for h in &s.headers {
+        let (name, value) = h.wire();
+        req = req.header(name, value);
+    }
+    let req = req
         .header(
             http::header::USER_AGENT,
             concat!("inferbench/", env!("CARGO_PKG_VERSION")),

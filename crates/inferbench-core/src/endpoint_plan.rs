@@ -18,4 +18,9 @@ pub struct EndpointPlan {
     /// of which this is the plain-path subset). Tried before auto-detection.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub response_field: Option<String>,
+    /// `--per-chunk-usage`: streamed chat bodies ask for `stream_options.continuous_usage_stats`
+    /// (the server then reports cumulative usage on every chunk). Needs streaming chat and
+    /// `--use-server-token-count`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub per_chunk_usage: bool,
 }

@@ -25,6 +25,10 @@ pub struct EvidenceHeader {
     pub tokenizer: String,
     /// Whether token metrics use the server's usage (`--use-server-token-count`).
     pub use_server_token_count: bool,
+    /// `--per-chunk-usage`: ITL's first-chunk token count comes from the first content
+    /// chunk's cumulative usage (AIPerf 0.13). Absent in files written before it existed.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub per_chunk_usage: bool,
 }
 
 /// Issuing window of one phase, as AIPerf reports it: `start_ns` when the phase began
@@ -204,6 +208,7 @@ impl<R: std::io::BufRead> EvidenceReader<R> {
                 streaming: false,
                 tokenizer: String::new(),
                 use_server_token_count: false,
+                per_chunk_usage: false,
             },
             line_no: 0,
             next: None,
@@ -343,6 +348,7 @@ mod tests {
             streaming: true,
             tokenizer: "builtin".into(),
             use_server_token_count: false,
+            per_chunk_usage: false,
         }
     }
 

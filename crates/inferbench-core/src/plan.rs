@@ -313,6 +313,11 @@ pub struct TelemetryPlan {
     /// `--gpu-telemetry-interval`, seconds.
     #[serde(default = "default_scrape_interval")]
     pub gpu_telemetry_interval_s: f64,
+    /// Credentials given in a `--server-metrics` or `--gpu-telemetry` URL, as (the target's
+    /// URL without them, its `Authorization: Basic …` value). The value serializes as
+    /// `<redacted>`; the URLs above never hold credentials.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub target_authorization: Vec<(String, Secret)>,
 }
 
 fn default_server_metrics_formats() -> Vec<String> {
@@ -333,6 +338,7 @@ impl Default for TelemetryPlan {
             gpu_telemetry_disabled: false,
             gpu_telemetry_urls: Vec::new(),
             gpu_telemetry_interval_s: default_scrape_interval(),
+            target_authorization: Vec::new(),
         }
     }
 }

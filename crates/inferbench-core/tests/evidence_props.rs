@@ -16,6 +16,7 @@ fn header() -> EvidenceHeader {
         streaming: true,
         tokenizer: "builtin".into(),
         use_server_token_count: false,
+        per_chunk_usage: false,
     }
 }
 

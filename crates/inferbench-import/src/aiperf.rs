@@ -158,6 +158,7 @@ pub fn import_full(
     let endpoint = endpoint_type(summary_obj, files.summary.as_deref(), &raw_lines)?;
     let streaming = is_streaming(summary_obj, &raw_lines, &metric_lines);
     let server_tokens = summary_obj.is_some_and(files::server_token_count);
+    let per_chunk_usage = summary_obj.is_some_and(files::per_chunk_usage);
     let inputs = match &files.inputs {
         Some(p) => Some(files::read_inputs(p)?),
         None => None,
@@ -479,6 +480,7 @@ pub fn import_full(
         streaming,
         tokenizer: tokenizer_name(summary_obj, counted_tokens),
         use_server_token_count: server_tokens,
+        per_chunk_usage,
     };
     let identity = identity::recover(&files, summary_obj, &version, server_tokens, &records);
     let evidence = Evidence {

@@ -393,6 +393,7 @@ pub fn import(
             streaming,
             tokenizer: tokenizer.unwrap_or_else(|| "import".to_string()),
             use_server_token_count: false,
+            per_chunk_usage: false,
         },
         records,
         phases,

@@ -60,6 +60,7 @@ fn evidence(n: u64) -> Evidence {
             streaming: true,
             tokenizer: "builtin".into(),
             use_server_token_count: false,
+            per_chunk_usage: false,
         },
         records,
         phases: vec![PhaseWindow {

@@ -541,6 +541,7 @@ mod tests {
                 streaming: true,
                 tokenizer: "w".into(),
                 use_server_token_count: false,
+                per_chunk_usage: false,
             },
             records,
             phases: vec![],

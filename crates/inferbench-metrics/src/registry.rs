@@ -281,6 +281,7 @@ mod tests {
             streaming: true,
             tokenizer: "builtin".into(),
             use_server_token_count: false,
+            per_chunk_usage: false,
         }
     }
 

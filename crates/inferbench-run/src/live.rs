@@ -99,6 +99,7 @@ pub async fn run_one(mut p: Prepared, observer: &Arc<dyn Observer>) -> Result<Ru
         streaming: plan.streaming,
         tokenizer: p.tokenizer.name().to_string(),
         use_server_token_count: plan.use_server_token_count,
+        per_chunk_usage: plan.endpoint.per_chunk_usage,
     };
     // Built before anything is written: a declaration that contradicts a measured pin is a
     // one-line error that leaves an earlier run's files alone.

@@ -26,6 +26,7 @@ fn header() -> EvidenceHeader {
         streaming: true,
         tokenizer: "w".into(),
         use_server_token_count: false,
+        per_chunk_usage: false,
     }
 }
 

@@ -257,19 +257,13 @@ impl RecordSink {
                 record_files,
                 console_extra: &console_extra,
                 summary_extra: &summary_extra,
+                // After AIPerf's tables, in the console file too, written before the marker.
+                console_tail: breakdown_table.as_deref().unwrap_or(""),
             },
         )?;
         let mut manifest = manifest.clone();
         manifest.files = written.files.clone();
-        let mut console = written.console;
-        if let Some(t) = &breakdown_table {
-            // After AIPerf's tables, in the console file too.
-            console.push_str(t);
-            let mut f =
-                inferbench_artifacts::AtomicFile::create(&self.dir, &self.names.console_txt)?;
-            f.write_all(console.as_bytes())?;
-            f.commit()?;
-        }
+        let console = written.console;
         // Accuracy goes next to the speed metrics on the console only: the AIPerf files keep
         // AIPerf's metrics (correctness has its own files), the console file already has it.
         scores.profiling.metrics.extend(console_extra);

@@ -6,6 +6,7 @@
 use std::path::Path;
 use std::time::Duration;
 
+use inferbench_client::ConfiguredHeader;
 use inferbench_client::scrape::ScrapeTarget;
 use inferbench_core::plan::{RunPlan, Target};
 use inferbench_core::summary::{MetricResult, MetricValue};
@@ -35,17 +36,21 @@ pub fn targets(plan: &RunPlan, base_url: &str) -> Vec<ScrapeTarget> {
     let simulated = matches!(plan.target, Target::Simulated { .. });
     let server_every = secs(t.server_metrics_interval_s);
     let gpu_every = secs(t.gpu_telemetry_interval_s);
+    let run_urls = plan.routing.urls_or(base_url);
+    let run_credentials = run_credentials(plan);
     let mut out = Vec::new();
     let mut push = |kind, origin, url: String, interval| {
         if !out
             .iter()
             .any(|o: &ScrapeTarget| o.url == url && o.kind == kind)
         {
+            let headers = target_headers(t, &url, &run_urls, &run_credentials);
             out.push(ScrapeTarget {
                 kind,
                 origin,
                 url,
                 interval,
+                headers,
             });
         }
     };
@@ -97,6 +102,60 @@ pub fn targets(plan: &RunPlan, base_url: &str) -> Vec<ScrapeTarget> {
         }
     }
     out
+}
+
+/// The run's credentials: the configured headers whose names are secret (the `--api-key`'s
+/// `Authorization`, `--url` credentials as Basic, a `--header` such as `X-Api-Key`). The plan's
+/// headers were checked when it was prepared, so an invalid one cannot be left here.
+fn run_credentials(plan: &RunPlan) -> Vec<ConfiguredHeader> {
+    inferbench_client::configured_headers(plan.api_key.as_ref(), &plan.headers)
+        .unwrap_or_default()
+        .into_iter()
+        .filter(ConfiguredHeader::sensitive)
+        .collect()
+}
+
+/// `scheme://host:port` of a URL, lower case, the port made explicit.
+fn origin(url: &str) -> Option<String> {
+    let (scheme, rest) = url.split_once("://")?;
+    let authority = &rest[..rest.find(['/', '?', '#']).unwrap_or(rest.len())];
+    let authority = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
+    let scheme = scheme.to_ascii_lowercase();
+    let authority = authority.to_ascii_lowercase();
+    // `[::1]` has colons of its own: a port follows the last `]` or, without one, the `:`.
+    let host_end = authority.rfind(']').map_or(0, |i| i + 1);
+    let has_port = authority[host_end..]
+        .rsplit_once(':')
+        .is_some_and(|(_, p)| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()));
+    let explicit = if has_port {
+        authority
+    } else {
+        let port = if scheme == "https" { 443 } else { 80 };
+        format!("{authority}:{port}")
+    };
+    Some(format!("{scheme}://{explicit}"))
+}
+
+/// What a target's scrapes send: its own URL credentials (Basic), else the run's credentials
+/// when it is on the origin of a URL the run sends requests to (the same server), else
+/// nothing (an explicit other-origin target never sees the run's key).
+fn target_headers(
+    t: &inferbench_core::plan::TelemetryPlan,
+    url: &str,
+    run_urls: &[&str],
+    run_credentials: &[ConfiguredHeader],
+) -> Vec<ConfiguredHeader> {
+    if let Some((_, auth)) = t.target_authorization.iter().find(|(u, _)| u == url) {
+        return ConfiguredHeader::new("Authorization", auth.expose(), true)
+            .map(|h| vec![h])
+            .unwrap_or_default();
+    }
+    let o = origin(url);
+    if o.is_some() && run_urls.iter().any(|r| origin(r) == o) {
+        run_credentials.to_vec()
+    } else {
+        Vec::new()
+    }
 }
 
 fn secs(s: f64) -> Duration {
@@ -496,5 +555,69 @@ mod tests {
         let t = targets(&plan, "http://127.0.0.1:5");
         assert_eq!(t[1].url, "http://127.0.0.1:5/dcgm/metrics");
         assert_eq!(t[1].origin, TargetOrigin::Simulated);
+    }
+
+    #[test]
+    fn credentials_go_to_the_same_server_and_a_targets_own_only() {
+        use inferbench_core::plan::{HeaderValue, Secret};
+        let mut plan = crate::test_plan::plan();
+        plan.target = Target::Url {
+            url: "http://h:8000".into(),
+        };
+        plan.api_key = Some(Secret::new("KEY1"));
+        plan.headers = vec![
+            ("X-Plain".into(), HeaderValue::for_header("X-Plain", "v")),
+            (
+                "X-Api-Token".into(),
+                HeaderValue::for_header("X-Api-Token", "TOK2"),
+            ),
+        ];
+        plan.telemetry.gpu_telemetry_disabled = true;
+        plan.telemetry.server_metrics_urls = vec![
+            "http://other:9/metrics".into(),
+            "http://own:7/metrics".into(),
+            // The run's origin, port 80 written out or not.
+            "http://H:8000/extra".into(),
+        ];
+        // base64("bob:pw") = Ym9iOnB3
+        plan.telemetry.target_authorization =
+            vec![("http://own:7/metrics".into(), Secret::new("Basic Ym9iOnB3"))];
+        let t = targets(&plan, "http://h:8000");
+        let sent = |url: &str| -> Vec<(String, String)> {
+            t.iter()
+                .find(|t| t.url == url)
+                .unwrap_or_else(|| panic!("{url}"))
+                .headers
+                .iter()
+                .map(|h| (h.name().to_string(), h.value().to_string()))
+                .collect()
+        };
+        let run = vec![
+            ("Authorization".to_string(), "Bearer KEY1".to_string()),
+            ("X-Api-Token".to_string(), "TOK2".to_string()),
+        ];
+        assert_eq!(sent("http://h:8000/metrics"), run);
+        assert_eq!(sent("http://H:8000/extra"), run);
+        assert!(sent("http://other:9/metrics").is_empty());
+        assert_eq!(
+            sent("http://own:7/metrics"),
+            [("Authorization".to_string(), "Basic Ym9iOnB3".to_string())]
+        );
+        // Nothing of it in Debug (the scraper's targets may be printed when debugging).
+        let debug = format!("{t:?}");
+        assert!(!debug.contains("KEY1") && !debug.contains("TOK2") && !debug.contains("Ym9i"));
+    }
+
+    #[test]
+    fn origins_make_the_default_port_explicit() {
+        assert_eq!(origin("http://H:80/x").as_deref(), Some("http://h:80"));
+        assert_eq!(origin("http://h/x"), origin("http://h:80"));
+        assert_eq!(origin("https://h/x").as_deref(), Some("https://h:443"));
+        assert_eq!(
+            origin("http://[::1]:9/m").as_deref(),
+            Some("http://[::1]:9")
+        );
+        assert_eq!(origin("http://[::1]/m").as_deref(), Some("http://[::1]:80"));
+        assert_ne!(origin("http://h:8000"), origin("http://h:8001"));
     }
 }

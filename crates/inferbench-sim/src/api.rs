@@ -509,6 +509,7 @@ mod tests {
                 prompt_tokens: 4,
                 reasoning_key: "reasoning_content",
                 think_tags,
+                continuous_usage: false,
             },
             head: Vec::new(),
             id: "x1".into(),

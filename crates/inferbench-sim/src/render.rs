@@ -130,6 +130,9 @@ pub(crate) struct Shape {
     /// Reasoning is sent inside the content, wrapped in `<think>…</think>`, instead of in a
     /// field of its own.
     pub think_tags: bool,
+    /// `stream_options.continuous_usage_stats` (vLLM): every chunk event carries the usage
+    /// so far (cumulative `completion_tokens`), not only the closing usage event.
+    pub continuous_usage: bool,
 }
 
 impl Shape {
@@ -243,7 +246,16 @@ pub(crate) fn push_event(
         // Routed to `api::push_tokens` before reaching here.
         _ => {}
     }
-    out.put_slice(b"}]}\n\n");
+    out.put_slice(b"}]");
+    if shape.continuous_usage {
+        let done = match ev {
+            Event::RoleOnly => 0,
+            Event::Tokens { range, .. } => range.end,
+        };
+        out.put_u8(b',');
+        push_usage_upto(out, shape, done);
+    }
+    out.put_slice(b"}\n\n");
 }
 
 pub(crate) fn push_finish(out: &mut BytesMut, shape: &Shape, last: bool) {
@@ -258,7 +270,12 @@ pub(crate) fn push_finish(out: &mut BytesMut, shape: &Shape, last: bool) {
 }
 
 fn push_usage(out: &mut BytesMut, shape: &Shape) {
-    let n = shape.tokens as u64;
+    push_usage_upto(out, shape, shape.tokens);
+}
+
+/// The usage after the first `done` output tokens (the whole request at `shape.tokens`).
+fn push_usage_upto(out: &mut BytesMut, shape: &Shape, done: usize) {
+    let n = done as u64;
     out.put_slice(b"\"usage\":{\"prompt_tokens\":");
     push_u64(out, shape.prompt_tokens);
     out.put_slice(b",\"completion_tokens\":");
@@ -267,7 +284,7 @@ fn push_usage(out: &mut BytesMut, shape: &Shape) {
     push_u64(out, shape.prompt_tokens + n);
     if shape.reasoning > 0 {
         out.put_slice(b",\"completion_tokens_details\":{\"reasoning_tokens\":");
-        push_u64(out, shape.reasoning as u64);
+        push_u64(out, shape.reasoning.min(done) as u64);
         out.put_u8(b'}');
     }
     out.put_u8(b'}');
@@ -357,6 +374,7 @@ mod tests {
             prompt_tokens: 23,
             reasoning_key: "reasoning_content",
             think_tags: false,
+            continuous_usage: false,
         }
     }
 
@@ -566,5 +584,34 @@ mod tests {
         assert_eq!(event_count(5, 1), 1);
         assert_eq!(event_range(1, 3, 16), 1..4);
         assert_eq!(event_count(4, 0), 0);
+    }
+
+    #[test]
+    fn continuous_usage_puts_the_cumulative_count_on_every_chunk() {
+        let h = chat_head();
+        let w = fixture_words();
+        let mut s = shape(Endpoint::Chat, 16, 8);
+        s.continuous_usage = true;
+        let mut b = BytesMut::new();
+        push_event(&mut b, &h, &w, &s, &Event::RoleOnly);
+        assert!(
+            ev(&b).ends_with(r#"}],"usage":{"prompt_tokens":23,"completion_tokens":0,"total_tokens":23,"completion_tokens_details":{"reasoning_tokens":0}}}"#),
+            "{}",
+            ev(&b)
+        );
+        // Tokens 5..10 (reasoning is the first 8): 10 so far, 8 of them reasoning.
+        let mut b = BytesMut::new();
+        let t = Event::Tokens {
+            range: 5..10,
+            role: false,
+            last: false,
+        };
+        push_event(&mut b, &h, &w, &s, &t);
+        let v: serde_json::Value = serde_json::from_str(ev(&b)).unwrap();
+        assert_eq!(
+            v["usage"],
+            serde_json::json!({"prompt_tokens": 23, "completion_tokens": 10, "total_tokens": 33,
+                "completion_tokens_details": {"reasoning_tokens": 8}})
+        );
     }
 }

@@ -187,6 +187,8 @@ impl<'de> Deserialize<'de> for ListWords {
 pub(crate) struct StreamOptions {
     #[serde(default)]
     pub include_usage: Option<bool>,
+    #[serde(default)]
+    pub continuous_usage_stats: Option<bool>,
 }
 
 /// Whitespace word count of whatever text a prompt value holds: a string, an array of strings,

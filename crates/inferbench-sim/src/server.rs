@@ -508,6 +508,12 @@ async fn infer(
         prompt_tokens: input.prompt_words,
         reasoning_key: shared.cfg.reasoning_field.key(),
         think_tags,
+        continuous_usage: stream
+            && parsed
+                .stream_options
+                .as_ref()
+                .and_then(|o| o.continuous_usage_stats)
+                .unwrap_or(false),
     };
     let (id_prefix, object) = match (endpoint, stream) {
         (Endpoint::Chat, true) => ("chatcmpl-sim-", "chat.completion.chunk"),

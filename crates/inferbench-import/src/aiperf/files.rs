@@ -300,12 +300,29 @@ pub(super) fn read_inputs(path: &Path) -> Result<Inputs, ImportError> {
 /// the flag on the recorded command line, or a `use_server_token_count: true` anywhere in
 /// `input_config`.
 pub(super) fn server_token_count(summary: &Value) -> bool {
-    fn any_true(v: &Value) -> bool {
+    run_flag(
+        summary,
+        "use_server_token_count",
+        "--use-server-token-count",
+    )
+}
+
+/// Whether the run had `--per-chunk-usage` (ITL's first-chunk count then comes from the
+/// first content chunk's usage): the flag on the recorded command line, or a
+/// `per_chunk_usage: true` anywhere in `input_config`.
+pub(super) fn per_chunk_usage(summary: &Value) -> bool {
+    run_flag(summary, "per_chunk_usage", "--per-chunk-usage")
+}
+
+/// A boolean run setting: `flag` on the recorded command line, or `key: true` anywhere in
+/// `input_config`.
+fn run_flag(summary: &Value, key: &str, flag: &str) -> bool {
+    fn any_true(v: &Value, key: &str) -> bool {
         match v {
-            Value::Object(o) => o.iter().any(|(k, v)| {
-                (k == "use_server_token_count" && v.as_bool() == Some(true)) || any_true(v)
-            }),
-            Value::Array(a) => a.iter().any(any_true),
+            Value::Object(o) => o
+                .iter()
+                .any(|(k, v)| (k == key && v.as_bool() == Some(true)) || any_true(v, key)),
+            Value::Array(a) => a.iter().any(|v| any_true(v, key)),
             _ => false,
         }
     }
@@ -313,7 +330,11 @@ pub(super) fn server_token_count(summary: &Value) -> bool {
         .pointer("/run_info/cli_command")
         .and_then(Value::as_str)
         .unwrap_or("");
-    cli.contains("--use-server-token-count") || summary.get("input_config").is_some_and(any_true)
+    let on_cli = cli.contains(flag);
+    on_cli
+        || summary
+            .get("input_config")
+            .is_some_and(|c| any_true(c, key))
 }
 
 #[cfg(test)]

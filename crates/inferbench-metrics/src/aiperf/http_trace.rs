@@ -14,30 +14,39 @@ use inferbench_core::record::ConnectionEvidence;
 use inferbench_core::summary::{RecordMetric, RecordMetricValue};
 
 /// The fourteen metrics: (tag, header, display unit), in tag order (AIPerf's CSV order).
-pub const HTTP_METRICS: [(&str, &str, &str); 14] = [
-    ("http_req_blocked", "HTTP Blocked", "ms"),
-    ("http_req_chunks_received", "HTTP Chunks Received", "count"),
-    ("http_req_chunks_sent", "HTTP Chunks Sent", "count"),
-    ("http_req_connecting", "HTTP Connecting", "ms"),
-    (
-        "http_req_connection_overhead",
-        "HTTP Connection Overhead",
-        "ms",
-    ),
-    (
-        "http_req_connection_reused",
-        "HTTP Connection Reused",
-        "ratio",
-    ),
-    ("http_req_data_received", "HTTP Data Received", "KB"),
-    ("http_req_data_sent", "HTTP Data Sent", "KB"),
-    ("http_req_dns_lookup", "HTTP DNS Lookup", "ms"),
-    ("http_req_duration", "HTTP Duration (excl. conn)", "ms"),
-    ("http_req_receiving", "HTTP Receiving", "ms"),
-    ("http_req_sending", "HTTP Sending", "ms"),
-    ("http_req_total", "HTTP Total Time", "ms"),
-    ("http_req_waiting", "HTTP Waiting (TTFB)", "ms"),
-];
+/// They are the last fourteen rows of the set's one table ([`super::table::METRICS`]), taken
+/// from there so that a header or unit is written once; the check below fails the build if
+/// the table's tail stops being exactly these.
+pub const HTTP_METRICS: [(&str, &str, &str); 14] = match super::table::METRICS.last_chunk::<14>() {
+    Some(rows) => *rows,
+    None => panic!("aiperf::table::METRICS has fewer than 14 rows"),
+};
+
+const fn is_http_tag(tag: &str) -> bool {
+    let (t, p) = (tag.as_bytes(), b"http_req_");
+    if t.len() < p.len() {
+        return false;
+    }
+    let mut i = 0;
+    while i < p.len() {
+        if t[i] != p[i] {
+            return false;
+        }
+        i += 1;
+    }
+    true
+}
+
+// Every one of the fourteen is an `http_req_*` row, and the row before them is not one.
+const _: () = {
+    let m = super::table::METRICS;
+    let mut i = 0;
+    while i < HTTP_METRICS.len() {
+        assert!(is_http_tag(HTTP_METRICS[i].0));
+        i += 1;
+    }
+    assert!(!is_http_tag(m[m.len() - HTTP_METRICS.len() - 1].0));
+};
 
 /// One record's values in base units, indexed like [`HTTP_METRICS`].
 pub type HttpValues = [Option<u64>; 14];

@@ -25,6 +25,7 @@ pub(super) struct Ctx {
     streaming: bool,
     tokens: bool,
     server_tokens: bool,
+    per_chunk_usage: bool,
 }
 
 impl Ctx {
@@ -33,6 +34,7 @@ impl Ctx {
             streaming: h.streaming,
             tokens: produces_tokens(&h.endpoint_type),
             server_tokens: h.use_server_token_count,
+            per_chunk_usage: h.per_chunk_usage,
         }
     }
 
@@ -131,6 +133,31 @@ pub(super) fn usage_of(r: &Record) -> Usage {
     }
 }
 
+/// With `--per-chunk-usage`: the cumulative `completion_tokens` of the first event that has
+/// both content and a non-empty usage (the tokens delivered up to the chunk that set TTFT).
+/// `None` when no content event carries usage (the server reported only a final total).
+fn first_content_chunk_tokens(r: &Record, ctx: Ctx) -> Option<u64> {
+    let e = r.events.iter().find(|e| {
+        is_content(e, ctx)
+            && e.usage
+                .as_ref()
+                .is_some_and(|u| u.as_object().is_some_and(|o| !o.is_empty()))
+    })?;
+    let u = e.usage.as_ref()?;
+    u.get("completion_tokens")
+        .or_else(|| u.get("output_tokens"))
+        .and_then(json_u64)
+}
+
+/// ITL's divisor: `OSL − first_chunk_tokens`, or `OSL − 1` when the first chunk's count is
+/// unknown, zero, or leaves less than one decode token (AIPerf degrades rather than drops).
+pub(super) fn decode_tokens(osl: u64, first_chunk_tokens: Option<u64>) -> u64 {
+    match first_chunk_tokens {
+        Some(f) if f > 0 && f < osl => osl - f,
+        _ => osl - 1,
+    }
+}
+
 /// Per-record values in base units (ns, tokens, tokens/s, %).
 #[derive(Default)]
 pub(super) struct Values {
@@ -214,7 +241,11 @@ pub(super) fn values_of(r: &Record, ctx: Ctx) -> Values {
         let decode = latency.saturating_sub(ttft);
         v.decode_ns = Some(decode);
         if let Some(osl) = v.osl.filter(|o| *o >= 2) {
-            let itl = decode as f64 / (osl - 1) as f64;
+            let first = ctx
+                .per_chunk_usage
+                .then(|| first_content_chunk_tokens(r, ctx))
+                .flatten();
+            let itl = decode as f64 / decode_tokens(osl, first) as f64;
             v.itl_ns = Some(itl);
             if itl > 0.0 {
                 v.ottpu = Some(1.0 / (itl * NS_TO_S));

@@ -221,7 +221,8 @@ pub const METRICS: &[(&str, &str, &str)] = &[
     ),
     ("credit_to_start_latency", "Credit-to-Start Latency", "ms"),
     ("effective_latency", "Effective Latency (CO-aware)", "ms"),
-    // The HTTP trace metrics (`http_trace::HTTP_METRICS`), in tag order.
+    // The HTTP trace metrics, in tag order. They must stay the table's last fourteen rows:
+    // `http_trace::HTTP_METRICS` is taken from here (checked when building).
     ("http_req_blocked", "HTTP Blocked", "ms"),
     ("http_req_chunks_received", "HTTP Chunks Received", "count"),
     ("http_req_chunks_sent", "HTTP Chunks Sent", "count"),

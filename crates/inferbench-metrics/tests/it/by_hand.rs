@@ -33,6 +33,7 @@ fn header(streaming: bool, server_tokens: bool) -> EvidenceHeader {
         streaming,
         tokenizer: "test".into(),
         use_server_token_count: server_tokens,
+        per_chunk_usage: false,
     }
 }
 

@@ -223,6 +223,7 @@ fn rebuild(f: &Fixture) -> Evidence {
             streaming: true,
             tokenizer: "fixture".into(),
             use_server_token_count: false,
+            per_chunk_usage: false,
         },
         records,
         phases: vec![PhaseWindow {

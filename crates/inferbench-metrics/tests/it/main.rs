@@ -4,6 +4,7 @@ mod confidence;
 mod fixtures;
 mod genai_perf_by_hand;
 mod mlperf;
+mod per_chunk;
 mod stats_prop;
 mod sweepline;
 mod vllm_bench;

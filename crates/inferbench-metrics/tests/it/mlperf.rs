@@ -29,6 +29,7 @@ fn header() -> EvidenceHeader {
         streaming: true,
         tokenizer: "test".into(),
         use_server_token_count: false,
+        per_chunk_usage: false,
     }
 }
 

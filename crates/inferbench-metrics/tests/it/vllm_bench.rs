@@ -32,6 +32,7 @@ fn header(server_tokens: bool) -> EvidenceHeader {
         streaming: true,
         tokenizer: "test".into(),
         use_server_token_count: server_tokens,
+        per_chunk_usage: false,
     }
 }
 

@@ -385,6 +385,14 @@ pub fn build_turn_body(
                 body.insert("stream_options".into(), json!({"include_usage": true}));
             }
         }
+        // `--per-chunk-usage` (chat only, as AIPerf): cumulative usage on every chunk, unless
+        // the author already set `continuous_usage_stats`.
+        if endpoint == EndpointType::Chat && plan.endpoint.per_chunk_usage {
+            if let Some(Value::Object(opts)) = body.get_mut("stream_options") {
+                opts.entry("continuous_usage_stats")
+                    .or_insert(Value::Bool(true));
+            }
+        }
     }
     Ok(body)
 }

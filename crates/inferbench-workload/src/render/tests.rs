@@ -174,6 +174,38 @@ fn legacy_max_tokens_no_osl_and_no_stream() {
 }
 
 #[test]
+fn per_chunk_usage_asks_chat_streams_for_continuous_usage_and_keeps_the_authors_value() {
+    let mut p = plan(EndpointType::Chat);
+    p.extra_inputs.clear();
+    p.endpoint.per_chunk_usage = true;
+    let b = build_body(&p, "m", "x", None).unwrap();
+    assert_eq!(
+        b["stream_options"],
+        json!({"include_usage": true, "continuous_usage_stats": true})
+    );
+    // The author's explicit value stays (AIPerf fills the key in only when absent).
+    p.extra_inputs.insert(
+        "stream_options".into(),
+        json!({"continuous_usage_stats": false}),
+    );
+    let b = build_body(&p, "m", "x", None).unwrap();
+    assert_eq!(
+        b["stream_options"],
+        json!({"continuous_usage_stats": false, "include_usage": true})
+    );
+    // Completions streams get include_usage only; chat without the flag likewise.
+    let mut c = plan(EndpointType::Completions);
+    c.endpoint.per_chunk_usage = true;
+    c.extra_inputs.clear();
+    let b = build_body(&c, "m", "x", None).unwrap();
+    assert_eq!(b["stream_options"], json!({"include_usage": true}));
+    let mut q = plan(EndpointType::Chat);
+    q.extra_inputs.clear();
+    let b = build_body(&q, "m", "x", None).unwrap();
+    assert_eq!(b["stream_options"], json!({"include_usage": true}));
+}
+
+#[test]
 fn extra_inputs_override_in_place_and_keep_author_stream_options() {
     let mut p = plan(EndpointType::Completions);
     p.streaming = false;

@@ -106,6 +106,31 @@ pub fn cells(a: &ProfileArgs) -> Result<Vec<Cell>, String> {
 
 pub const SIM_MODEL: &str = "mock-model";
 
+/// `--per-chunk-usage`: AIPerf 0.13 refuses it without each of the three things it needs
+/// (the first-chunk count is a server count, read from a chat stream's chunks).
+fn per_chunk_usage(
+    a: &ProfileArgs,
+    endpoint_type: EndpointType,
+    streaming: bool,
+) -> Result<bool, String> {
+    if !a.per_chunk_usage {
+        return Ok(false);
+    }
+    if !a.use_server_token_count {
+        return Err("--per-chunk-usage requires --use-server-token-count (the first chunk's token count is the server's)".into());
+    }
+    if endpoint_type != EndpointType::Chat {
+        return Err(format!(
+            "--per-chunk-usage requires --endpoint-type chat (got {})",
+            endpoint_type.as_str()
+        ));
+    }
+    if !streaming {
+        return Err("--per-chunk-usage requires --streaming".into());
+    }
+    Ok(true)
+}
+
 /// Endpoint options: `--reasoning-tags`, and for `raw`/`template` the `payload_template` and
 /// `response_field` of `--extra-inputs` (taken out, so that they are not sent in bodies).
 fn endpoint_plan(
@@ -402,7 +427,8 @@ pub fn build_plan(a: &ProfileArgs, argv: &[String], cell: &CellValues) -> Result
         None => endpoint_type.default_path().to_string(),
     };
     let mut extra_inputs = parse_extra_inputs(&a.extra_inputs)?;
-    let endpoint = endpoint_plan(a, endpoint_type, &mut extra_inputs)?;
+    let mut endpoint = endpoint_plan(a, endpoint_type, &mut extra_inputs)?;
+    endpoint.per_chunk_usage = per_chunk_usage(a, endpoint_type, streaming)?;
     positive_seconds("--request-timeout-seconds", a.request_timeout_seconds)?;
     // profile.rs sleeps these between runs and cells: bounded here, before any run.
     seconds(

@@ -49,6 +49,12 @@ pub struct ProfileArgs {
     pub use_legacy_max_tokens: bool,
     #[arg(long = "use-server-token-count")]
     pub use_server_token_count: bool,
+    /// Ask streamed chat responses for usage on every chunk
+    /// (`stream_options.continuous_usage_stats`); ITL then subtracts the first content
+    /// chunk's reported token count instead of 1. Needs --use-server-token-count, chat,
+    /// and streaming.
+    #[arg(long = "per-chunk-usage")]
+    pub per_chunk_usage: bool,
 
     // ---- Tokenizer (§1.2)
     /// `builtin` (tiktoken o200k_base, the default), a tokenizer.json, or a directory holding one.

@@ -2,7 +2,7 @@
 //! simulated server's capacity and faults (docs/telemetry.md), and their checks.
 
 use clap::{ArgAction, Args};
-use inferbench_core::plan::{SimServing, TelemetryPlan};
+use inferbench_core::plan::{Secret, SimServing, TelemetryPlan};
 
 #[derive(Args, Debug, Clone, Default)]
 pub struct TelemetryArgs {
@@ -158,6 +158,23 @@ pub fn telemetry_plan(a: &TelemetryArgs) -> Result<TelemetryPlan, String> {
             u => gpu.push(target_url("--gpu-telemetry", u)?),
         }
     }
+    // A target's own `user:password@` becomes Basic auth on its scrapes (as for --url).
+    let mut target_authorization = Vec::new();
+    for (flag, given) in a
+        .server_metrics
+        .iter()
+        .map(|u| ("--server-metrics", u))
+        .chain(
+            a.gpu_telemetry
+                .iter()
+                .flatten()
+                .map(|u| ("--gpu-telemetry", u)),
+        )
+    {
+        if let (_, Some(auth)) = super::values::split_url_credentials(given.trim()) {
+            target_authorization.push((target_url(flag, given)?, Secret::new(auth)));
+        }
+    }
     Ok(TelemetryPlan {
         server_metrics_disabled: a.no_server_metrics,
         server_metrics_urls: a
@@ -173,6 +190,7 @@ pub fn telemetry_plan(a: &TelemetryArgs) -> Result<TelemetryPlan, String> {
         gpu_telemetry_disabled: a.no_gpu_telemetry,
         gpu_telemetry_urls: gpu,
         gpu_telemetry_interval_s: interval("--gpu-telemetry-interval", a.gpu_telemetry_interval)?,
+        target_authorization,
     })
 }
 

@@ -163,9 +163,9 @@ fn extra_inputs_typed_and_json_merged_later_wins() {
 
 #[test]
 fn unbuilt_flags_are_errors_that_say_so() {
-    let e = parse(&["profile", "--per-chunk-usage"]).unwrap_err();
+    let e = parse(&["profile", "--no-sweep-table"]).unwrap_err();
     assert!(
-        e.contains("--per-chunk-usage") && e.contains("not implement"),
+        e.contains("--no-sweep-table") && e.contains("not implement"),
         "{e}"
     );
     let e = parse(&["profile", "--request-rate-series", "[]"]).unwrap_err();
@@ -386,4 +386,30 @@ fn the_stored_command_line_is_redacted_from_parsed_values() {
 fn a_bad_url_error_never_shows_its_credentials() {
     let e = parse(&["profile", "-m", "m", "-u", "ftp://u:SECRETX@h"]).unwrap_err();
     assert!(!e.contains("SECRETX") && e.contains("ftp://h"), "{e}");
+}
+
+#[test]
+fn per_chunk_usage_needs_server_counts_chat_and_streaming() {
+    let e = parse(&["profile", "--per-chunk-usage"]).unwrap_err();
+    assert!(e.contains("requires --use-server-token-count"), "{e}");
+    let e = parse(&[
+        "profile",
+        "--per-chunk-usage",
+        "--use-server-token-count",
+        "--endpoint-type",
+        "completions",
+    ])
+    .unwrap_err();
+    assert!(e.contains("requires --endpoint-type chat"), "{e}");
+    let e = parse(&[
+        "profile",
+        "--per-chunk-usage",
+        "--use-server-token-count",
+        "--no-streaming",
+    ])
+    .unwrap_err();
+    assert!(e.contains("requires --streaming"), "{e}");
+    let p = parse(&["profile", "--per-chunk-usage", "--use-server-token-count"]).unwrap();
+    assert!(p.endpoint.per_chunk_usage);
+    assert!(!parse(&["profile"]).unwrap().endpoint.per_chunk_usage);
 }

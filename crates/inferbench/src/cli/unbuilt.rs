@@ -30,7 +30,6 @@ pub const UNBUILT_FLAGS: &[(&str, bool)] = &[
     ("tokenizer-trust-remote-code", false),
     ("slice-duration", true),
     ("record-processors", true),
-    ("per-chunk-usage", false),
     ("config", true),
 ];
 

@@ -277,3 +277,58 @@ fn bad_input_names_the_entry() {
     assert!(stderr(&o).contains("valid: round_robin"), "{}", stderr(&o));
     assert!(!dir.join("profile_export_aiperf.json").exists());
 }
+
+/// AIPerf 0.13 makes one URL sampler for the whole run (`PhaseOrchestrator.__init__` in
+/// `src/aiperf/timing/phase_orchestrator.py`) and hands it to every phase's credit issuer,
+/// which advances it once per session start (`src/aiperf/credit/issuer.py`): warmup sessions take the
+/// first ticks. One warmup request and four profiling ones over two URLs: warmup → URL 0,
+/// profiling sessions → URLs 1, 0, 1, 0; so URL 0 answers 3, URL 1 answers 2.
+#[test]
+fn warmup_sessions_take_the_first_round_robin_ticks() {
+    let a = MockServer::start(&[]);
+    let b = MockServer::start(&[]);
+    let dir = tmpdir("route_warmup");
+    let o = profile(
+        &dir,
+        &[
+            "-u",
+            &a.url,
+            "-u",
+            &b.url,
+            "-m",
+            "mock-model",
+            "--streaming",
+            "--concurrency",
+            "1",
+            "--warmup-request-count",
+            "1",
+            "--request-count",
+            "4",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!((served(&a.url), served(&b.url)), (3, 2));
+    let recs = evidence_records(&dir);
+    let mut got: Vec<(String, u64, u64)> = recs
+        .iter()
+        .map(|r| {
+            (
+                r["phase"].as_str().unwrap_or("profiling").to_string(),
+                r["session_num"].as_u64().unwrap(),
+                r["url_index"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    got.sort_by_key(|g| g.1);
+    let want: Vec<(String, u64, u64)> = [
+        ("warmup", 0, 0),
+        ("profiling", 1, 1),
+        ("profiling", 2, 0),
+        ("profiling", 3, 1),
+        ("profiling", 4, 0),
+    ]
+    .iter()
+    .map(|(p, s, u)| (p.to_string(), *s, *u))
+    .collect();
+    assert_eq!(got, want);
+}

@@ -220,9 +220,14 @@ fn assert_sent(mock: &AuthMock, dir: &Path, expected: &[(&str, &str)], chats: us
     assert!(probes >= 1, "no probe: {seen:?}");
     assert_eq!(posts, chats, "{seen:?}");
     for r in &seen {
-        // The default server-metrics scrape of the URL's /metrics goes without the run's
-        // headers (docs/secrets.md): not a request of the run.
+        // The default server-metrics scrape of the URL's /metrics is the same server: it
+        // carries the run's secret headers, and only those (docs/secrets.md).
         if r.path.ends_with("/metrics") {
+            for (n, v) in expected {
+                let secret = inferbench_core::plan::is_sensitive_header(n);
+                let want = secret.then_some(*v);
+                assert_eq!(r.header(n), want, "{} {}: {n}", r.method, r.path);
+            }
             continue;
         }
         for (n, v) in expected {
@@ -279,7 +284,15 @@ fn secrets_from_every_route_reach_the_server_and_no_file() {
     let token_arg = format!("-H=X-My-Token:{token}");
     let key_arg = format!("X-Api-Key:{key_header}");
     let session_arg = format!(r#"{{"X-Session": "{session}"}}"#);
-    let metrics_arg = format!("http://bob:{metrics_pw}@127.0.0.1:1/metrics");
+    // A metrics target of its own with credentials (Basic from them, nothing of the run's),
+    // and one on another origin without any (nothing at all).
+    let own = AuthMock::start(&[]);
+    let other = AuthMock::start(&[]);
+    let metrics_arg = own
+        .url
+        .replacen("http://", &format!("http://bob:{metrics_pw}@"), 1)
+        + "/metrics";
+    let other_arg = format!("{}/metrics", other.url);
     let gpu_arg = format!("carol:{gpu_pw}@127.0.0.1:1");
     let flags: Vec<&str> = vec![
         "-m",
@@ -297,6 +310,8 @@ fn secrets_from_every_route_reach_the_server_and_no_file() {
         "X-Trace:plain-visible-31",
         "--server-metrics",
         &metrics_arg,
+        "--server-metrics",
+        &other_arg,
         "--gpu-telemetry",
         &gpu_arg,
         "--isl",
@@ -322,6 +337,17 @@ fn secrets_from_every_route_reach_the_server_and_no_file() {
     let o = run_env(&args, &[]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert_sent(&mock, &dir, &expected, 8);
+    let metrics_basic = format!("Basic {}", b64(&format!("bob:{metrics_pw}")));
+    for (target, auth) in [(&own, Some(metrics_basic.as_str())), (&other, None)] {
+        let seen = target.seen();
+        assert!(!seen.is_empty(), "{} was not scraped", target.url);
+        for r in &seen {
+            assert_eq!(r.header("authorization"), auth, "{}", target.url);
+            for (n, _) in &expected[1..] {
+                assert_eq!(r.header(n), None, "{} got {n}", target.url);
+            }
+        }
+    }
     let mut all = printed(&o);
 
     // The offline rewrite of a cell, a ledger packet made from it, and `inspect`.
@@ -368,6 +394,7 @@ fn secrets_from_every_route_reach_the_server_and_no_file() {
         session,
         metrics_pw,
         "bob:",
+        metrics_basic.as_str(),
         gpu_pw,
         "carol:",
         b64_creds.as_str(),

@@ -19,6 +19,7 @@ pub fn header() -> EvidenceHeader {
         streaming: true,
         tokenizer: "builtin:o200k_base".into(),
         use_server_token_count: false,
+        per_chunk_usage: false,
     }
 }
 

@@ -90,6 +90,7 @@ fn sample() -> Evidence {
         streaming: true,
         tokenizer: "builtin".into(),
         use_server_token_count: false,
+        per_chunk_usage: false,
     };
     let ms = 1_000_000u64;
     let record = |id: u64| {
