@@ -387,11 +387,12 @@ pub fn build_turn_body(
         }
         // `--per-chunk-usage` (chat only, as AIPerf): cumulative usage on every chunk, unless
         // the author already set `continuous_usage_stats`.
-        if endpoint == EndpointType::Chat && plan.endpoint.per_chunk_usage {
-            if let Some(Value::Object(opts)) = body.get_mut("stream_options") {
-                opts.entry("continuous_usage_stats")
-                    .or_insert(Value::Bool(true));
-            }
+        if endpoint == EndpointType::Chat
+            && plan.endpoint.per_chunk_usage
+            && let Some(Value::Object(opts)) = body.get_mut("stream_options")
+        {
+            opts.entry("continuous_usage_stats")
+                .or_insert(Value::Bool(true));
         }
     }
     Ok(body)
