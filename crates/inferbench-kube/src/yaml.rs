@@ -92,9 +92,25 @@ fn block(v: &Value, depth: usize, out: &mut String) {
     }
 }
 
+/// A key written without quotes: a plain identifier-like word that YAML 1.1 and 1.2 both
+/// read as that string (not a boolean or null).
+fn bare_key(k: &str) -> bool {
+    let mut b = k.bytes();
+    b.next().is_some_and(|c| c.is_ascii_alphabetic() || c == b'_')
+        && b.all(|c| c.is_ascii_alphanumeric() || b"_./-".contains(&c))
+        && !matches!(
+            k.to_ascii_lowercase().as_str(),
+            "y" | "n" | "yes" | "no" | "on" | "off" | "true" | "false" | "null"
+        )
+}
+
 /// `key: value` at `depth` (the indentation already written).
 fn entry(k: &str, v: &Value, depth: usize, out: &mut String) {
-    out.push_str(&Value::String(k.to_string()).to_string());
+    if bare_key(k) {
+        out.push_str(k);
+    } else {
+        out.push_str(&Value::String(k.to_string()).to_string());
+    }
     out.push(':');
     if inline(v) {
         out.push(' ');
@@ -118,23 +134,25 @@ mod tests {
             "a": 1,
             "b": {"c": "x: y", "d": []},
             "e": [{"f": true, "g": [1, 2]}, "h", {}],
-            "i": null
+            "no": null,
+            "app.kubernetes.io/name": "x"
         });
         let want = "\
-\"a\": 1
-\"b\":
-  \"c\": \"x: y\"
-  \"d\": []
-\"e\":
-  - \"f\": true
-    \"g\":
+a: 1
+b:
+  c: \"x: y\"
+  d: []
+e:
+  - f: true
+    g:
       - 1
       - 2
   - \"h\"
   - {}
-\"i\": null
+\"no\": null
+app.kubernetes.io/name: \"x\"
 ";
         assert_eq!(document(&v), want);
-        assert_eq!(documents(&[json!({"a": 1}), json!({"b": 2})]), "\"a\": 1\n---\n\"b\": 2\n");
+        assert_eq!(documents(&[json!({"a": 1}), json!({"b": 2})]), "a: 1\n---\nb: 2\n");
     }
 }
