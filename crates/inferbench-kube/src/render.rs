@@ -107,7 +107,11 @@ pub fn render(s: &RenderSpec) -> Result<Vec<Value>, String> {
         if OWN_FLAGS.contains(&flag) {
             return Err(format!(
                 "after --: {flag} is set per pod by the manifest (give --shard-count{} to kube render)",
-                if flag == "--start-at" { " or --start-at" } else { "" }
+                if flag == "--start-at" {
+                    " or --start-at"
+                } else {
+                    ""
+                }
             ));
         }
     }
@@ -118,7 +122,10 @@ pub fn render(s: &RenderSpec) -> Result<Vec<Value>, String> {
         ));
     }
     let labels = BTreeMap::from([
-        ("app.kubernetes.io/name".to_string(), "inferbench".to_string()),
+        (
+            "app.kubernetes.io/name".to_string(),
+            "inferbench".to_string(),
+        ),
         ("inferbench.dev/run".to_string(), s.name.clone()),
     ]);
     let meta = |name: String| ObjectMeta {

@@ -96,7 +96,8 @@ fn block(v: &Value, depth: usize, out: &mut String) {
 /// read as that string (not a boolean or null).
 fn bare_key(k: &str) -> bool {
     let mut b = k.bytes();
-    b.next().is_some_and(|c| c.is_ascii_alphabetic() || c == b'_')
+    b.next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == b'_')
         && b.all(|c| c.is_ascii_alphanumeric() || b"_./-".contains(&c))
         && !matches!(
             k.to_ascii_lowercase().as_str(),
@@ -153,6 +154,9 @@ e:
 app.kubernetes.io/name: \"x\"
 ";
         assert_eq!(document(&v), want);
-        assert_eq!(documents(&[json!({"a": 1}), json!({"b": 2})]), "a: 1\n---\nb: 2\n");
+        assert_eq!(
+            documents(&[json!({"a": 1}), json!({"b": 2})]),
+            "a: 1\n---\nb: 2\n"
+        );
     }
 }

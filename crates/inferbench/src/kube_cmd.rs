@@ -32,7 +32,9 @@ fn render(a: &KubeRenderArgs) -> Result<u8, Failure> {
         let name = p
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
-            .ok_or_else(|| Failure::input(format!("--config-file {}: no file name", p.display())))?;
+            .ok_or_else(|| {
+                Failure::input(format!("--config-file {}: no file name", p.display()))
+            })?;
         files.push(ConfigFile { name, content });
     }
     let spec = RenderSpec {
@@ -59,9 +61,7 @@ fn render(a: &KubeRenderArgs) -> Result<u8, Failure> {
             serde_json::to_string_pretty(&list).map_err(|e| Failure::run(e.to_string()))? + "\n"
         }
         other => {
-            return Err(Failure::input(format!(
-                "--output {other:?}: yaml or json"
-            )));
+            return Err(Failure::input(format!("--output {other:?}: yaml or json")));
         }
     };
     print!("{text}");

@@ -217,7 +217,10 @@ mod tests {
         assert_eq!(est.exchange, s[1]);
         // θ = −3 ms + (60 − 40)/2 µs; δ = 100 µs.
         assert_eq!(est.offset_ns, -2_990_000);
-        assert_eq!((est.delay_ns, est.epsilon_ns, est.samples), (100_000, 50_000, 3));
+        assert_eq!(
+            (est.delay_ns, est.epsilon_ns, est.samples),
+            (100_000, 50_000, 3)
+        );
         assert!(estimate(&[], "r").is_none());
     }
 

@@ -55,9 +55,19 @@ fn the_manifests_match_their_golden_files() {
     plain.start_at = None;
     plain.node_selector.clear();
     plain.tolerations.clear();
-    plain.profile = ["profile", "--url", "http://vllm:8000", "-m", "model", "--concurrency", "64", "--request-count", "10000"]
-        .map(String::from)
-        .to_vec();
+    plain.profile = [
+        "profile",
+        "--url",
+        "http://vllm:8000",
+        "-m",
+        "model",
+        "--concurrency",
+        "64",
+        "--request-count",
+        "10000",
+    ]
+    .map(String::from)
+    .to_vec();
     check(
         "concurrency-run.yaml",
         &yaml::documents(&render(&plain).unwrap()),
@@ -73,7 +83,10 @@ fn the_job_holds_the_fields_the_run_depends_on() {
     assert_eq!(cm["data"]["trace.jsonl"].as_str().unwrap().len(), 58);
     let s = &job["spec"];
     assert_eq!(s["completionMode"], "Indexed");
-    assert_eq!((s["completions"].as_i64(), s["parallelism"].as_i64()), (Some(4), Some(4)));
+    assert_eq!(
+        (s["completions"].as_i64(), s["parallelism"].as_i64()),
+        (Some(4), Some(4))
+    );
     assert_eq!(s["backoffLimitPerIndex"], 0);
     assert_eq!(s["maxFailedIndexes"], 0);
     let rules = &s["podFailurePolicy"]["rules"];
@@ -111,7 +124,11 @@ fn the_job_holds_the_fields_the_run_depends_on() {
 fn bad_specs_are_refused_by_name() {
     let mut s = spec();
     s.profile.push("--shard-count".into());
-    assert!(render(&s).unwrap_err().contains("--shard-count is set per pod"));
+    assert!(
+        render(&s)
+            .unwrap_err()
+            .contains("--shard-count is set per pod")
+    );
     let mut s = spec();
     s.name = "Bench".into();
     assert!(render(&s).unwrap_err().contains("--name \"Bench\""));

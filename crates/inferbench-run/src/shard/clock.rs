@@ -107,7 +107,7 @@ pub fn measure(reference: &str, samples: u32, wall: &WallClock) -> Result<Offset
     sock.connect(addr)
         .and_then(|()| sock.set_read_timeout(Some(ANSWER_WAIT)))
         .map_err(|e| format!("--time-reference {reference}: {e}"))?;
-    let base = u64::from(std::process::id()) << 32 | (system_now_ns() & 0xffff_0000);
+    let base = (u64::from(std::process::id()) << 32) | (system_now_ns() & 0xffff_0000);
     let _ = exchange(&sock, wall, base);
     let mut got = Vec::with_capacity(samples as usize);
     for k in 0..samples {
@@ -198,7 +198,14 @@ mod tests {
         let server = TimeServer::bind("127.0.0.1:0").unwrap();
         let reference = server.addr().to_string();
         // This "host" reads its clock 7 ms ahead: the reference is 7 ms behind it, θ ≈ −7 ms.
-        let est = measure(&reference, 16, &WallClock { offset_ns: 7_000_000 }).unwrap();
+        let est = measure(
+            &reference,
+            16,
+            &WallClock {
+                offset_ns: 7_000_000,
+            },
+        )
+        .unwrap();
         assert!(est.samples >= 1 && est.samples <= 16);
         assert!(
             (est.offset_ns + 7_000_000).unsigned_abs() <= est.epsilon_ns,

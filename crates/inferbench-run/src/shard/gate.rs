@@ -61,7 +61,11 @@ fn clock_evidence(plan: &ShardPlan, wall: &WallClock) -> ClockEvidence {
 /// Measures the clock and turns `--start-at` into a deadline. A shard already late is
 /// refused here (exit 6), its manifest marked `late` so that `merge` names it; a time
 /// reference that does not answer is a run failure (no offset, no merge bound).
-pub fn open(p: &Prepared, run_dir: &Path, manifest: &mut Manifest) -> Result<Option<Gate>, Failure> {
+pub fn open(
+    p: &Prepared,
+    run_dir: &Path,
+    manifest: &mut Manifest,
+) -> Result<Option<Gate>, Failure> {
     let (Some(setup), Some(plan)) = (&p.shard, &p.plan.shard) else {
         return Ok(None);
     };
@@ -135,12 +139,16 @@ impl Gate {
             sessions: s.sessions,
             requests: s.requests,
             concurrency: s.concurrency,
-            start: self.plan.start_at_unix_ns.zip(lag).map(|(t0, lag)| StartEvidence {
-                start_at_unix_ns: t0,
-                tolerance_ns: self.plan.start_tolerance_ns,
-                reference_clock: self.clock_start.reference.is_some(),
-                start_lag_ns: lag,
-            }),
+            start: self
+                .plan
+                .start_at_unix_ns
+                .zip(lag)
+                .map(|(t0, lag)| StartEvidence {
+                    start_at_unix_ns: t0,
+                    tolerance_ns: self.plan.start_tolerance_ns,
+                    reference_clock: self.clock_start.reference.is_some(),
+                    start_lag_ns: lag,
+                }),
             clock_start: self.clock_start.clone(),
             clock_end,
             late,

@@ -12,7 +12,9 @@
 
 use std::path::{Path, PathBuf};
 
-use inferbench_core::evidence::{EvidenceEnd, EvidenceHeader, EvidenceLine, PhaseWindow, StopReason};
+use inferbench_core::evidence::{
+    EvidenceEnd, EvidenceHeader, EvidenceLine, PhaseWindow, StopReason,
+};
 use inferbench_core::manifest::Manifest;
 use inferbench_core::record::{Phase, Record};
 use inferbench_core::shard::clock::{OffsetLine, window};
@@ -237,7 +239,11 @@ pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<Merged, Failure> {
             out.display()
         )));
     }
-    let shards = check_set(dirs.iter().map(|d| open_shard(d)).collect::<Result<_, _>>()?)?;
+    let shards = check_set(
+        dirs.iter()
+            .map(|d| open_shard(d))
+            .collect::<Result<_, _>>()?,
+    )?;
     let n = shards.len() as u64;
     // The merged anchor: the earliest shard anchor on the reference's clock.
     let anchor = shards
@@ -246,7 +252,8 @@ pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<Merged, Failure> {
         .min()
         .unwrap_or(0)
         .max(0);
-    let to_merged = |s: &Shard, t: u64| (s.reference_ns(t) - anchor).clamp(0, u64::MAX as i128) as u64;
+    let to_merged =
+        |s: &Shard, t: u64| (s.reference_ns(t) - anchor).clamp(0, u64::MAX as i128) as u64;
 
     std::fs::create_dir_all(out)
         .map_err(|e| Failure::run(format!("{}: cannot create: {e}", out.display())))?;
@@ -294,7 +301,11 @@ pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<Merged, Failure> {
         let pick = cursors
             .iter()
             .enumerate()
-            .filter_map(|(i, c)| c.next.as_ref().map(|r| (to_merged(&shards[i], r.end_ns), i)))
+            .filter_map(|(i, c)| {
+                c.next
+                    .as_ref()
+                    .map(|r| (to_merged(&shards[i], r.end_ns), i))
+            })
             .min();
         let Some((_, i)) = pick else { break };
         let Some(mut r) = cursors[i].next.take() else {

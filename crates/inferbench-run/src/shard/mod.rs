@@ -27,7 +27,8 @@ use crate::{Failure, Prepared};
 const MAX_SESSIONS: usize = 10_000_000;
 
 fn split_concurrency(total: usize, count: u32, index: u32, flag: &str) -> Result<usize, Failure> {
-    inferbench_core::shard::assign::split_concurrency(total, count, index, flag).map_err(Failure::input)
+    inferbench_core::shard::assign::split_concurrency(total, count, index, flag)
+        .map_err(Failure::input)
 }
 
 /// This process's part of the schedule, as prepared.
@@ -158,7 +159,9 @@ pub fn apply(p: &mut Prepared) -> Result<(), Failure> {
         .last_mut()
         .ok_or_else(|| Failure::run("no profiling phase"))?;
     let limit = phase.request_count;
-    let until = phase.duration.map(|d| d.as_nanos().min(u64::MAX as u128) as u64);
+    let until = phase
+        .duration
+        .map(|d| d.as_nanos().min(u64::MAX as u128) as u64);
     let mut sessions: Option<Vec<Session>> = None;
     let concurrency;
     let describe;
@@ -241,9 +244,11 @@ pub fn apply(p: &mut Prepared) -> Result<(), Failure> {
     let mine: Option<Vec<&Session>> = sessions
         .as_ref()
         .map(|s| s.iter().filter(|s| s.shard == index).collect());
-    let requests = mine
-        .as_ref()
-        .map(|m| m.iter().map(|s| turns.get(s.conversation).copied().unwrap_or(1)).sum());
+    let requests = mine.as_ref().map(|m| {
+        m.iter()
+            .map(|s| turns.get(s.conversation).copied().unwrap_or(1))
+            .sum()
+    });
     if let Some(r) = requests {
         // A count-limited phase stops at this shard's share; an open one keeps its duration.
         if limit.is_some() {

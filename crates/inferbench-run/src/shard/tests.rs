@@ -49,9 +49,14 @@ fn a_rate_schedule_is_dealt_round_robin_and_its_union_is_the_schedule() {
     let whole = prepare(&plan, tok()).unwrap();
     // The unsharded schedule, computed here as the engine does: the phase's generator and
     // the sampler's draws, session k at offset k.
-    let mut sched =
-        RateSchedule::new(ArrivalPattern::Poisson, 100.0, None, whole.seed, "arrivals.profiling")
-            .unwrap();
+    let mut sched = RateSchedule::new(
+        ArrivalPattern::Poisson,
+        100.0,
+        None,
+        whole.seed,
+        "arrivals.profiling",
+    )
+    .unwrap();
     let offsets: Vec<u64> = (0..10).map(|_| sched.next_offset_ns()).collect();
     let mut order = whole.order().unwrap();
     let convs: Vec<usize> = (0..10).map(|_| order()).collect();
@@ -82,7 +87,11 @@ fn a_rate_schedule_is_dealt_round_robin_and_its_union_is_the_schedule() {
         let s = p.shard.as_ref().unwrap();
         assert_eq!(
             (s.total_sessions, s.sessions, s.requests),
-            (Some(10), Some([4, 3, 3][i as usize]), Some([4, 3, 3][i as usize]))
+            (
+                Some(10),
+                Some([4, 3, 3][i as usize]),
+                Some([4, 3, 3][i as usize])
+            )
         );
         digests.push(s.schedule_sha256.clone());
     }
@@ -135,7 +144,10 @@ fn what_cannot_be_sharded_is_refused_by_name() {
     plan.load.concurrency = 2;
     plan.shard = Some(shard(0, 3));
     let e = prepare(&plan, tok()).err().unwrap();
-    assert!(e.message.contains("--concurrency 2 with --shard-count 3"), "{e}");
+    assert!(
+        e.message.contains("--concurrency 2 with --shard-count 3"),
+        "{e}"
+    );
 
     let mut plan = crate::test_plan::plan();
     plan.shard = Some(shard(3, 3));

@@ -136,8 +136,7 @@ pub fn parse_start_at(s: &str) -> Result<u64, String> {
     let d: Vec<&str> = date.split('-').collect();
     let (hms, frac) = time.split_once('.').unwrap_or((time, ""));
     let t: Vec<&str> = hms.split(':').collect();
-    if d.len() != 3 || t.len() != 3 || !frac.chars().all(|c| c.is_ascii_digit()) || frac.len() > 9
-    {
+    if d.len() != 3 || t.len() != 3 || !frac.chars().all(|c| c.is_ascii_digit()) || frac.len() > 9 {
         return Err(bad());
     }
     let num = |x: &str| x.parse::<i64>().map_err(|_| bad());
@@ -216,7 +215,11 @@ pub struct KubeRenderArgs {
     #[arg(long, default_value = "default")]
     pub namespace: String,
     /// A ReadWriteMany PersistentVolumeClaim the shards write their directories to.
-    #[arg(long = "results-pvc", value_name = "CLAIM", default_value = "inferbench-results")]
+    #[arg(
+        long = "results-pvc",
+        value_name = "CLAIM",
+        default_value = "inferbench-results"
+    )]
     pub results_pvc: String,
     /// CPU request and limit of each pod (Kubernetes quantity).
     #[arg(long, default_value = "2")]
@@ -268,17 +271,25 @@ mod tests {
 
     #[test]
     fn the_index_comes_from_the_flag_or_the_job() {
-        let env = |v: &'static str| move |k: &str| (k == "JOB_COMPLETION_INDEX").then(|| v.to_string());
-        let p = shard_plan_with(&args(Some(4), None), 1, env("2")).unwrap().unwrap();
+        let env =
+            |v: &'static str| move |k: &str| (k == "JOB_COMPLETION_INDEX").then(|| v.to_string());
+        let p = shard_plan_with(&args(Some(4), None), 1, env("2"))
+            .unwrap()
+            .unwrap();
         assert_eq!((p.index, p.count, p.start_tolerance_ns), (2, 4, 50_000_000));
-        let p = shard_plan_with(&args(Some(4), Some(1)), 1, env("2")).unwrap().unwrap();
+        let p = shard_plan_with(&args(Some(4), Some(1)), 1, env("2"))
+            .unwrap()
+            .unwrap();
         assert_eq!(p.index, 1);
         let e = shard_plan_with(&args(Some(4), None), 1, env("x")).unwrap_err();
         assert!(e.contains("JOB_COMPLETION_INDEX \"x\""), "{e}");
         let e = shard_plan_with(&args(Some(4), None), 1, |_| None).unwrap_err();
         assert!(e.contains("--shard-index"), "{e}");
         let e = shard_plan_with(&args(Some(4), Some(4)), 1, |_| None).unwrap_err();
-        assert!(e.contains("--shard-index 4: must be below --shard-count 4"), "{e}");
+        assert!(
+            e.contains("--shard-index 4: must be below --shard-count 4"),
+            "{e}"
+        );
         let e = shard_plan_with(&args(None, Some(1)), 1, |_| None).unwrap_err();
         assert!(e.contains("--shard-index applies to a shard"), "{e}");
         assert_eq!(shard_plan_with(&args(None, None), 1, |_| None), Ok(None));
@@ -300,7 +311,10 @@ mod tests {
             parse_start_at("2024-02-29T12:00:00Z"),
             Ok((19_782 * 86_400 + 43_200) * 1_000_000_000)
         );
-        assert_eq!(parse_start_at("1767225600.5"), Ok(1_767_225_600_500_000_000));
+        assert_eq!(
+            parse_start_at("1767225600.5"),
+            Ok(1_767_225_600_500_000_000)
+        );
         assert!(parse_start_at("2026-01-01 00:00:00").is_err());
         assert!(parse_start_at("-5").is_err());
     }

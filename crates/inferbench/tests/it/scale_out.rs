@@ -118,7 +118,10 @@ fn shards_started_together_merge_into_the_unsharded_run() {
 
     // The unsharded run of the same schedule.
     let single = root.join("single");
-    let o = run(&profile_args(&server.url, &single).iter().map(String::as_str).collect::<Vec<_>>());
+    let o = run(&profile_args(&server.url, &single)
+        .iter()
+        .map(String::as_str)
+        .collect::<Vec<_>>());
     assert!(o.status.success(), "{}", stderr(&o));
     let single = run_dir(&single);
 
@@ -154,7 +157,9 @@ fn shards_started_together_merge_into_the_unsharded_run() {
         let o = c.wait_with_output().unwrap();
         assert!(o.status.success(), "shard {i}: {}", stderr(&o));
     }
-    let shards: Vec<PathBuf> = (0..3).map(|i| run_dir(&root.join(format!("shard{i}")))).collect();
+    let shards: Vec<PathBuf> = (0..3)
+        .map(|i| run_dir(&root.join(format!("shard{i}"))))
+        .collect();
     // Shares of 30 single-turn requests dealt round robin: 10 each.
     for (i, s) in shards.iter().enumerate() {
         let m = read_json(&s.join("inferbench_manifest.json"));
@@ -190,13 +195,24 @@ fn shards_started_together_merge_into_the_unsharded_run() {
     let mut max_eps = 0i64;
     for (i, off) in offsets_ms.iter().enumerate() {
         let s = &me["shards"][i];
-        let eps = s["epsilon_ns"].as_i64().expect("bounded: measured against a reference");
+        let eps = s["epsilon_ns"]
+            .as_i64()
+            .expect("bounded: measured against a reference");
         let theta = s["offset_start_ns"].as_i64().unwrap();
         let injected = (-off * 1e6) as i64;
-        assert!((theta - injected).abs() <= eps, "shard {i}: θ {theta} vs {injected} ± {eps}");
+        assert!(
+            (theta - injected).abs() <= eps,
+            "shard {i}: θ {theta} vs {injected} ± {eps}"
+        );
         let end = s["offset_end_ns"].as_i64().unwrap();
-        assert!((end - injected).abs() <= eps, "shard {i} at the end: θ {end}");
-        assert!(s["start_lag_ns"].as_i64().unwrap().abs() < 50_000_000, "{s}");
+        assert!(
+            (end - injected).abs() <= eps,
+            "shard {i} at the end: θ {end}"
+        );
+        assert!(
+            s["start_lag_ns"].as_i64().unwrap().abs() < 50_000_000,
+            "{s}"
+        );
         max_eps = max_eps.max(eps);
     }
     let bound = me["window_bound_ns"].as_i64().unwrap();
@@ -228,7 +244,11 @@ fn shards_started_together_merge_into_the_unsharded_run() {
     // An ordinary run directory: metrics reproduces it, compare reads both.
     let o = run(&["metrics", merged.to_str().unwrap()]);
     assert!(o.status.success(), "{}", stderr(&o));
-    let o = run(&["compare", single.to_str().unwrap(), merged.to_str().unwrap()]);
+    let o = run(&[
+        "compare",
+        single.to_str().unwrap(),
+        merged.to_str().unwrap(),
+    ]);
     assert!(
         matches!(o.status.code(), Some(0) | Some(1)),
         "compare: {}",
@@ -237,17 +257,40 @@ fn shards_started_together_merge_into_the_unsharded_run() {
 
     // A set with a shard twice, or one missing, is refused.
     let a0 = shards[0].to_str().unwrap();
-    let o = run(&["merge", a0, a0, shards[2].to_str().unwrap(), "--output-dir", root.join("m2").to_str().unwrap()]);
+    let o = run(&[
+        "merge",
+        a0,
+        a0,
+        shards[2].to_str().unwrap(),
+        "--output-dir",
+        root.join("m2").to_str().unwrap(),
+    ]);
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("shard 0 given twice"), "{}", stderr(&o));
-    let o = run(&["merge", a0, "--output-dir", root.join("m3").to_str().unwrap()]);
-    assert!(stderr(&o).contains("shard 1 of 3 is missing"), "{}", stderr(&o));
+    let o = run(&[
+        "merge",
+        a0,
+        "--output-dir",
+        root.join("m3").to_str().unwrap(),
+    ]);
+    assert!(
+        stderr(&o).contains("shard 1 of 3 is missing"),
+        "{}",
+        stderr(&o)
+    );
 
     // A shard started after T0 + tolerance exits 6 and its set cannot be merged.
     let mut a = profile_args(&server.url, &root.join("late"));
     a.extend(
-        ["--shard-count", "3", "--shard-index", "2", "--start-at", &format!("{:.3}", now_s() - 1.0)]
-            .map(String::from),
+        [
+            "--shard-count",
+            "3",
+            "--shard-index",
+            "2",
+            "--start-at",
+            &format!("{:.3}", now_s() - 1.0),
+        ]
+        .map(String::from),
     );
     let o = run(&a.iter().map(String::as_str).collect::<Vec<_>>());
     assert_eq!(o.status.code(), Some(6), "{}", stderr(&o));
@@ -269,15 +312,42 @@ fn shards_started_together_merge_into_the_unsharded_run() {
 #[test]
 fn kube_render_prints_the_manifests() {
     let o = run(&[
-        "kube", "render", "--shard-count", "2", "--image", "img:1", "--output", "json", "--", "profile", "--url",
-        "http://s:8000", "-m", "m",
+        "kube",
+        "render",
+        "--shard-count",
+        "2",
+        "--image",
+        "img:1",
+        "--output",
+        "json",
+        "--",
+        "profile",
+        "--url",
+        "http://s:8000",
+        "-m",
+        "m",
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
     let v: Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(v["kind"], "List");
     assert_eq!(v["items"][1]["kind"], "Job");
     assert_eq!(v["items"][1]["spec"]["completions"], 2);
-    let o = run(&["kube", "render", "--shard-count", "2", "--image", "i", "--", "profile", "--shard-index", "1"]);
+    let o = run(&[
+        "kube",
+        "render",
+        "--shard-count",
+        "2",
+        "--image",
+        "i",
+        "--",
+        "profile",
+        "--shard-index",
+        "1",
+    ]);
     assert_eq!(o.status.code(), Some(2));
-    assert!(stderr(&o).contains("--shard-index is set per pod"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("--shard-index is set per pod"),
+        "{}",
+        stderr(&o)
+    );
 }
