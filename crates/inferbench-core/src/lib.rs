@@ -17,6 +17,7 @@ pub mod record;
 pub mod routing_plan;
 pub mod schedule;
 pub mod seed;
+pub mod shard;
 pub mod summary;
 pub mod time;
 pub mod tls_plan;

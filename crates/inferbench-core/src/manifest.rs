@@ -94,4 +94,12 @@ pub struct Manifest {
     /// Absent in manifests written before identity was recorded.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub identity: Option<crate::identity::Identity>,
+    /// A shard of a sharded run: its part, the schedule's digest, its start and clock
+    /// evidence (docs/scale-out.md).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard: Option<crate::shard::ShardEvidence>,
+    /// A run made by `inferbench merge` from shards: the window's clock bound and each
+    /// shard's offset and start lag.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub merge: Option<crate::shard::MergeEvidence>,
 }

@@ -578,6 +578,10 @@ pub struct RunPlan {
     /// Server controls and extra exports.
     #[serde(default)]
     pub controls: crate::controls_plan::ControlsPlan,
+    /// `--shard-index`/`--shard-count` and the shared start (docs/scale-out.md); None for an
+    /// unsharded run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard: Option<crate::shard::ShardPlan>,
 }
 
 fn default_confidence_level() -> f64 {

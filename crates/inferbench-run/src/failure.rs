@@ -18,6 +18,9 @@ pub mod exit {
     /// `gate`: no rule failed, but at least one could not be decided (an interval straddles
     /// the limit, too few samples, no data).
     pub const GATE_INCONCLUSIVE: u8 = 5;
+    /// A shard (`--shard-count`) reached `--start-at` later than `--start-tolerance`: it ran
+    /// nothing, and `merge` refuses its set (docs/scale-out.md).
+    pub const LATE_START: u8 = 6;
     /// Stopped by Ctrl-C or SIGTERM; the artifacts are written and marked partial.
     pub const INTERRUPTED: u8 = 130;
 
@@ -43,6 +46,10 @@ pub mod exit {
         (
             GATE_INCONCLUSIVE,
             "gate: INCONCLUSIVE, no rule failed but one could not be decided (too few samples, no data, an interval across the limit); qualify: INCONCLUSIVE",
+        ),
+        (
+            LATE_START,
+            "a shard reached --start-at later than --start-tolerance: it ran nothing (merge refuses the set)",
         ),
         (
             INTERRUPTED,
@@ -98,7 +105,7 @@ mod tests {
     #[test]
     fn the_table_lists_each_code_once_in_order() {
         let codes: Vec<u8> = exit::TABLE.iter().map(|(c, _)| *c).collect();
-        assert_eq!(codes, vec![0, 1, 2, 3, 4, 5, 130]);
+        assert_eq!(codes, vec![0, 1, 2, 3, 4, 5, 6, 130]);
     }
 
     #[test]

@@ -32,6 +32,7 @@ pub mod routing;
 pub mod run_identity;
 pub mod rundir;
 pub mod sessions;
+pub mod shard;
 pub mod side_files;
 pub mod sim;
 pub mod sink;

@@ -66,7 +66,7 @@ pub async fn run_one(mut p: Prepared, observer: &Arc<dyn Observer>) -> Result<Ru
         inferbench_client::tls::install_plan(&p.plan.tls).map_err(Failure::input)?;
     }
     let plan = &p.plan;
-    let clock = Clock::start();
+    let clock = crate::shard::gate::run_clock(&p.plan);
     let started_at = inferbench_core::time::iso_utc_seconds(clock.anchor_unix_ns());
     if !plan.tls.verifies() {
         observer.event(Event::Warning {
@@ -115,6 +115,8 @@ pub async fn run_one(mut p: Prepared, observer: &Arc<dyn Observer>) -> Result<Ru
     // Written now and replaced at the end: a run that is killed leaves a manifest that says
     // it did not finish (and `inferbench metrics DIR --write` can still score its evidence).
     inferbench_artifacts::write_manifest(&run_dir, &manifest)?;
+    // A shard: its clock measured and `--start-at` made a deadline (a late shard stops here).
+    let gate = crate::shard::gate::open(&p, &run_dir, &mut manifest)?;
 
     // Server metrics and GPU telemetry, on their own thread; the start scrapes happen now,
     // before the first request.
@@ -213,6 +215,9 @@ pub async fn run_one(mut p: Prepared, observer: &Arc<dyn Observer>) -> Result<Ru
     // about once a second, on the sampler's own thread (off the client's runtime).
     let sampler =
         inferbench_client::resources::Sampler::start(clock, Duration::from_secs(1), probes);
+    if let Some(g) = &gate {
+        g.wait().await;
+    }
     let outcome = engine.run(tx).await;
     observer.event(Event::EngineStopped);
     let scraped = scraper.map(|s| s.stop());
@@ -254,6 +259,7 @@ pub async fn run_one(mut p: Prepared, observer: &Arc<dyn Observer>) -> Result<Ru
     manifest.ended_at = Some(inferbench_core::time::iso_utc_seconds(
         clock.anchor_unix_ns() + outcome.end_ns,
     ));
+    let late = gate.and_then(|g| g.finish(&mut manifest, &outcome.windows, clock));
     let finished = sink.finish(Some(&end), &manifest, &p.inputs)?;
 
     let schedule_missed = finished.scores.schedule.as_ref().is_some_and(|v| !v.kept);
@@ -269,6 +275,7 @@ pub async fn run_one(mut p: Prepared, observer: &Arc<dyn Observer>) -> Result<Ru
             schedule_missed && plan.load.schedule_rule.fail_on_miss,
         )
     };
+    let failure = late.or(failure);
     let code = match (&failure, partial) {
         (Some(f), _) => f.code,
         (None, true) => exit::INTERRUPTED,
@@ -402,6 +409,8 @@ fn first_manifest(
         },
         files: Vec::new(),
         identity: None,
+        shard: None,
+        merge: None,
     };
     let mut id = crate::run_identity::measured(&crate::run_identity::Facts {
         manifest: &m,

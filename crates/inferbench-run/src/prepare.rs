@@ -45,6 +45,8 @@ pub struct Prepared {
     pub declared: Vec<inferbench_core::identity::Declaration>,
     /// The dataset's expected answers, frozen into the run directory before it starts.
     pub answers: Option<Arc<crate::correctness::AnswerSet>>,
+    /// `--shard-count`: this process's part of the schedule (docs/scale-out.md).
+    pub shard: Option<Arc<crate::shard::Setup>>,
 }
 
 impl Prepared {
@@ -54,7 +56,11 @@ impl Prepared {
         let mut sampler =
             inferbench_workload::Sampler::new(self.sampling, self.conversations, self.seed)
                 .map_err(|e| Failure::input(e.to_string()))?;
-        Ok(Box::new(move || sampler.next()))
+        let order: Box<dyn FnMut() -> usize + Send> = Box::new(move || sampler.next());
+        Ok(match &self.shard {
+            Some(s) => s.order(order),
+            None => order,
+        })
     }
 
     /// Points the run at `url` (the simulated server, once it listens).
@@ -151,7 +157,7 @@ pub fn prepare(plan: &RunPlan, tokenizer: Arc<Tokenizer>) -> Result<Prepared, Fa
     let mut dataset = dataset;
     dataset.answers_sha256 = answers.as_ref().map(|a| a.digest().to_string());
     let inputs = inferbench_workload::inputs_json(&built.workload);
-    Ok(Prepared {
+    let mut prepared = Prepared {
         plan: plan.clone(),
         tokenizer,
         workload: Arc::new(built.workload),
@@ -167,7 +173,10 @@ pub fn prepare(plan: &RunPlan, tokenizer: Arc<Tokenizer>) -> Result<Prepared, Fa
         engine,
         declared: Vec::new(),
         answers: answers.map(Arc::new),
-    })
+        shard: None,
+    };
+    crate::shard::apply(&mut prepared)?;
+    Ok(prepared)
 }
 
 fn uri_of(plan: &RunPlan) -> Result<http::Uri, Failure> {

@@ -63,5 +63,6 @@ pub fn plan() -> RunPlan {
         routing: Default::default(),
         connection: Default::default(),
         controls: Default::default(),
+        shard: None,
     }
 }

@@ -9,14 +9,17 @@ mod crosswalk;
 mod gate_cmd;
 mod grade_cmd;
 mod inspect;
+mod kube_cmd;
 mod ledger_cmd;
 mod manual;
+mod merge_cmd;
 mod metrics_cmd;
 mod mock;
 mod plan_cmd;
 mod profile;
 mod progress;
 mod qualify_cmd;
+mod time_server_cmd;
 
 use std::process::ExitCode;
 
@@ -88,6 +91,9 @@ fn main() -> ExitCode {
         cli::Command::Bridge(a) => bridge_cmd::run(&a),
         cli::Command::Completions(a) => manual::completions(&a),
         cli::Command::Man(a) => manual::man(&a),
+        cli::Command::Merge(a) => merge_cmd::run(&a),
+        cli::Command::TimeServer(a) => time_server_cmd::run(&a),
+        cli::Command::Kube(a) => kube_cmd::run(&a),
     };
     match result {
         Ok(code) => ExitCode::from(code),

@@ -59,6 +59,7 @@ fn plan(endpoint: EndpointType) -> RunPlan {
         routing: Default::default(),
         connection: Default::default(),
         controls: Default::default(),
+        shard: None,
     }
 }
 

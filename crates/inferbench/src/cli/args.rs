@@ -70,6 +70,13 @@ pub enum Command {
     Completions(CompletionsArgs),
     /// Print the man page (roff) to stdout, or with --out-dir write one page per command.
     Man(ManArgs),
+    /// Merge the shards of a sharded run (`profile --shard-count N`) into one run directory:
+    /// offsets applied, every metric recomputed, the window's clock bound stated.
+    Merge(super::MergeArgs),
+    /// Answer clock-offset exchanges (UDP) for shards' `--time-reference`.
+    TimeServer(super::TimeServerArgs),
+    /// Kubernetes manifests for a sharded run (`kube render`).
+    Kube(super::KubeArgs),
 }
 
 #[derive(Args, Debug)]

@@ -672,6 +672,7 @@ pub fn build_plan(a: &ProfileArgs, argv: &[String], cell: &CellValues) -> Result
         routing: super::routing_args::routing_plan_for(&a.routing, all_urls, &models)?,
         connection: super::connection_args::connection_plan(&a.connection)?,
         controls: super::controls_args::controls_plan(&a.controls)?,
+        shard: super::shard_args::shard_plan(a)?,
         models,
         target,
         url,

@@ -423,4 +423,7 @@ pub struct ProfileArgs {
     // ---- Server controls and extra exports
     #[command(flatten)]
     pub controls: super::controls_args::ControlsArgs,
+    // ---- A shard of a frozen schedule, its start and clock (docs/scale-out.md)
+    #[command(flatten)]
+    pub shard: super::shard_args::ShardArgs,
 }

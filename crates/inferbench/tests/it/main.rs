@@ -24,6 +24,7 @@ mod pipeline;
 mod plan;
 mod profile;
 mod routing;
+mod scale_out;
 mod secrets;
 mod sim_server;
 mod telemetry;

@@ -285,6 +285,7 @@ pub fn plan() -> RunPlan {
         routing: Default::default(),
         connection: Default::default(),
         controls: Default::default(),
+        shard: None,
     }
 }
 
@@ -337,5 +338,7 @@ pub fn manifest() -> Manifest {
         },
         files: vec![],
         identity: None,
+        shard: None,
+        merge: None,
     }
 }

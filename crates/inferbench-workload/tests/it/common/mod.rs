@@ -65,5 +65,6 @@ pub fn base_plan(endpoint: EndpointType) -> RunPlan {
         routing: Default::default(),
         connection: Default::default(),
         controls: Default::default(),
+        shard: None,
     }
 }

@@ -1,0 +1,2 @@
+//! Every integration test of this crate, in one binary.
+mod golden;
