@@ -70,8 +70,11 @@ fn profile_args(url: &str, dir: &Path) -> Vec<String> {
     .to_vec()
 }
 
-/// The one run directory under an artifact directory.
+/// The run directory: the artifact directory itself, or the one run under it.
 fn run_dir(artifacts: &Path) -> PathBuf {
+    if artifacts.join("inferbench_manifest.json").is_file() {
+        return artifacts.to_path_buf();
+    }
     std::fs::read_dir(artifacts)
         .unwrap()
         .filter_map(|e| e.ok().map(|e| e.path()))
