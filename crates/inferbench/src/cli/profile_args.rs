@@ -417,4 +417,7 @@ pub struct ProfileArgs {
     // ---- Server controls and extra exports
     #[command(flatten)]
     pub controls: super::controls_args::ControlsArgs,
+    // ---- The YAML config, sweep shape, seeds, tokenizer and service flags (issue 14)
+    #[command(flatten)]
+    pub aiperf: super::aiperf_args::AiperfArgs,
 }
