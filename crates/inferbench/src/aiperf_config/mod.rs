@@ -154,19 +154,12 @@ fn read(file: &str, text: &str) -> Result<Map<String, Value>, String> {
     }
 }
 
-/// `config validate`: the file against AIPerf 0.13's schema (after substitution).
-pub fn validate_file(path: &Path) -> Result<(), String> {
-    let file = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|e| format!("{file}: cannot read: {e}"))?;
-    read(&file, &text).map(|_| ())
-}
+/// A cell of `config expand` with the flags it maps to (or the part refused).
+pub type ExpandedCell = (sweep::ConfigCell, Result<Vec<String>, String>);
 
 /// `config expand`: the cells the file's sweep would run (one without a sweep), each with
 /// the flags it maps to or the reason it is refused.
-pub fn expand_file(
-    path: &Path,
-    simulated: bool,
-) -> Result<Vec<(sweep::ConfigCell, Result<Vec<String>, String>)>, String> {
+pub fn expand_file(path: &Path, simulated: bool) -> Result<Vec<ExpandedCell>, String> {
     let file = path.display().to_string();
     let text = std::fs::read_to_string(path).map_err(|e| format!("{file}: cannot read: {e}"))?;
     let base_dir = path.parent().unwrap_or(Path::new(""));

@@ -379,9 +379,15 @@ fn aiperf_config_a_cli_grid_sweep_becomes_comma_lists_replacing_the_base() {
     // A field with no comma-list flag is refused by name; in a plan the sweep is refused.
     let bad = yaml.replace("rate: [1.0, 2.0]", "requests: [1, 2]");
     let e = super::flags_from_str("x.yaml", &bad, Path::new(""), &opts).unwrap_err();
-    assert!(e.starts_with("x.yaml: sweep.parameters.requests: not built"), "{e}");
+    assert!(
+        e.starts_with("x.yaml: sweep.parameters.requests: not built"),
+        "{e}"
+    );
     let e = super::flags_from_str("x.yaml", yaml, Path::new(""), &Options::default()).unwrap_err();
-    assert!(e.contains("sweep.type \"zip\": not built in inferbench plans"), "{e}");
+    assert!(
+        e.contains("sweep.type \"zip\": not built in inferbench plans"),
+        "{e}"
+    );
 }
 
 #[test]
@@ -423,5 +429,8 @@ fn aiperf_config_cli_maps_multirun_artifacts_and_slos() {
         &opts,
     )
     .unwrap_err();
-    assert_eq!(e, "x.yaml: multiRun.setConsistentSeed false: not built in inferbench plans");
+    assert_eq!(
+        e,
+        "x.yaml: multiRun.setConsistentSeed false: not built in inferbench plans"
+    );
 }
