@@ -5,6 +5,7 @@ mod aiperf_config;
 mod bridge_cmd;
 mod cli;
 mod compare_cmd;
+mod config_cmd;
 mod crosswalk;
 mod gate_cmd;
 mod grade_cmd;
@@ -57,6 +58,23 @@ fn main() -> ExitCode {
         Ok(m) => m,
         Err(e) => e.exit(),
     };
+    // `profile --config FILE.yaml`: the file's flags under the command line's.
+    let (matches, argv) = match cli::apply_config(matches, argv) {
+        Ok(x) => x,
+        Err(e) => {
+            eprintln!("inferbench: error: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    match cli::service_notes(&matches) {
+        Ok(notes) => notes
+            .iter()
+            .for_each(|n| eprintln!("inferbench: note: {n}")),
+        Err(e) => {
+            eprintln!("inferbench: error: {e}");
+            return ExitCode::from(2);
+        }
+    }
     if let Err(e) = cli::check_unbuilt(&matches) {
         eprintln!("inferbench: error: {e}");
         return ExitCode::from(2);
@@ -88,6 +106,7 @@ fn main() -> ExitCode {
         cli::Command::Gate(a) => gate_cmd::run(&a),
         cli::Command::Qualify(a) => qualify_cmd::run(&a, &argv),
         cli::Command::Plan(a) => plan_cmd::run(&a),
+        cli::Command::Config(a) => config_cmd::run(&a),
         cli::Command::Bridge(a) => bridge_cmd::run(&a),
         cli::Command::Completions(a) => manual::completions(&a),
         cli::Command::Man(a) => manual::man(&a),

@@ -125,13 +125,16 @@ fn fmt_num(x: f64) -> String {
     format!("{x}")
 }
 
-/// The flags of a whole config; `benchmark` is the (scenario-merged) benchmark table.
-pub fn flags(
+/// The flags of a whole config; `benchmark` is the (scenario-merged) benchmark table;
+/// `cli` is `profile --config`, where `multiRun` and `benchmark.artifacts` map to
+/// flags (a plan has its own `repeats` and `output`, so there they stay refused).
+pub fn flags_for(
     file: &str,
     doc: &Map<String, Value>,
     benchmark: &Map<String, Value>,
     base: &Path,
     simulated: bool,
+    cli: bool,
 ) -> Result<Vec<String>, String> {
     let mut out: Vec<String> = Vec::new();
     let mut root = Part::new(file, "", &Value::Object(doc.clone()))?;
@@ -148,6 +151,16 @@ pub fn flags(
     root.take("sweep");
     if let Some(seed) = root.uint("randomSeed")? {
         out.extend(["--random-seed".into(), seed.to_string()]);
+    }
+    if cli && let Some(m) = root.take("multiRun") {
+        multi_run(file, &m, &mut out)?;
+    }
+    // Consumed by the substitution AIPerf does first; inferbench refuses `{{ … }}` (mod.rs),
+    // so variables without a template are inert, as in AIPerf.
+    root.take("variables");
+    // `false` is AIPerf's default; `true` (--no-sweep-table) is not built.
+    if root.boolean("noSweepTable")? == Some(true) {
+        return Err(refused(file, "noSweepTable", &Value::Bool(true)));
     }
     root.done()?;
     let mut b = Part::new(file, "benchmark", &Value::Object(benchmark.clone()))?;
@@ -184,6 +197,12 @@ pub fn flags(
         dataset(file, &at, &d, base, &mut out)?;
     }
     phases(&mut b, &mut out)?;
+    if cli && let Some(a) = b.take("artifacts") {
+        artifacts(file, &a, &mut out)?;
+    }
+    if let Some(v) = b.take("slos") {
+        slos(file, &v, &mut out)?;
+    }
     b.done()?;
     Ok(out)
 }
@@ -548,4 +567,97 @@ fn warmup_phase(file: &str, at: &str, p: &Value, out: &mut Vec<String>) -> Resul
         out.extend(["--warmup-concurrency-ramp-duration".into(), fmt_num(r)]);
     }
     p.done()
+}
+
+/// `multiRun`: repeats, cool-down, confidence level and warmup-after-first map to flags.
+/// inferbench's repeats always share one seed (42 when none is given), which is AIPerf's
+/// `setConsistentSeed: true`; the other seed policies and convergence are refused by name.
+fn multi_run(file: &str, m: &Value, out: &mut Vec<String>) -> Result<(), String> {
+    let mut m = Part::new(file, "multiRun", m)?;
+    if let Some(n) = m.uint("numRuns")? {
+        out.extend(["--num-profile-runs".into(), n.to_string()]);
+    }
+    if let Some(c) = m.num("cooldownSeconds")? {
+        out.extend(["--profile-run-cooldown-seconds".into(), fmt_num(c)]);
+    }
+    if let Some(c) = m.num("confidenceLevel")? {
+        out.extend(["--confidence-level".into(), fmt_num(c)]);
+    }
+    if let Some(d) = m.boolean("disableWarmupAfterFirst")? {
+        out.extend([
+            "--profile-run-disable-warmup-after-first".into(),
+            d.to_string(),
+        ]);
+    }
+    for (k, accepted) in [("setConsistentSeed", true), ("varySeedPerTrial", false)] {
+        if let Some(v) = m.take(k)
+            && v.as_bool() != Some(accepted)
+        {
+            return Err(m.refuse(k, &v));
+        }
+    }
+    m.done()
+}
+
+/// `artifacts`: the directory and export prefix map to flags; `summary` and `records` are
+/// accepted when they name files inferbench writes anyway (it writes them all);
+/// `sliceDuration` becomes `--slice-duration`. Every other part is refused by name.
+fn artifacts(file: &str, a: &Value, out: &mut Vec<String>) -> Result<(), String> {
+    let mut a = Part::new(file, "benchmark.artifacts", a)?;
+    if let Some(d) = a.string("dir")? {
+        out.extend(["--artifact-dir".into(), d]);
+    }
+    if let Some(p) = a.string("prefix")? {
+        out.extend(["--profile-export-prefix".into(), p]);
+    }
+    for (k, written) in [
+        ("summary", &["json", "csv"][..]),
+        ("records", &["jsonl"][..]),
+    ] {
+        let Some(v) = a.take(k) else { continue };
+        let items: Vec<Value> = match &v {
+            Value::Array(x) => x.clone(),
+            other => vec![other.clone()],
+        };
+        for (i, x) in items.iter().enumerate() {
+            if !x.as_str().is_some_and(|s| written.contains(&s)) {
+                return Err(a.refuse(&format!("{k}[{i}]"), x));
+            }
+        }
+    }
+    if let Some(s) = a.seconds("sliceDuration")? {
+        out.extend(["--slice-duration".into(), fmt_num(s)]);
+    }
+    // Off is inferbench's behaviour too.
+    for k in [
+        "raw",
+        "trace",
+        "showTraceTiming",
+        "autoPlot",
+        "plotRequired",
+    ] {
+        if a.boolean(k)? == Some(true) {
+            return Err(a.refuse(k, &Value::Bool(true)));
+        }
+    }
+    a.done()
+}
+
+/// `slos: {metric: bound}` → `--goodput "metric:bound …"` (AIPerf's SLO syntax, display
+/// units; the metric names are checked when the flag is parsed).
+fn slos(file: &str, v: &Value, out: &mut Vec<String>) -> Result<(), String> {
+    let Value::Object(m) = v else {
+        return Err(refused(file, "benchmark.slos", v));
+    };
+    let mut items = Vec::new();
+    for (k, x) in m {
+        let Some(n) = x.as_f64() else {
+            return Err(refused(file, &join("benchmark.slos", k), x));
+        };
+        items.push(format!("{k}:{}", fmt_num(n)));
+    }
+    if !items.is_empty() {
+        out.extend(["--goodput".into(), items.join(" ")]);
+    }
+    Ok(())
 }

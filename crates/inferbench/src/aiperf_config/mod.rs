@@ -8,6 +8,8 @@
 //! mapped is refused by name (`FILE: benchmark.artifacts: not built …`), never skipped.
 
 mod map;
+mod subst;
+pub mod sweep;
 #[cfg(test)]
 mod tests;
 
@@ -32,6 +34,8 @@ pub struct Options {
     /// Benchmark the built-in simulated server instead of the config's endpoint URL (AIPerf's
     /// schema requires one): the URL, and the path it carries, are not mapped.
     pub simulated: bool,
+    /// `profile --config` (not a plan): `multiRun` and `benchmark.artifacts` map to flags.
+    pub cli: bool,
 }
 
 /// The flags `path` stands for (file values resolved against the YAML file's directory).
@@ -50,46 +54,164 @@ pub fn flags_from_str(
     base: &Path,
     opts: &Options,
 ) -> Result<Vec<String>, String> {
-    let doc: Value = serde_saphyr::from_str(text).map_err(|e| {
+    let doc = read(file, text)?;
+    let sweep = doc.get("sweep").cloned();
+    let ty = sweep
+        .as_ref()
+        .map(|s| s.get("type").and_then(Value::as_str).unwrap_or("grid"));
+    // A plan profile is one workload: a sweep other than `scenarios` is refused first.
+    if let Some(t) = ty
+        && t != "scenarios"
+        && !opts.cli
+    {
+        return Err(format!(
+            "{file}: sweep.type \"{t}\": not built in inferbench plans (a plan profile is one workload; only `scenarios` selects one)"
+        ));
+    }
+    let (Some(sweep), Some("grid" | "zip")) = (&sweep, ty) else {
+        let benchmark = resolve_scenario(file, &doc, opts.scenario.as_deref())?;
+        return map::flags_for(file, &doc, &benchmark, base, opts.simulated, opts.cli);
+    };
+    if let Some(s) = &opts.scenario {
+        return Err(format!(
+            "{file}: sweep: scenario \"{s}\" selected, but the sweep is a {}",
+            ty.unwrap_or_default()
+        ));
+    }
+    let lists = sweep::list_flags(file, sweep)?;
+    let benchmark = doc
+        .get("benchmark")
+        .and_then(Value::as_object)
+        .cloned()
+        .ok_or_else(|| format!("{file}: benchmark: missing"))?;
+    let mut out = map::flags_for(file, &doc, &benchmark, base, opts.simulated, opts.cli)?;
+    for (flags, values) in lists {
+        out = without(out, &flags);
+        out.extend([flags[0].to_string(), values]);
+    }
+    if ty == Some("zip") {
+        out.extend(["--sweep-type".into(), "zip".into()]);
+    }
+    let mut rest = sweep.as_object().cloned().unwrap_or_default();
+    for k in ["type", "parameters"] {
+        rest.shift_remove(k);
+    }
+    if let Some(c) = rest
+        .shift_remove("cooldownSeconds")
+        .filter(|v| !v.is_null())
+    {
+        let Some(x) = c.as_f64() else {
+            return Err(refused(file, "sweep.cooldownSeconds", &c));
+        };
+        out.extend(["--parameter-sweep-cooldown-seconds".into(), format!("{x}")]);
+    }
+    // inferbench's cells share one seed (42 unless given): AIPerf's `sameSeed: true`.
+    if rest.get("sameSeed").and_then(Value::as_bool) == Some(true) {
+        rest.shift_remove("sameSeed");
+    }
+    if let Some((k, v)) = rest.iter().find(|(_, v)| !v.is_null()) {
+        return Err(refused(file, &join("sweep", k), v));
+    }
+    Ok(out)
+}
+
+/// `flags` without every occurrence of the flags in `drop` (each with its value).
+fn without(flags: Vec<String>, drop: &[&str]) -> Vec<String> {
+    let mut out = Vec::with_capacity(flags.len());
+    let mut it = flags.into_iter().peekable();
+    while let Some(f) = it.next() {
+        if drop.contains(&f.as_str()) {
+            if it.peek().is_some_and(|v| !v.starts_with("--")) {
+                it.next();
+            }
+            continue;
+        }
+        out.push(f);
+    }
+    out
+}
+
+/// The file read as AIPerf reads it: environment substitution, YAML, durations as seconds,
+/// then the schema. Templates (`{{ … }}`) are refused by name.
+fn read(file: &str, text: &str) -> Result<Map<String, Value>, String> {
+    let text = subst::env(file, text, &|k| std::env::var(k).ok())?;
+    let doc: Value = serde_saphyr::from_str(&text).map_err(|e| {
         format!(
             "{file}: not YAML: {}",
             e.to_string().lines().next().unwrap_or_default()
         )
     })?;
-    let doc = match doc {
-        Value::Object(m) => m,
-        _ => return Err(format!("{file}: not a YAML mapping")),
-    };
-    // A sweep other than `scenarios` is refused first: the file is not one workload at all.
-    if let Some(ty) = doc
-        .get("sweep")
-        .map(|s| s.get("type").and_then(Value::as_str).unwrap_or("grid"))
-        && ty != "scenarios"
-    {
-        return Err(format!(
-            "{file}: sweep.type \"{ty}\": not built in inferbench plans (a plan profile is one workload; only `scenarios` selects one)"
-        ));
+    if !doc.is_object() {
+        return Err(format!("{file}: not a YAML mapping"));
     }
-    no_substitution(file, "", &Value::Object(doc.clone()))?;
-    let mut doc = Value::Object(doc);
+    no_substitution(file, "", &doc)?;
+    let mut doc = doc;
     durations_as_seconds(&mut doc);
     validate(file, &doc)?;
-    let Value::Object(doc) = doc else {
-        return Err(format!("{file}: not a YAML mapping"));
-    };
-    let benchmark = resolve_scenario(file, &doc, opts.scenario.as_deref())?;
-    map::flags(file, &doc, &benchmark, base, opts.simulated)
+    match doc {
+        Value::Object(m) => Ok(m),
+        _ => Err(format!("{file}: not a YAML mapping")),
+    }
 }
 
-/// AIPerf expands `${VAR:default}` and Jinja `{{ … }}` before reading the file; inferbench
-/// does not, so such a value would be read literally.
+/// A cell of `config expand` with the flags it maps to (or the part refused).
+pub type ExpandedCell = (sweep::ConfigCell, Result<Vec<String>, String>);
+
+/// `config expand`: the cells the file's sweep would run (one without a sweep), each with
+/// the flags it maps to or the reason it is refused.
+pub fn expand_file(path: &Path, simulated: bool) -> Result<Vec<ExpandedCell>, String> {
+    let file = path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{file}: cannot read: {e}"))?;
+    let base_dir = path.parent().unwrap_or(Path::new(""));
+    let doc = read(&file, &text)?;
+    let benchmark = doc
+        .get("benchmark")
+        .and_then(Value::as_object)
+        .cloned()
+        .ok_or_else(|| format!("{file}: benchmark: missing"))?;
+    let mut root = doc.clone();
+    root.shift_remove("sweep");
+    let cells: Vec<sweep::ConfigCell> = match doc.get("sweep") {
+        None => vec![sweep::ConfigCell {
+            name: "(no sweep)".into(),
+            benchmark,
+        }],
+        Some(s) if s.get("type").and_then(Value::as_str) == Some("scenarios") => {
+            let names: Vec<String> = s
+                .get("runs")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .filter_map(|r| r.get("name").and_then(Value::as_str).map(str::to_string))
+                .collect();
+            let mut v = Vec::new();
+            for n in names {
+                let b = resolve_scenario(&file, &doc, Some(&n))?;
+                v.push(sweep::ConfigCell {
+                    name: n,
+                    benchmark: b,
+                });
+            }
+            v
+        }
+        Some(s) => sweep::expand(&file, s, &benchmark)?,
+    };
+    Ok(cells
+        .into_iter()
+        .map(|c| {
+            let flags = map::flags_for(&file, &root, &c.benchmark, base_dir, simulated, true);
+            (c, flags)
+        })
+        .collect())
+}
+
+/// AIPerf expands Jinja `{{ … }}` before reading the file; inferbench does not, so such a
+/// value would be read literally.
 fn no_substitution(file: &str, at: &str, v: &Value) -> Result<(), String> {
     match v {
-        Value::String(s) if s.contains("${") || s.contains("{{") || s.contains("{%") => {
-            Err(format!(
-                "{file}: {at}: \"{s}\": environment and template substitution is not built in inferbench plans"
-            ))
-        }
+        Value::String(s) if s.contains("{{") || s.contains("{%") => Err(format!(
+            "{file}: {at}: \"{s}\": Jinja template substitution is not built in inferbench"
+        )),
         Value::Array(a) => a
             .iter()
             .enumerate()

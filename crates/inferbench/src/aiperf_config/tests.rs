@@ -2,7 +2,7 @@
 //! `tests/data/aiperf-config/`) and a few configs written for these tests (`ours/`). Expected
 //! flags are written by hand from each file.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use super::{Options, profile_flags};
 
@@ -105,6 +105,7 @@ fn aiperf_config_a_scenario_is_merged_over_the_base_benchmark() {
     let opts = Options {
         scenario: Some("chatbot".into()),
         simulated: false,
+        cli: false,
     };
     assert_eq!(
         ok("ours/scenarios.yaml", &opts),
@@ -163,6 +164,7 @@ fn aiperf_config_scenario_selection_errors_name_the_part() {
     let nope = Options {
         scenario: Some("nope".into()),
         simulated: false,
+        cli: false,
     };
     let e = refused("ours/scenarios.yaml", &nope);
     assert!(e.contains("sweep.runs: no scenario \"nope\""), "{e}");
@@ -170,6 +172,7 @@ fn aiperf_config_scenario_selection_errors_name_the_part() {
     let summ = Options {
         scenario: Some("summarization".into()),
         simulated: false,
+        cli: false,
     };
     let e = refused("ours/scenarios.yaml", &summ);
     assert!(
@@ -181,6 +184,7 @@ fn aiperf_config_scenario_selection_errors_name_the_part() {
         &Options {
             scenario: Some("x".into()),
             simulated: false,
+            cli: false,
         },
     );
     assert!(e.contains("sweep: scenario \"x\" selected"), "{e}");
@@ -214,6 +218,7 @@ fn aiperf_config_a_fixed_schedule_trace_maps_with_auto_offset_on() {
     let sim = Options {
         scenario: None,
         simulated: true,
+        cli: false,
     };
     assert_eq!(ok("ours/fixed_trace.yaml", &sim), want(false));
 }
@@ -278,11 +283,14 @@ fn aiperf_config_templates_with_parts_not_built_are_refused_by_name() {
         ),
         (
             "scenario_workload_profiles.yaml",
-            "benchmark.model: \"${MODEL_NAME:meta-llama/Llama-3.1-8B-Instruct}\": environment and template substitution is not built",
+            // `${MODEL_NAME:…}` is substituted (its default) since issue 14: what is left is
+            // the choice of one scenario.
+            "sweep.type \"scenarios\": select one with the profile's scenario",
         ),
         (
+            // `slos` map to --goodput since issue 14; artifacts stay refused in plans.
             "goodput_slo.yaml",
-            "benchmark.slos: not built in inferbench plans",
+            "benchmark.artifacts: not built in inferbench plans",
         ),
         (
             "warmup_profiling.yaml",
@@ -317,4 +325,108 @@ fn aiperf_config_durations_read_as_aiperf_writes_them() {
     assert_eq!(super::map::duration("1.5 min"), Some(90.0));
     assert_eq!(super::map::duration("2h"), Some(7200.0));
     assert_eq!(super::map::duration("inf"), None);
+}
+
+#[test]
+fn aiperf_config_environment_substitution_takes_the_value_then_the_default() {
+    let env = |k: &str| (k == "SET").then(|| "from-env".to_string());
+    assert_eq!(
+        super::subst::env("f", "a: ${SET:d}\nb: ${UNSET:600.0}\nc: x${SET}y\n", &env).unwrap(),
+        "a: from-env\nb: 600.0\nc: xfrom-envy\n"
+    );
+    assert_eq!(
+        super::subst::env("f", "a: 1\nb: ${NOPE}\n", &env).unwrap_err(),
+        "f:2: ${NOPE}: the environment variable is not set and has no default"
+    );
+    assert!(
+        super::subst::env("f", "a: ${BAD NAME}\n", &env)
+            .unwrap_err()
+            .starts_with("f:1: \"${BAD NAME}\": not an environment variable name")
+    );
+}
+
+#[test]
+fn aiperf_config_a_cli_grid_sweep_becomes_comma_lists_replacing_the_base() {
+    let yaml = "schemaVersion: \"2.0\"\nsweep:\n  type: zip\n  parameters:\n    rate: [1.0, 2.0]\n    dataset.prompts.isl: [16, 32]\nbenchmark:\n  model: m\n  endpoint:\n    url: http://localhost:8000\n  dataset:\n    type: synthetic\n    prompts:\n      isl: {mean: 100, stddev: 10}\n      osl: 4\n  phases:\n    type: poisson\n    rate: 9.0\n    requests: 10\n";
+    let opts = Options {
+        scenario: None,
+        simulated: true,
+        cli: true,
+    };
+    let f = super::flags_from_str("x.yaml", yaml, Path::new(""), &opts).unwrap();
+    // The base's --request-rate 9 and --isl 100 --isl-stddev 10 are gone; the lists follow.
+    assert_eq!(
+        f,
+        s(&[
+            "--model",
+            "m",
+            "--no-streaming",
+            "--dataset-sampling-strategy",
+            "sequential",
+            "--osl",
+            "4",
+            "--arrival-pattern",
+            "poisson",
+            "--request-count",
+            "10",
+            "--request-rate",
+            "1.0,2.0",
+            "--isl",
+            "16,32",
+            "--sweep-type",
+            "zip",
+        ])
+    );
+    // A field with no comma-list flag is refused by name; in a plan the sweep is refused.
+    let bad = yaml.replace("rate: [1.0, 2.0]", "requests: [1, 2]");
+    let e = super::flags_from_str("x.yaml", &bad, Path::new(""), &opts).unwrap_err();
+    assert!(
+        e.starts_with("x.yaml: sweep.parameters.requests: not built"),
+        "{e}"
+    );
+    let e = super::flags_from_str("x.yaml", yaml, Path::new(""), &Options::default()).unwrap_err();
+    assert!(
+        e.contains("sweep.type \"zip\": not built in inferbench plans"),
+        "{e}"
+    );
+}
+
+#[test]
+fn aiperf_config_cli_maps_multirun_artifacts_and_slos() {
+    let yaml = "schemaVersion: \"2.0\"\nmultiRun:\n  numRuns: 3\n  cooldownSeconds: 2.5\n  setConsistentSeed: true\nbenchmark:\n  model: m\n  endpoint:\n    url: http://localhost:8000\n  dataset:\n    type: synthetic\n    entries: 8\n    prompts:\n      isl: 16\n      osl: 4\n  phases:\n    type: concurrency\n    concurrency: 2\n    requests: 4\n  slos:\n    time_to_first_token: 500\n    request_latency: 5000\n  artifacts:\n    dir: ./out\n    summary: [json]\n    records: [jsonl]\n";
+    let opts = Options {
+        scenario: None,
+        simulated: true,
+        cli: true,
+    };
+    let f = super::flags_from_str("x.yaml", yaml, Path::new(""), &opts).unwrap();
+    let has = |w: &[&str]| f.windows(w.len()).any(|x| x == s(w).as_slice());
+    assert!(
+        has(&[
+            "--num-profile-runs",
+            "3",
+            "--profile-run-cooldown-seconds",
+            "2.5"
+        ]),
+        "{f:?}"
+    );
+    assert!(has(&["--artifact-dir", "./out"]), "{f:?}");
+    assert!(
+        has(&["--goodput", "time_to_first_token:500 request_latency:5000"]),
+        "{f:?}"
+    );
+    // A plan has its own repeats: multiRun stays refused there.
+    let e = super::flags_from_str("x.yaml", yaml, Path::new(""), &Options::default()).unwrap_err();
+    assert_eq!(e, "x.yaml: multiRun: not built in inferbench plans");
+    let e = super::flags_from_str(
+        "x.yaml",
+        &yaml.replace("setConsistentSeed: true", "setConsistentSeed: false"),
+        Path::new(""),
+        &opts,
+    )
+    .unwrap_err();
+    assert_eq!(
+        e,
+        "x.yaml: multiRun.setConsistentSeed false: not built in inferbench plans"
+    );
 }

@@ -65,6 +65,9 @@ pub enum Command {
     /// client's evidence: CLIENT_SUFFICIENT, CLIENT_LIMITED, SERVER_SATURATED or
     /// INCONCLUSIVE (docs/qualify.md).
     Qualify(Box<super::QualifyArgs>),
+    /// AIPerf YAML configs: `config validate FILE` (the schema, and whether inferbench runs
+    /// it) and `config expand FILE` (the cells its sweep would run).
+    Config(super::ConfigArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell) to stdout, e.g.
     /// `inferbench completions bash > /etc/bash_completion.d/inferbench`.
     Completions(CompletionsArgs),

@@ -8,8 +8,10 @@
 //! - `limits`: time values bounded to what a `Duration` and the run clock can hold;
 //! - `plan`: sweep cells and plan building (every value checked, one error naming the flag).
 
+mod aiperf_args;
 mod args;
 mod bridge_args;
+mod config_flag;
 mod connection_args;
 mod controls_args;
 mod declare;
@@ -27,6 +29,7 @@ mod tls_args;
 mod unbuilt;
 mod values;
 
+pub use aiperf_args::{ConfigArgs, ConfigCommand, SweepTypeArg};
 pub use args::EvidenceCompressionArg;
 pub use args::{
     ArrivalArg, Cli, Command, CompareArgs, CompletionsArgs, CrosswalkArgs, EndpointArg,
@@ -35,6 +38,7 @@ pub use args::{
 pub use args::{LedgerArgs, LedgerBaselineCommand, LedgerCommand, LedgerEpochCommand};
 #[allow(unused_imports)]
 pub use bridge_args::{BridgeArgs, BridgeCommand};
+pub use config_flag::{apply_config, service_notes};
 pub use declare::declarations;
 pub use gate_args::GateArgs;
 pub use given::check_given;

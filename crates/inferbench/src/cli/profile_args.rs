@@ -426,4 +426,6 @@ pub struct ProfileArgs {
     // ---- A shard of a frozen schedule, its start and clock (docs/scale-out.md)
     #[command(flatten)]
     pub shard: super::shard_args::ShardArgs,
+    // ---- The YAML config, sweep shape, seeds, tokenizer and service flags (issue 14)
+    pub aiperf: super::aiperf_args::AiperfArgs,
 }

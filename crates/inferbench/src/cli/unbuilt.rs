@@ -13,7 +13,6 @@ pub const UNBUILT_FLAGS: &[(&str, bool)] = &[
     ("num-warmup-sessions", true),
     ("warmup-arrival-pattern", true),
     ("warmup-grace-period", true),
-    ("sweep-type", true),
     ("parameter-sweep-mode", true),
     ("parameter-sweep-same-seed", false),
     ("variant", true),
@@ -27,10 +26,7 @@ pub const UNBUILT_FLAGS: &[(&str, bool)] = &[
     ("no-sweep-table", false),
     ("apply-chat-template", false),
     ("tokenizer-revision", true),
-    ("tokenizer-trust-remote-code", false),
     ("slice-duration", true),
-    ("record-processors", true),
-    ("config", true),
 ];
 
 /// Add the unbuilt flags to the `profile` subcommand, hidden, so that clap accepts them and

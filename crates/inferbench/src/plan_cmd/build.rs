@@ -73,6 +73,7 @@ fn build(plan: &PlanSpec, p: &ProfileSpec) -> Result<Ready, String> {
             let opts = crate::aiperf_config::Options {
                 scenario: scenario.clone(),
                 simulated: *simulated,
+                ..Default::default()
             };
             let mapped = crate::aiperf_config::profile_flags(path, &opts)
                 .map_err(|e| located(file, p.load_line, &f, e))?;

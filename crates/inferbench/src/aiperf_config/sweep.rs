@@ -1,0 +1,241 @@
+//! AIPerf's `sweep: {type: grid | zip}`: the cells (for `config expand`) and, for `profile`,
+//! the comma-list flags that make the same cells.
+//!
+//! Parameter paths are rooted under `benchmark`: `phases.NAME.FIELD` picks a phase by name
+//! (the flat `phases:` shorthand is the phase `profiling`), `datasets.NAME.…` a dataset by
+//! name (the `dataset:` shorthand is `default`), and a bare field (`rate`, `concurrency`) is
+//! a field of the one phase that is not a warmup.
+
+use serde_json::{Map, Value};
+
+use super::join;
+
+/// One cell of a sweep: its name (`path=value,…`, or the scenario's) and its `benchmark`.
+#[derive(Clone, Debug)]
+pub struct ConfigCell {
+    pub name: String,
+    pub benchmark: Map<String, Value>,
+}
+
+/// `sweep.parameters` as (path, values), in the file's order.
+pub fn parameters(file: &str, sweep: &Value) -> Result<Vec<(String, Vec<Value>)>, String> {
+    let Some(Value::Object(p)) = sweep.get("parameters") else {
+        return Err(format!("{file}: sweep.parameters: missing"));
+    };
+    p.iter()
+        .map(|(k, v)| match v {
+            Value::Array(a) if !a.is_empty() => Ok((k.clone(), a.clone())),
+            _ => Err(format!(
+                "{file}: sweep.parameters.{k}: expected a non-empty list of values"
+            )),
+        })
+        .collect()
+}
+
+/// The index of each parameter's value, per cell: grid (first parameter outermost) or zip.
+pub fn combos(file: &str, ty: &str, lens: &[usize]) -> Result<Vec<Vec<usize>>, String> {
+    match ty {
+        "grid" => {
+            let mut out: Vec<Vec<usize>> = vec![Vec::new()];
+            for &n in lens {
+                out = out
+                    .into_iter()
+                    .flat_map(|c| {
+                        (0..n).map(move |i| {
+                            let mut c = c.clone();
+                            c.push(i);
+                            c
+                        })
+                    })
+                    .collect();
+            }
+            Ok(out)
+        }
+        "zip" => {
+            let n = lens.first().copied().unwrap_or(1);
+            if lens.iter().any(|m| *m != n) {
+                return Err(format!(
+                    "{file}: sweep.parameters: a zip sweep's lists must have one length (they have {})",
+                    lens.iter()
+                        .map(usize::to_string)
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ));
+            }
+            Ok((0..n).map(|i| vec![i; lens.len()]).collect())
+        }
+        other => Err(format!(
+            "{file}: sweep.type \"{other}\": not built in inferbench (grid, zip and scenarios are)"
+        )),
+    }
+}
+
+/// The cells of a grid or zip sweep over `base`.
+pub fn expand(
+    file: &str,
+    sweep: &Value,
+    base: &Map<String, Value>,
+) -> Result<Vec<ConfigCell>, String> {
+    let ty = sweep.get("type").and_then(Value::as_str).unwrap_or("grid");
+    let params = parameters(file, sweep)?;
+    let lens: Vec<usize> = params.iter().map(|(_, v)| v.len()).collect();
+    let mut out = Vec::new();
+    for combo in combos(file, ty, &lens)? {
+        let mut b = Value::Object(base.clone());
+        let mut parameters = Vec::new();
+        for ((path, values), &i) in params.iter().zip(&combo) {
+            set(file, &mut b, path, values[i].clone())?;
+            parameters.push((path.clone(), values[i].clone()));
+        }
+        let name = parameters
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect::<Vec<_>>()
+            .join(",");
+        out.push(ConfigCell {
+            name,
+            benchmark: b.as_object().cloned().unwrap_or_default(),
+        });
+    }
+    Ok(out)
+}
+
+/// Sets `path` (rooted under `benchmark`) in `b`.
+fn set(file: &str, b: &mut Value, path: &str, v: Value) -> Result<(), String> {
+    let path = path.strip_prefix("benchmark.").unwrap_or(path);
+    let segs: Vec<&str> = path.split('.').collect();
+    let bad = |why: &str| format!("{file}: sweep.parameters.{path}: {why}");
+    let mut at: &mut Value = b;
+    let mut i = 0;
+    if segs.len() == 1 && at.get(segs[0]).is_none() {
+        // A bare name is a field of the one phase that is not a warmup.
+        at = profiling_phase(at).ok_or_else(|| bad("no single profiling phase to set it in"))?;
+    }
+    while i < segs.len() {
+        let k = segs[i];
+        let last = i + 1 == segs.len();
+        let Value::Object(m) = at else {
+            return Err(bad(&format!("{} is not a table", segs[..i].join("."))));
+        };
+        if last {
+            m.insert(k.to_string(), v);
+            return Ok(());
+        }
+        // `phases.NAME` and `datasets.NAME` select by name.
+        if matches!(k, "phases" | "datasets") {
+            let name = segs[i + 1];
+            let (list_key, short_key, short_name) = if k == "phases" {
+                ("phases", "phases", "profiling")
+            } else {
+                ("datasets", "dataset", "default")
+            };
+            let has_list = m.get(list_key).is_some_and(Value::is_array);
+            at = if has_list {
+                m.get_mut(list_key)
+                    .and_then(Value::as_array_mut)
+                    .and_then(|a| {
+                        a.iter_mut()
+                            .find(|x| x.get("name").and_then(Value::as_str) == Some(name))
+                    })
+                    .ok_or_else(|| bad(&format!("no {k} entry named \"{name}\"")))?
+            } else if name == short_name && m.get(short_key).is_some_and(Value::is_object) {
+                m.get_mut(short_key).ok_or_else(|| bad("missing"))?
+            } else {
+                return Err(bad(&format!("no {k} entry named \"{name}\"")));
+            };
+            i += 2;
+            continue;
+        }
+        at = m
+            .entry(k.to_string())
+            .or_insert_with(|| Value::Object(Map::new()));
+        i += 1;
+    }
+    Err(bad("empty path"))
+}
+
+/// The one phase that is not a warmup (`excludeFromResults: true` or named `warmup`).
+fn profiling_phase(b: &mut Value) -> Option<&mut Value> {
+    let m = b.as_object_mut()?;
+    if m.get("profiling").is_some_and(Value::is_object) {
+        return m.get_mut("profiling");
+    }
+    match m.get_mut("phases")? {
+        Value::Array(a) => {
+            let mut it = a.iter_mut().filter(|p| {
+                p.get("excludeFromResults").and_then(Value::as_bool) != Some(true)
+                    && p.get("name").and_then(Value::as_str) != Some("warmup")
+            });
+            let first = it.next()?;
+            it.next().is_none().then_some(first)
+        }
+        p @ Value::Object(_) => Some(p),
+        _ => None,
+    }
+}
+
+/// For `profile`: the comma-list flags of a grid or zip sweep, each replacing the base's own
+/// value of that flag (and, for a length, its stddev: a swept scalar is a fixed length).
+/// Parameters with no comma-list flag are refused by name.
+pub fn list_flags(file: &str, sweep: &Value) -> Result<Vec<(Vec<&'static str>, String)>, String> {
+    let ty = sweep.get("type").and_then(Value::as_str).unwrap_or("grid");
+    let params = parameters(file, sweep)?;
+    combos(
+        file,
+        ty,
+        &params.iter().map(|(_, v)| v.len()).collect::<Vec<_>>(),
+    )?;
+    let mut out: Vec<(Vec<&'static str>, String)> = Vec::new();
+    for (path, values) in &params {
+        let flags = flag_of(path).ok_or_else(|| {
+            format!(
+                "{file}: {}: not built in inferbench (a swept field needs a comma-list flag: concurrency, rate, isl, osl)",
+                join("sweep.parameters", path)
+            )
+        })?;
+        let mut shown = Vec::new();
+        for (i, v) in values.iter().enumerate() {
+            match v {
+                Value::Number(n) => shown.push(n.to_string()),
+                other => {
+                    return Err(super::refused(
+                        file,
+                        &format!("sweep.parameters.{path}[{i}]"),
+                        other,
+                    ));
+                }
+            }
+        }
+        out.push((flags, shown.join(",")));
+    }
+    Ok(out)
+}
+
+/// The flag a parameter path stands for, and the base flags it replaces (first = the flag).
+fn flag_of(path: &str) -> Option<Vec<&'static str>> {
+    let path = path.strip_prefix("benchmark.").unwrap_or(path);
+    let segs: Vec<&str> = path.split('.').collect();
+    let phase_field = match segs.as_slice() {
+        [f] => Some(*f),
+        ["phases", name, f] | [name @ "profiling", f] if *name != "warmup" => Some(*f),
+        ["phases", f] => Some(*f),
+        _ => None,
+    };
+    match phase_field {
+        Some("concurrency") => return Some(vec!["--concurrency"]),
+        Some("rate") => return Some(vec!["--request-rate"]),
+        _ => {}
+    }
+    let len = match segs.as_slice() {
+        ["dataset", rest @ ..] | ["datasets", _, rest @ ..] => match rest {
+            ["prompts", l] | [l] => *l,
+            _ => return None,
+        },
+        _ => return None,
+    };
+    match len {
+        "isl" => Some(vec!["--isl", "--isl-stddev"]),
+        "osl" => Some(vec!["--osl", "--osl-stddev"]),
+        _ => None,
+    }
+}

@@ -1,0 +1,125 @@
+//! `profile --config FILE.yaml` (`-f`): the file's flags first, then the command line's. As
+//! in AIPerf, a flag given on the command line overrides the file: every flag of the file
+//! whose argument (or an argument it conflicts with) the command line gives is dropped.
+
+use clap::ArgMatches;
+use clap::parser::ValueSource;
+
+use super::command_with_unbuilt;
+
+/// With `--config` on `profile` or `inspect`: the matches and argv of the file's flags merged
+/// under the command line's. Without it, both unchanged.
+pub fn apply_config(m: ArgMatches, argv: Vec<String>) -> Result<(ArgMatches, Vec<String>), String> {
+    let Some((name, sub)) = m.subcommand() else {
+        return Ok((m, argv));
+    };
+    if !matches!(name, "profile" | "inspect") {
+        return Ok((m, argv));
+    }
+    let Some(path) = sub.get_one::<String>("config").cloned() else {
+        if sub.get_flag("simulated") {
+            return Err("--simulated: only with --config (without --url the simulated server is already used)".into());
+        }
+        return Ok((m, argv));
+    };
+    let opts = crate::aiperf_config::Options {
+        scenario: sub.get_one::<String>("scenario").cloned(),
+        simulated: sub.get_flag("simulated"),
+        cli: true,
+    };
+    let from_file = crate::aiperf_config::profile_flags(std::path::Path::new(&path), &opts)?;
+    let cmd = command_with_unbuilt();
+    let prof = cmd
+        .find_subcommand(name)
+        .ok_or_else(|| format!("no {name} subcommand"))?;
+    let given: Vec<String> = sub
+        .ids()
+        .filter(|id| sub.value_source(id.as_str()) == Some(ValueSource::CommandLine))
+        .map(|id| id.as_str().to_string())
+        .collect();
+    let kept = drop_overridden(prof, &from_file, &given)?;
+    // argv[0], the subcommand, the file's flags, then the command line's own.
+    let pos = argv
+        .iter()
+        .position(|s| s == name)
+        .ok_or_else(|| format!("no {name} in the command line"))?;
+    let mut merged: Vec<String> = argv[..=pos].to_vec();
+    merged.extend(kept);
+    merged.extend(argv[pos + 1..].iter().cloned());
+    let m2 = command_with_unbuilt()
+        .try_get_matches_from(&merged)
+        .map_err(|e| {
+            let text = e.render().to_string();
+            let first = text.lines().next().unwrap_or_default().to_string();
+            format!(
+                "{path}: the file's flags with the command line's: {}",
+                first.trim_start_matches("error: ")
+            )
+        })?;
+    Ok((m2, merged))
+}
+
+/// The file's flags (`--long [VALUE]` tokens) without those the command line gives.
+fn drop_overridden(
+    cmd: &clap::Command,
+    from_file: &[String],
+    given: &[String],
+) -> Result<Vec<String>, String> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < from_file.len() {
+        let tok = &from_file[i];
+        let long = tok
+            .strip_prefix("--")
+            .ok_or_else(|| format!("config flag \"{tok}\" is not a --flag"))?;
+        let arg = cmd
+            .get_arguments()
+            .find(|a| {
+                a.get_long() == Some(long) || a.get_all_aliases().is_some_and(|v| v.contains(&long))
+            })
+            .ok_or_else(|| format!("config flag --{long}: not a profile flag"))?;
+        let takes = arg.get_action().takes_values();
+        let n = if takes { 2 } else { 1 };
+        let id = arg.get_id().as_str();
+        let overridden = given.iter().any(|g| g == id)
+            || cmd
+                .get_arg_conflicts_with(arg)
+                .iter()
+                .any(|c| given.iter().any(|g| g == c.get_id().as_str()))
+            // `conflicts_with` is declared on one side only (--streaming): look both ways.
+            || cmd.get_arguments().any(|o| {
+                given.iter().any(|g| g == o.get_id().as_str())
+                    && cmd
+                        .get_arg_conflicts_with(o)
+                        .iter()
+                        .any(|c| c.get_id() == arg.get_id())
+            });
+        if !overridden {
+            out.extend(from_file[i..(i + n).min(from_file.len())].iter().cloned());
+        }
+        i += n;
+    }
+    Ok(out)
+}
+
+/// Notes for AIPerf's service flags that have no meaning in one process, and the refusal of
+/// `--tokenizer-trust-remote-code` (it asks to run a tokenizer's own code, which inferbench
+/// never does).
+pub fn service_notes(m: &ArgMatches) -> Result<Vec<String>, String> {
+    let Some((_, sub)) = m
+        .subcommand()
+        .filter(|(n, _)| matches!(*n, "profile" | "inspect"))
+    else {
+        return Ok(Vec::new());
+    };
+    if sub.get_flag("tokenizer_trust_remote_code") {
+        return Err("--tokenizer-trust-remote-code: refused: it runs a tokenizer's own Python code, and inferbench runs no code; its tokenizers read tokenizer.json only".into());
+    }
+    let mut notes = Vec::new();
+    if let Some(n) = sub.get_one::<u64>("record_processors") {
+        notes.push(format!(
+            "--record-processor-service-count {n}: no effect: inferbench folds every record in its one process (AIPerf's record-processor services do not exist here)"
+        ));
+    }
+    Ok(notes)
+}

@@ -1,0 +1,95 @@
+//! `inferbench config validate | expand FILE.yaml`: AIPerf's YAML configs, not run.
+
+use std::path::Path;
+
+use inferbench_run::Failure;
+
+use crate::cli::ConfigCommand;
+
+pub fn run(a: &crate::cli::ConfigArgs) -> Result<u8, Failure> {
+    match &a.command {
+        ConfigCommand::Validate { file } => {
+            let path = Path::new(file);
+            // Reading the cells validates the file; every cell is then mapped, so that a part
+            // refused in one is named.
+            let cells = crate::aiperf_config::expand_file(path, false).map_err(Failure::input)?;
+            println!("{file}: valid against AIPerf 0.13's schema");
+            let refused: Vec<String> = cells
+                .iter()
+                .filter_map(|(_, f)| f.as_ref().err().cloned().or_else(|| parses(f).err()))
+                .collect();
+            match refused.first() {
+                None => println!(
+                    "{file}: inferbench runs it ({} cell{})",
+                    cells.len(),
+                    if cells.len() == 1 { "" } else { "s" }
+                ),
+                Some(e) => println!("{file}: inferbench refuses it: {e}"),
+            }
+            Ok(0)
+        }
+        ConfigCommand::Expand { file, simulated } => {
+            let cells = crate::aiperf_config::expand_file(Path::new(file), *simulated)
+                .map_err(Failure::input)?;
+            println!(
+                "{file}: {} cell{}",
+                cells.len(),
+                if cells.len() == 1 { "" } else { "s" }
+            );
+            for (i, (c, flags)) in cells.iter().enumerate() {
+                println!("cell {}: {}", i + 1, c.name);
+                match flags.as_ref().map(|f| (f, parses(flags))) {
+                    Ok((f, Ok(()))) => println!("  flags: {}", shell_words(f)),
+                    Ok((f, Err(e))) => {
+                        println!("  flags: {}", shell_words(f));
+                        println!("  refused: {e}");
+                    }
+                    Err(e) => println!("  refused: {e}"),
+                }
+            }
+            Ok(0)
+        }
+    }
+}
+
+/// Whether `profile` accepts the mapped flags (an unbuilt flag such as `--slice-duration`
+/// is refused here, as the run would refuse it).
+fn parses(flags: &Result<Vec<String>, String>) -> Result<(), String> {
+    use clap::FromArgMatches;
+    let Ok(flags) = flags else { return Ok(()) };
+    let mut argv: Vec<String> = vec!["inferbench".into(), "profile".into()];
+    argv.extend(flags.iter().cloned());
+    let m = crate::cli::command_with_unbuilt()
+        .try_get_matches_from(&argv)
+        .map_err(|e| {
+            let text = e.render().to_string();
+            text.lines()
+                .next()
+                .unwrap_or_default()
+                .trim_start_matches("error: ")
+                .to_string()
+        })?;
+    crate::cli::check_unbuilt(&m)?;
+    crate::cli::check_given(&m)?;
+    match crate::cli::Cli::from_arg_matches(&m)
+        .map_err(|e| e.to_string())?
+        .command
+    {
+        crate::cli::Command::Profile(a) => crate::cli::cells(&a).map(|_| ()),
+        _ => Ok(()),
+    }
+}
+
+/// Flags joined for a shell: a value with a space or a quote is single-quoted.
+fn shell_words(f: &[String]) -> String {
+    f.iter()
+        .map(|w| {
+            if w.is_empty() || w.contains(|c: char| c.is_whitespace() || "'\"$`\\{}".contains(c)) {
+                format!("'{}'", w.replace('\'', "'\\''"))
+            } else {
+                w.clone()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
