@@ -17,6 +17,7 @@ mod plan_cmd;
 mod profile;
 mod progress;
 mod qualify_cmd;
+mod trace_cmd;
 
 use std::process::ExitCode;
 
@@ -86,6 +87,8 @@ fn main() -> ExitCode {
         cli::Command::Qualify(a) => qualify_cmd::run(&a, &argv),
         cli::Command::Plan(a) => plan_cmd::run(&a),
         cli::Command::Bridge(a) => bridge_cmd::run(&a),
+        cli::Command::AnalyzeTrace(a) => trace_cmd::analyze(&a),
+        cli::Command::Validate(a) => trace_cmd::validate(&a),
         cli::Command::Completions(a) => manual::completions(&a),
         cli::Command::Man(a) => manual::man(&a),
     };

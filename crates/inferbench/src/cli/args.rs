@@ -65,6 +65,11 @@ pub enum Command {
     /// client's evidence: CLIENT_SUFFICIENT, CLIENT_LIMITED, SERVER_SATURATED or
     /// INCONCLUSIVE (docs/qualify.md).
     Qualify(Box<super::QualifyArgs>),
+    /// ISL/OSL and theoretical prefix-cache statistics of a Mooncake trace (AIPerf's
+    /// analyze-trace).
+    AnalyzeTrace(crate::trace_cmd::AnalyzeTraceArgs),
+    /// Check a dataset file: `validate mooncake-trace FILE`.
+    Validate(crate::trace_cmd::ValidateArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell) to stdout, e.g.
     /// `inferbench completions bash > /etc/bash_completion.d/inferbench`.
     Completions(CompletionsArgs),
