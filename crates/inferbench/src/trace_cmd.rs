@@ -6,7 +6,9 @@ use std::path::PathBuf;
 
 use clap::{Args, Subcommand};
 use inferbench_run::Failure;
-use inferbench_workload::dataset::{MetricStats, TraceAnalysis, analyze_trace, validate_mooncake_trace};
+use inferbench_workload::dataset::{
+    MetricStats, TraceAnalysis, analyze_trace, validate_mooncake_trace,
+};
 
 #[derive(Args, Debug)]
 pub struct AnalyzeTraceArgs {

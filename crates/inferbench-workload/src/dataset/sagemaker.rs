@@ -324,7 +324,10 @@ mod tests {
     #[test]
     fn iso_times_by_hand() {
         // 2026-04-29T00:03:18Z: AIPerf's own example, 1777420998000 ms.
-        assert_eq!(iso8601_ms("2026-04-29T00:03:18Z"), Some(1_777_420_998_000.0));
+        assert_eq!(
+            iso8601_ms("2026-04-29T00:03:18Z"),
+            Some(1_777_420_998_000.0)
+        );
         assert_eq!(iso8601_ms("1970-01-01T00:00:00Z"), Some(0.0));
         // One hour east of UTC is one hour earlier in UTC.
         assert_eq!(iso8601_ms("1970-01-01T01:00:00+01:00"), Some(0.0));

@@ -8,9 +8,9 @@ use std::path::Path;
 use serde::Serialize;
 use serde_json::Value;
 
+use super::DatasetKind;
 use super::error::DatasetError;
 use super::mooncake::check_row;
-use super::DatasetKind;
 use super::row::{Row, kind, read_text};
 
 /// AIPerf's statistics of one list of values (numpy: population standard deviation,
@@ -298,7 +298,10 @@ mod tests {
     fn numpy_percentiles_by_hand() {
         // [1,2,3,4]: rank 0.75 → 1.75; median 2.5; rank 2.25 → 3.25; std sqrt(1.25).
         let s = MetricStats::of(&[4.0, 1.0, 3.0, 2.0]).unwrap();
-        assert_eq!((s.min, s.p25, s.median, s.p75, s.max), (1.0, 1.75, 2.5, 3.25, 4.0));
+        assert_eq!(
+            (s.min, s.p25, s.median, s.p75, s.max),
+            (1.0, 1.75, 2.5, 3.25, 4.0)
+        );
         assert_eq!(s.mean, 2.5);
         assert!((s.std_dev - 1.25f64.sqrt()).abs() < 1e-12);
         assert!(MetricStats::of(&[]).is_none());

@@ -187,7 +187,11 @@ fn parse_bailian(r: &Row<'_>) -> Result<BailianRow, DatasetError> {
 /// or a cycle. The session is named after the root's `chat_id`.
 fn bailian_roots(rows: &[BailianRow]) -> Vec<i64> {
     // A later row with the same chat_id replaces an earlier one in the lookup (AIPerf's dict).
-    let by_id: HashMap<i64, usize> = rows.iter().enumerate().map(|(i, r)| (r.chat_id, i)).collect();
+    let by_id: HashMap<i64, usize> = rows
+        .iter()
+        .enumerate()
+        .map(|(i, r)| (r.chat_id, i))
+        .collect();
     rows.iter()
         .map(|r| {
             let mut current = r.chat_id;
@@ -306,7 +310,12 @@ fn burst_row(
 ) -> Result<LengthRow, DatasetError> {
     let get = |k: usize| -> Result<&str, DatasetError> {
         fields.get(cols[k]).map(|s| s.trim()).ok_or_else(|| {
-            DatasetError::field(file, Some(line), BURST_COLUMNS[k], "missing (the row is short)")
+            DatasetError::field(
+                file,
+                Some(line),
+                BURST_COLUMNS[k],
+                "missing (the row is short)",
+            )
         })
     };
     let bad = |k: usize, what: &str, v: &str| {
@@ -330,9 +339,7 @@ fn burst_row(
         .filter(|n| *n <= MAX_INPUT_LENGTH)
         .ok_or_else(|| bad(1, "an integer >= 0 (at most 10000000)", isl))?;
     let osl = get(2)?;
-    let output_length: u64 = osl
-        .parse()
-        .map_err(|_| bad(2, "an integer >= 0", osl))?;
+    let output_length: u64 = osl.parse().map_err(|_| bad(2, "an integer >= 0", osl))?;
     Ok(LengthRow {
         line,
         timestamp_ms: seconds * 1000.0,
@@ -344,7 +351,11 @@ fn burst_row(
 
 /// True when `text`'s first line is a CSV header naming BurstGPT's three columns.
 pub(crate) fn is_burst_gpt_header(text: &str) -> bool {
-    let first = text.lines().next().unwrap_or("").trim_start_matches('\u{feff}');
+    let first = text
+        .lines()
+        .next()
+        .unwrap_or("")
+        .trim_start_matches('\u{feff}');
     split_csv(first).is_ok_and(|cols| {
         BURST_COLUMNS
             .iter()
@@ -387,16 +398,19 @@ fn parse_burst(file: &str, text: &str) -> Result<Vec<LengthRow>, DatasetError> {
     let names = split_csv(header).map_err(|m| DatasetError::line(file, 1, m))?;
     let mut cols = [0usize; 3];
     for (k, want) in BURST_COLUMNS.iter().enumerate() {
-        cols[k] = names.iter().position(|h| h.trim() == *want).ok_or_else(|| {
-            DatasetError::line(
-                file,
-                1,
-                format!(
-                    "the header has no {want:?} column (BurstGPT needs Timestamp, \
+        cols[k] = names
+            .iter()
+            .position(|h| h.trim() == *want)
+            .ok_or_else(|| {
+                DatasetError::line(
+                    file,
+                    1,
+                    format!(
+                        "the header has no {want:?} column (BurstGPT needs Timestamp, \
                      Request tokens, Response tokens)"
-                ),
-            )
-        })?;
+                    ),
+                )
+            })?;
     }
     let mut rows = Vec::new();
     for (i, line) in lines {

@@ -120,7 +120,10 @@ fn bailian_sessions_follow_parent_links_in_turn_order() {
     // 16-token blocks: 160 is blocks 1089,1090,1091 (48 tokens); 161 repeats them first.
     assert!(content(&p[2]).starts_with(&content(&p[1])));
     let shared = tok().count(&common_prefix(&content(&p[0]), &content(&p[1])));
-    assert!(shared >= 32, "two 16-token blocks shared, got {shared} tokens");
+    assert!(
+        shared >= 32,
+        "two 16-token blocks shared, got {shared} tokens"
+    );
 }
 
 fn common_prefix(a: &str, b: &str) -> String {
@@ -193,20 +196,34 @@ fn burst_gpt_rows_are_independent_requests_in_ms() {
 fn burst_gpt_bad_lines_name_the_column() {
     let head = "Timestamp,Model,Request tokens,Response tokens\n0,m,4,4\n";
     let cases = [
-        ("1,m,abc,4", 3, "field 'Request tokens': expected an integer >= 0"),
-        ("x,m,4,4", 3, "field 'Timestamp': expected a number of seconds >= 0"),
+        (
+            "1,m,abc,4",
+            3,
+            "field 'Request tokens': expected an integer >= 0",
+        ),
+        (
+            "x,m,4,4",
+            3,
+            "field 'Timestamp': expected a number of seconds >= 0",
+        ),
         ("1,m,4", 3, "field 'Response tokens': missing"),
         ("1,\"m,4,4", 3, "column 2: unclosed quote"),
     ];
     for (bad, line, want) in cases {
         let f = Temp::new("t.csv", &format!("{head}{bad}\n"));
         let e = build(&plan_for(&f.path(), Some("burst_gpt_trace"))).unwrap_err();
-        assert!(e.starts_with(&format!("{}:{line}: {want}", f.path())), "{e}");
+        assert!(
+            e.starts_with(&format!("{}:{line}: {want}", f.path())),
+            "{e}"
+        );
     }
     let f = Temp::new("t.csv", "Timestamp,Request tokens\n1,2\n");
     let e = build(&plan_for(&f.path(), Some("burst_gpt_trace"))).unwrap_err();
     assert!(
-        e.starts_with(&format!("{}:1: the header has no \"Response tokens\"", f.path())),
+        e.starts_with(&format!(
+            "{}:1: the header has no \"Response tokens\"",
+            f.path()
+        )),
         "{e}"
     );
 }
@@ -292,7 +309,10 @@ fn sagemaker_bad_lines_name_the_nested_field() {
 fn unbuilt_trace_types_are_refused_by_name() {
     let e = build(&plan_for(&data("bailian.jsonl"), Some("baseten_trace"))).unwrap_err();
     assert!(e.contains("\"baseten_trace\" is not supported"), "{e}");
-    assert!(e.contains("bailian_trace, burst_gpt_trace, sagemaker_data_capture"), "{e}");
+    assert!(
+        e.contains("bailian_trace, burst_gpt_trace, sagemaker_data_capture"),
+        "{e}"
+    );
     assert!(e.contains("baseten_trace (Parquet/Arrow files)"), "{e}");
 }
 
@@ -314,9 +334,15 @@ fn analyze_trace_matches_the_hand_analysis() {
     assert!((h.max - 2.0 / 3.0).abs() < 1e-12 && h.min == 0.0);
     // Context: A and B repeat (0,1),(1,2) → 2×4 = 8; C, D 0. Unique: 12, 16, 8, 12.
     let c = a.context_length_stats.as_ref().unwrap();
-    assert_eq!((c.mean, c.std_dev, c.min, c.p25, c.median, c.p75, c.max), (4.0, 4.0, 0.0, 0.0, 4.0, 8.0, 8.0));
+    assert_eq!(
+        (c.mean, c.std_dev, c.min, c.p25, c.median, c.p75, c.max),
+        (4.0, 4.0, 0.0, 0.0, 4.0, 8.0, 8.0)
+    );
     let u = a.unique_prompt_length_stats.as_ref().unwrap();
-    assert_eq!((u.mean, u.min, u.p25, u.median, u.p75, u.max), (12.0, 8.0, 11.0, 12.0, 13.0, 16.0));
+    assert_eq!(
+        (u.mean, u.min, u.p25, u.median, u.p75, u.max),
+        (12.0, 8.0, 11.0, 12.0, 13.0, 16.0)
+    );
     assert!((u.std_dev - 8f64.sqrt()).abs() < 1e-12);
     assert_eq!((a.min_isl, a.max_isl, a.avg_isl), (8, 24, 16.0));
     assert_eq!((a.min_osl, a.max_osl, a.avg_osl), (2, 8, 5.0));
@@ -326,13 +352,22 @@ fn analyze_trace_matches_the_hand_analysis() {
     assert_eq!(b.cache_hit_rate, a.cache_hit_rate);
     // The JSON report has AIPerf's field names.
     let v = serde_json::to_value(&a).unwrap();
-    for k in ["total_requests", "unique_prefixes", "cache_hit_rate", "isl_stats", "hit_rate_stats"] {
+    for k in [
+        "total_requests",
+        "unique_prefixes",
+        "cache_hit_rate",
+        "isl_stats",
+        "hit_rate_stats",
+    ] {
         assert!(v.get(k).is_some(), "{k}");
     }
     assert!(v["isl_stats"].get("std_dev").is_some());
     let f = Temp::new("x.jsonl", "{\"input_length\": 1}\n{\"hash_ids\": 3}\n");
     let e = analyze_trace(&f.0, 4).unwrap_err().to_string();
-    assert!(e.starts_with(&format!("{}:2: field 'hash_ids'", f.path())), "{e}");
+    assert!(
+        e.starts_with(&format!("{}:2: field 'hash_ids'", f.path())),
+        "{e}"
+    );
 }
 
 #[test]
@@ -345,9 +380,18 @@ fn validate_mooncake_trace_lists_each_bad_line() {
     assert_eq!(n, 4);
     let errs: Vec<String> = errs.iter().map(|e| e.to_string()).collect();
     assert_eq!(errs.len(), 3, "{errs:?}");
-    assert!(errs[0].starts_with(&format!("{}:3: field 'text_input'", f.path())), "{errs:?}");
-    assert!(errs[1].starts_with(&format!("{}:4: not valid JSON", f.path())), "{errs:?}");
-    assert!(errs[2].starts_with(&format!("{}:5: field 'hash_ids'", f.path())), "{errs:?}");
+    assert!(
+        errs[0].starts_with(&format!("{}:3: field 'text_input'", f.path())),
+        "{errs:?}"
+    );
+    assert!(
+        errs[1].starts_with(&format!("{}:4: not valid JSON", f.path())),
+        "{errs:?}"
+    );
+    assert!(
+        errs[2].starts_with(&format!("{}:5: field 'hash_ids'", f.path())),
+        "{errs:?}"
+    );
     // At most max_errors.
     let (_, two) = validate_mooncake_trace(&f.0, 2).unwrap();
     assert_eq!(two.len(), 2);
@@ -408,14 +452,28 @@ proptest! {
 fn check_trace_text_counts_rows_of_the_documented_files() {
     use inferbench_workload::dataset::check_trace_text;
     let read = |n: &str| std::fs::read_to_string(data(n)).unwrap();
-    assert_eq!(check_trace_text(DatasetKind::BailianTrace, "b", &read("bailian.jsonl")), Ok(4));
-    assert_eq!(check_trace_text(DatasetKind::BurstGptTrace, "c", &read("burst_gpt.csv")), Ok(2));
     assert_eq!(
-        check_trace_text(DatasetKind::SagemakerDataCapture, "s", &read("sagemaker.jsonl")),
+        check_trace_text(DatasetKind::BailianTrace, "b", &read("bailian.jsonl")),
+        Ok(4)
+    );
+    assert_eq!(
+        check_trace_text(DatasetKind::BurstGptTrace, "c", &read("burst_gpt.csv")),
         Ok(2)
     );
-    let e = check_trace_text(DatasetKind::BurstGptTrace, "c", "Timestamp,Request tokens,Response tokens\n1,2,-3\n")
-        .unwrap_err()
-        .to_string();
+    assert_eq!(
+        check_trace_text(
+            DatasetKind::SagemakerDataCapture,
+            "s",
+            &read("sagemaker.jsonl")
+        ),
+        Ok(2)
+    );
+    let e = check_trace_text(
+        DatasetKind::BurstGptTrace,
+        "c",
+        "Timestamp,Request tokens,Response tokens\n1,2,-3\n",
+    )
+    .unwrap_err()
+    .to_string();
     assert!(e.starts_with("c:2: field 'Response tokens'"), "{e}");
 }
