@@ -21,6 +21,7 @@ mod profile;
 mod progress;
 mod qualify_cmd;
 mod time_server_cmd;
+mod trace_cmd;
 
 use std::process::ExitCode;
 
@@ -108,6 +109,8 @@ fn main() -> ExitCode {
         cli::Command::Plan(a) => plan_cmd::run(&a),
         cli::Command::Config(a) => config_cmd::run(&a),
         cli::Command::Bridge(a) => bridge_cmd::run(&a),
+        cli::Command::AnalyzeTrace(a) => trace_cmd::analyze(&a),
+        cli::Command::Validate(a) => trace_cmd::validate(&a),
         cli::Command::Completions(a) => manual::completions(&a),
         cli::Command::Man(a) => manual::man(&a),
         cli::Command::Merge(a) => merge_cmd::run(&a),

@@ -12,9 +12,12 @@ mod custom;
 mod error;
 mod mooncake;
 mod row;
+mod sagemaker;
 mod seq_dist;
 mod sharegpt;
 mod synth;
+mod trace_check;
+mod traces;
 mod verbatim;
 
 use std::ops::Range;
@@ -34,6 +37,10 @@ use crate::tokenizer::Tokenizer;
 pub use answer_key::{KeyQuestion, read_answer_key};
 pub use error::DatasetError;
 pub use seq_dist::{RangeRatio, SeqDist, SeqPair};
+pub use trace_check::{
+    MetricStats, TraceAnalysis, analyze_trace, check_trace_text, validate_mooncake_trace,
+};
+pub use traces::BAILIAN_BLOCK_SIZE;
 
 /// Purpose labels of the dataset generators added here (see `crate::synthetic::rng_for`).
 pub mod purpose {
@@ -82,6 +89,12 @@ pub enum DatasetKind {
     /// GenAI-Perf's `inputs.json` (`data[].payload[]`), also read under `inputs_json`.
     GenaiPerfInputs,
     ShareGpt,
+    /// Alibaba Bailian's JSONL trace (`chat_id`, `parent_chat_id`, seconds, 16-token blocks).
+    BailianTrace,
+    /// BurstGPT's CSV (`Timestamp`, `Request tokens`, `Response tokens`).
+    BurstGptTrace,
+    /// Amazon SageMaker data capture JSONL (literal chat messages at their recorded times).
+    SagemakerDataCapture,
 }
 
 impl DatasetKind {
@@ -108,12 +121,26 @@ impl DatasetKind {
             DatasetKind::InputsJson => "inputs_json",
             DatasetKind::GenaiPerfInputs => "genai_perf_inputs",
             DatasetKind::ShareGpt => "sharegpt",
+            DatasetKind::BailianTrace => "bailian_trace",
+            DatasetKind::BurstGptTrace => "burst_gpt_trace",
+            DatasetKind::SagemakerDataCapture => "sagemaker_data_capture",
         }
     }
 
+    /// The trace types AIPerf reads besides `mooncake_trace`, also `--custom-dataset-type`
+    /// values.
+    pub const TRACES: [DatasetKind; 3] = [
+        DatasetKind::BailianTrace,
+        DatasetKind::BurstGptTrace,
+        DatasetKind::SagemakerDataCapture,
+    ];
+
     /// A `--custom-dataset-type` value.
     pub fn parse_custom(s: &str) -> Option<DatasetKind> {
-        DatasetKind::CUSTOM.into_iter().find(|k| k.as_str() == s)
+        DatasetKind::CUSTOM
+            .into_iter()
+            .chain(DatasetKind::TRACES)
+            .find(|k| k.as_str() == s)
     }
 
     /// AIPerf's loader default: shuffle for synthetic data and `random_pool`, sequential for
@@ -287,13 +314,17 @@ pub fn build_workload(
         let path = Path::new(input);
         let kind = match &ds.custom_dataset_type {
             Some(t) => DatasetKind::parse_custom(t).ok_or_else(|| {
-                let known: Vec<&str> = DatasetKind::CUSTOM.iter().map(|k| k.as_str()).collect();
+                let known: Vec<&str> = DatasetKind::CUSTOM
+                    .iter()
+                    .chain(DatasetKind::TRACES.iter())
+                    .map(|k| k.as_str())
+                    .collect();
                 plan_err(
                     "dataset.custom_dataset_type",
                     format!(
-                        "{t:?} is not supported (supported: {}; multimodal, bailian, burst_gpt, \
-                         baseten, sagemaker, dag and weka types are not built)",
-                        known.join(", ")
+                        "{t:?} is not supported (supported: {}; {})",
+                        known.join(", "),
+                        UNBUILT_TYPES
                     ),
                 )
             })?,
@@ -308,6 +339,9 @@ pub fn build_workload(
             DatasetKind::InputsJson | DatasetKind::GenaiPerfInputs => {
                 verbatim::load_inputs_json(path, kind)?
             }
+            DatasetKind::BailianTrace => traces::load_bailian(path, plan, tok, corpus, seed)?,
+            DatasetKind::BurstGptTrace => traces::load_burst_gpt(path, tok, corpus, seed)?,
+            DatasetKind::SagemakerDataCapture => sagemaker::load(path, plan, seed)?,
             DatasetKind::Synthetic | DatasetKind::ShareGpt => unreachable_kind(kind)?,
         };
         (kind, convs)
@@ -352,6 +386,11 @@ pub fn build_workload(
     })
 }
 
+/// The AIPerf dataset types not built, and why (docs/datasets.md).
+const UNBUILT_TYPES: &str = "not built: baseten_trace (Parquet/Arrow files), weka_trace, \
+     tracelab and dag_jsonl (agentic replay with concurrent subagent sessions), speed_bench \
+     (a Hugging Face dataset), and every image, audio or video field";
+
 fn unreachable_kind(kind: DatasetKind) -> Result<Vec<Conv>, WorkloadError> {
     // parse_custom never yields these; kept as an error rather than a panic.
     Err(plan_err(
@@ -369,13 +408,18 @@ pub(crate) fn plan_err(field: &'static str, message: impl Into<String>) -> Workl
 
 /// The custom dataset type of a file without `--custom-dataset-type`, from its shape (AIPerf
 /// probes its loaders the same way): a directory is a `random_pool`, unless its `.jsonl`
-/// files hold chat bodies (`raw_payload`); a JSON document with a `data` list is an
-/// `inputs.json` (AIPerf's or GenAI-Perf's); otherwise the first row decides: `turns` →
-/// multi_turn; `input_length`, `text_input`, `hash_ids` or `payload` → mooncake_trace;
+/// files hold capture records (`sagemaker_data_capture`) or chat bodies (`raw_payload`); a
+/// JSON document with a `data` list is an `inputs.json` (AIPerf's or GenAI-Perf's); a CSV
+/// header naming BurstGPT's columns is a `burst_gpt_trace`; otherwise the first row decides:
+/// `captureData` and `eventMetadata` → sagemaker_data_capture; `chat_id`, `parent_chat_id`
+/// and `turn` → bailian_trace; `turns` → multi_turn; `input_length`, `text_input`, `hash_ids` or `payload` → mooncake_trace;
 /// `messages` alone → raw_payload; `text`/`texts` → single_turn.
 pub fn detect(path: &Path) -> Result<DatasetKind, WorkloadError> {
     let shown = path.display().to_string();
     if path.is_dir() {
+        if dir_holds_captures(path) {
+            return Ok(DatasetKind::SagemakerDataCapture);
+        }
         return Ok(if verbatim::dir_holds_chat_bodies(path) {
             DatasetKind::RawPayload
         } else {
@@ -395,8 +439,17 @@ pub fn detect(path: &Path) -> Result<DatasetKind, WorkloadError> {
             DatasetKind::InputsJson
         });
     }
+    if traces::is_burst_gpt_header(&text) {
+        return Ok(DatasetKind::BurstGptTrace);
+    }
     let rows = row::parse_jsonl(&shown, &text)?;
     let (_, first) = &rows[0];
+    if sagemaker::looks_sagemaker(first) {
+        return Ok(DatasetKind::SagemakerDataCapture);
+    }
+    if traces::looks_bailian(first) {
+        return Ok(DatasetKind::BailianTrace);
+    }
     let has = |k: &str| first.get(k).is_some_and(|v| !v.is_null());
     if let Some(Value::String(t)) = first.get("type")
         && let Some(k) = DatasetKind::parse_custom(t)
@@ -423,6 +476,27 @@ pub fn detect(path: &Path) -> Result<DatasetKind, WorkloadError> {
         )
         .into());
     })
+}
+
+/// A directory whose first `.jsonl` file (in path order, searched recursively as the
+/// loader reads them) starts with a capture record.
+fn dir_holds_captures(dir: &Path) -> bool {
+    let mut files = Vec::new();
+    if sagemaker::jsonl_files(dir, &mut files).is_err() {
+        return false;
+    }
+    files.sort();
+    let Some(first) = files.first() else {
+        return false;
+    };
+    let Ok(text) = std::fs::read_to_string(first) else {
+        return false;
+    };
+    text.lines()
+        .find(|l| !l.trim().is_empty())
+        .and_then(|l| serde_json::from_str::<Value>(l).ok())
+        .and_then(|v| v.as_object().map(sagemaker::looks_sagemaker))
+        .unwrap_or(false)
 }
 
 /// ADAPTER between dataset turns and the request builder's [`TurnInput`]: for the rankings

@@ -35,7 +35,7 @@ const FIELDS: &[&str] = &[
 ];
 
 /// Largest `input_length` synthesized: a guard against a typo that would exhaust memory.
-const MAX_INPUT_LENGTH: u64 = 10_000_000;
+pub(crate) const MAX_INPUT_LENGTH: u64 = 10_000_000;
 
 /// Distinct single-token words taken for block texts (the most common corpus words come
 /// first, so this covers nearly all of the corpus's running text).
@@ -157,6 +157,46 @@ struct Parsed {
     turn: TurnSpec,
 }
 
+/// Chat messages as AIPerf accepts them: a non-empty list of objects with a `role`, text only
+/// (an image, audio or video part is refused by its path).
+pub(crate) fn check_messages(r: &Row<'_>, key: &str, ms: &[Value]) -> Result<(), DatasetError> {
+    if ms.is_empty() {
+        return Err(r.err(key, "must not be empty"));
+    }
+    for (i, m) in ms.iter().enumerate() {
+        let Some(mo) = m.as_object() else {
+            return Err(r.err(
+                &format!("{key}[{i}]"),
+                format!("expected an object, got {}", kind(m)),
+            ));
+        };
+        if !mo.contains_key("role") {
+            return Err(r.err(&format!("{key}[{i}]"), "a message needs a role"));
+        }
+        if let Some(Value::Array(parts)) = mo.get("content") {
+            for (j, p) in parts.iter().enumerate() {
+                let ty = p.get("type").and_then(Value::as_str).unwrap_or("");
+                if ty.contains("image")
+                    || ty.contains("audio")
+                    || ty.contains("video")
+                    || MEDIA_FIELDS.iter().any(|f| p.get(*f).is_some())
+                {
+                    return Err(r.err(
+                        &format!("{key}[{i}].content[{j}]"),
+                        "images, audio and video are not supported (text datasets only)",
+                    ));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Checks one row as the loader would (for `inferbench validate mooncake-trace`).
+pub(crate) fn check_row(r: &Row<'_>) -> Result<(), DatasetError> {
+    parse_row(r).map(|_| ())
+}
+
 fn parse_row(r: &Row<'_>) -> Result<Parsed, DatasetError> {
     r.check_keys(FIELDS, "mooncake_trace")?;
     let modes = [
@@ -225,35 +265,7 @@ fn parse_row(r: &Row<'_>) -> Result<Parsed, DatasetError> {
             let Some(Value::Array(ms)) = r.get("messages") else {
                 return Err(r.err("messages", "expected a list of messages"));
             };
-            if ms.is_empty() {
-                return Err(r.err("messages", "must not be empty"));
-            }
-            for (i, m) in ms.iter().enumerate() {
-                let Some(mo) = m.as_object() else {
-                    return Err(r.err(
-                        &format!("messages[{i}]"),
-                        format!("expected an object, got {}", kind(m)),
-                    ));
-                };
-                if !mo.contains_key("role") {
-                    return Err(r.err(&format!("messages[{i}]"), "a message needs a role"));
-                }
-                if let Some(Value::Array(parts)) = mo.get("content") {
-                    for (j, p) in parts.iter().enumerate() {
-                        let ty = p.get("type").and_then(Value::as_str).unwrap_or("");
-                        if ty.contains("image")
-                            || ty.contains("audio")
-                            || ty.contains("video")
-                            || MEDIA_FIELDS.iter().any(|f| p.get(*f).is_some())
-                        {
-                            return Err(r.err(
-                                &format!("messages[{i}].content[{j}]"),
-                                "images, audio and video are not supported (text datasets only)",
-                            ));
-                        }
-                    }
-                }
-            }
+            check_messages(r, "messages", ms)?;
             turn.messages = Some(ms.clone());
             if let Some(tools) = r.get("tools") {
                 match tools {

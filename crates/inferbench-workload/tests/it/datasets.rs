@@ -663,7 +663,7 @@ fn refused_options_say_why() {
     let mut p = file_plan(
         EndpointType::Chat,
         "single_turn.jsonl",
-        Some("bailian_trace"),
+        Some("baseten_trace"),
     );
     assert!(err(&p).contains("not supported"));
     p.dataset.custom_dataset_type = None;

@@ -4,3 +4,4 @@ mod common;
 mod corpora;
 mod datasets;
 mod datasets_errors;
+mod traces;

@@ -68,6 +68,11 @@ pub enum Command {
     /// AIPerf YAML configs: `config validate FILE` (the schema, and whether inferbench runs
     /// it) and `config expand FILE` (the cells its sweep would run).
     Config(super::ConfigArgs),
+    /// ISL/OSL and theoretical prefix-cache statistics of a Mooncake trace (AIPerf's
+    /// analyze-trace).
+    AnalyzeTrace(crate::trace_cmd::AnalyzeTraceArgs),
+    /// Check a dataset file: `validate mooncake-trace FILE`.
+    Validate(crate::trace_cmd::ValidateArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell) to stdout, e.g.
     /// `inferbench completions bash > /etc/bash_completion.d/inferbench`.
     Completions(CompletionsArgs),

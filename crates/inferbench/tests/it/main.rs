@@ -30,5 +30,6 @@ mod secrets;
 mod sim_server;
 mod telemetry;
 mod tls;
+mod trace_tools;
 mod version;
 mod workers;
