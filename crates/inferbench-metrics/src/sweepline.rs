@@ -313,91 +313,134 @@ pub fn sweepline_metrics(
     window: (u64, u64),
     icl_aware: bool,
 ) -> Vec<MetricResult> {
-    if records.is_empty() {
-        return Vec::new();
+    match SweepCurves::build(records, icl_aware) {
+        Some(c) => c.metrics(window.0 as f64, window.1 as f64),
+        None => Vec::new(),
     }
-    let rows: Vec<Row> = records
-        .iter()
-        .map(|r| Row {
-            s: r.s as f64,
-            g: r.g.map(|g| g as f64),
-            e: r.e as f64,
-            i: r.i.map(|i| i as f64),
-            o: r.o,
-            icl: &r.icl,
-        })
-        .collect();
-    let (w0, w1) = (window.0 as f64, window.1 as f64);
+}
 
-    let conc = Curve::from_intervals(&rows.iter().map(|r| (r.s, r.e, 1.0)).collect::<Vec<_>>());
-    let dec_conc = Curve::from_intervals(
-        &rows
-            .iter()
-            .filter_map(|r| r.g.map(|g| (g, r.e, 1.0)))
-            .collect::<Vec<_>>(),
-    );
-    let pre_conc = Curve::from_intervals(
-        &rows
-            .iter()
-            .filter_map(|r| r.g.map(|g| (r.s, g, 1.0)))
-            .collect::<Vec<_>>(),
-    );
-    let prefill: Vec<(f64, f64, f64)> = rows
-        .iter()
-        .filter_map(|r| match (r.g, r.i) {
-            (Some(g), Some(i)) if g - r.s > 0.0 => Some((r.s, g, i / (g - r.s))),
-            _ => None,
-        })
-        .collect();
-    let pre_tput = Curve::from_intervals(&prefill);
-    // The first token arrives at G, so it is not part of the decode rate.
-    let decode_req: Vec<(f64, f64, f64)> = rows
-        .iter()
-        .filter_map(|r| match (r.g, r.o) {
-            (Some(g), Some(o)) if o >= 1 && r.e - g > 0.0 => {
-                Some((g, r.e, (o - 1) as f64 / (r.e - g)))
-            }
-            _ => None,
-        })
-        .collect();
-    let dec_tput = if icl_aware {
-        Curve::from_intervals(&icl_decode_intervals(&rows))
-    } else {
-        Curve::from_intervals(&decode_req)
-    };
-    // Total throughput always uses request-level decode, even when DT is ICL-aware.
-    let mut total_ev: Vec<(f64, f64)> = prefill.iter().map(|&(a, _, w)| (a, w)).collect();
-    total_ev.extend(prefill.iter().map(|&(_, b, w)| (b, -w)));
-    total_ev.extend(decode_req.iter().map(|&(a, _, w)| (a, w)));
-    total_ev.extend(decode_req.iter().map(|&(_, b, w)| (b, -w)));
-    let total_tput = Curve::from_events(total_ev);
-    let dec_user = Curve::divide(&dec_tput, &dec_conc);
-    let pre_user = Curve::divide(&pre_tput, &pre_conc);
-    let tokens = Curve::from_events(if icl_aware {
-        icl_tokens_events(&rows)
-    } else {
-        request_tokens_events(&rows)
-    });
+/// The nine curves of a phase, built once; evaluated over any window (the phase's, or each
+/// timeslice's: AIPerf builds the curves from all of the phase's records and windows them).
+pub struct SweepCurves {
+    conc: Curve,
+    dec_conc: Curve,
+    pre_conc: Curve,
+    pre_tput: Curve,
+    dec_tput: Curve,
+    total_tput: Curve,
+    dec_user: Curve,
+    pre_user: Curve,
+    tokens: Curve,
+}
 
-    let tw = |c: &Curve| time_weighted(c, w0, w1);
-    let aw = |x: &Curve, m: &Curve| active_weighted(x, m, w0, w1);
-    let raw = [
-        tw(&conc),
-        tw(&dec_tput),
-        tw(&pre_tput),
-        tw(&dec_conc),
-        tw(&pre_conc),
-        tw(&total_tput),
-        tw(&dec_user),
-        tw(&pre_user),
-        tw(&tokens),
-        aw(&dec_tput, &dec_conc),
-        aw(&pre_tput, &pre_conc),
-        aw(&dec_user, &dec_conc),
-        aw(&pre_user, &pre_conc),
-        aw(&total_tput, &conc),
-    ];
-    SPECS.iter().zip(raw).map(|(s, r)| result(s, r)).collect()
+impl SweepCurves {
+    /// None without records (AIPerf then emits none of the 14 metrics).
+    pub fn build(records: &[SweepRecord], icl_aware: bool) -> Option<SweepCurves> {
+        if records.is_empty() {
+            return None;
+        }
+        let rows: Vec<Row> = records
+            .iter()
+            .map(|r| Row {
+                s: r.s as f64,
+                g: r.g.map(|g| g as f64),
+                e: r.e as f64,
+                i: r.i.map(|i| i as f64),
+                o: r.o,
+                icl: &r.icl,
+            })
+            .collect();
+        let conc =
+            Curve::from_intervals(&rows.iter().map(|r| (r.s, r.e, 1.0)).collect::<Vec<_>>());
+        let dec_conc = Curve::from_intervals(
+            &rows
+                .iter()
+                .filter_map(|r| r.g.map(|g| (g, r.e, 1.0)))
+                .collect::<Vec<_>>(),
+        );
+        let pre_conc = Curve::from_intervals(
+            &rows
+                .iter()
+                .filter_map(|r| r.g.map(|g| (r.s, g, 1.0)))
+                .collect::<Vec<_>>(),
+        );
+        let prefill: Vec<(f64, f64, f64)> = rows
+            .iter()
+            .filter_map(|r| match (r.g, r.i) {
+                (Some(g), Some(i)) if g - r.s > 0.0 => Some((r.s, g, i / (g - r.s))),
+                _ => None,
+            })
+            .collect();
+        let pre_tput = Curve::from_intervals(&prefill);
+        // The first token arrives at G, so it is not part of the decode rate.
+        let decode_req: Vec<(f64, f64, f64)> = rows
+            .iter()
+            .filter_map(|r| match (r.g, r.o) {
+                (Some(g), Some(o)) if o >= 1 && r.e - g > 0.0 => {
+                    Some((g, r.e, (o - 1) as f64 / (r.e - g)))
+                }
+                _ => None,
+            })
+            .collect();
+        let dec_tput = if icl_aware {
+            Curve::from_intervals(&icl_decode_intervals(&rows))
+        } else {
+            Curve::from_intervals(&decode_req)
+        };
+        // Total throughput always uses request-level decode, even when DT is ICL-aware.
+        let mut total_ev: Vec<(f64, f64)> = prefill.iter().map(|&(a, _, w)| (a, w)).collect();
+        total_ev.extend(prefill.iter().map(|&(_, b, w)| (b, -w)));
+        total_ev.extend(decode_req.iter().map(|&(a, _, w)| (a, w)));
+        total_ev.extend(decode_req.iter().map(|&(_, b, w)| (b, -w)));
+        let total_tput = Curve::from_events(total_ev);
+        let dec_user = Curve::divide(&dec_tput, &dec_conc);
+        let pre_user = Curve::divide(&pre_tput, &pre_conc);
+        let tokens = Curve::from_events(if icl_aware {
+            icl_tokens_events(&rows)
+        } else {
+            request_tokens_events(&rows)
+        });
+        Some(SweepCurves {
+            conc,
+            dec_conc,
+            pre_conc,
+            pre_tput,
+            dec_tput,
+            total_tput,
+            dec_user,
+            pre_user,
+            tokens,
+        })
+    }
+
+    /// The 14 metrics over the window [w0, w1] (wall-clock ns as f64), in AIPerf's order.
+    pub fn metrics(&self, w0: f64, w1: f64) -> Vec<MetricResult> {
+        let c = self;
+        let tw = |x: &Curve| time_weighted(x, w0, w1);
+        let aw = |x: &Curve, m: &Curve| active_weighted(x, m, w0, w1);
+        let raw = [
+            tw(&c.conc),
+            tw(&c.dec_tput),
+            tw(&c.pre_tput),
+            tw(&c.dec_conc),
+            tw(&c.pre_conc),
+            tw(&c.total_tput),
+            tw(&c.dec_user),
+            tw(&c.pre_user),
+            tw(&c.tokens),
+            aw(&c.dec_tput, &c.dec_conc),
+            aw(&c.pre_tput, &c.pre_conc),
+            aw(&c.dec_user, &c.dec_conc),
+            aw(&c.pre_user, &c.pre_conc),
+            aw(&c.total_tput, &c.conc),
+        ];
+        SPECS.iter().zip(raw).map(|(s, r)| result(s, r)).collect()
+    }
+}
+
+/// Whether `tag` is one of the 14 sweep-line metrics.
+pub fn is_sweepline_tag(tag: &str) -> bool {
+    SPECS.iter().any(|s| s.tag == tag)
 }
 
 /// ICL-aware decode: one interval per positive gap, ending at G ⊕ cₖ, rate

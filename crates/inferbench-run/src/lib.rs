@@ -37,6 +37,7 @@ pub mod sim;
 pub mod sink;
 pub mod sweep;
 pub mod telemetry;
+pub mod timeslices;
 /// A minimal plan, for tests and examples (not a default of the command line).
 #[doc(hidden)]
 pub mod test_plan;

@@ -359,6 +359,10 @@ pub struct MetricsArgs {
     /// Where `--format` writes its files (default: DIR).
     #[arg(long = "output-dir")]
     pub output_dir: Option<std::path::PathBuf>,
+    /// Write AIPerf's timeslice files, SECONDS per slice, from the evidence (implies
+    /// `--write`: the manifest then lists them).
+    #[arg(long = "slice-duration", value_name = "SECONDS")]
+    pub slice_duration: Option<f64>,
 }
 
 /// `--definitions`'s long help, from the one registry of definition sets.

@@ -28,7 +28,6 @@ pub const UNBUILT_FLAGS: &[(&str, bool)] = &[
     ("apply-chat-template", false),
     ("tokenizer-revision", true),
     ("tokenizer-trust-remote-code", false),
-    ("slice-duration", true),
     ("record-processors", true),
     ("per-chunk-usage", false),
     ("config", true),
