@@ -5,5 +5,6 @@
 //!
 //! Library code only: it returns strings and numbers, it never prints or reads files.
 
+pub mod charts;
 pub mod data;
 pub mod svg;

@@ -14,6 +14,7 @@ mod manual;
 mod metrics_cmd;
 mod mock;
 mod plan_cmd;
+mod plot_cmd;
 mod profile;
 mod progress;
 mod qualify_cmd;
@@ -88,6 +89,7 @@ fn main() -> ExitCode {
         cli::Command::Bridge(a) => bridge_cmd::run(&a),
         cli::Command::Completions(a) => manual::completions(&a),
         cli::Command::Man(a) => manual::man(&a),
+        cli::Command::Plot(a) => plot_cmd::run(&a),
     };
     match result {
         Ok(code) => ExitCode::from(code),

@@ -70,6 +70,19 @@ pub enum Command {
     Completions(CompletionsArgs),
     /// Print the man page (roff) to stdout, or with --out-dir write one page per command.
     Man(ManArgs),
+    /// Charts of one or more runs as SVG: TTFT, ITL and latency over time with rolling
+    /// percentiles, latency CDFs, throughput, concurrency and schedule lag (docs/reports.md).
+    Plot(PlotArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct PlotArgs {
+    /// Run directories (several are overlaid).
+    #[arg(required = true)]
+    pub dirs: Vec<std::path::PathBuf>,
+    /// Where the SVG files go (default: DIR/plots of the first directory).
+    #[arg(long = "out-dir")]
+    pub out_dir: Option<std::path::PathBuf>,
 }
 
 #[derive(Args, Debug)]

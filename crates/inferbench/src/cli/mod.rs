@@ -27,6 +27,7 @@ mod unbuilt;
 mod values;
 
 pub use args::EvidenceCompressionArg;
+pub use args::PlotArgs;
 pub use args::{
     ArrivalArg, Cli, Command, CompareArgs, CompletionsArgs, CrosswalkArgs, EndpointArg,
     ExportLevelArg, GradeArgs, InspectArgs, ManArgs, MetricsArgs, MockServerArgs, UiArg,
