@@ -72,7 +72,11 @@ pub fn render_timeslices_csv(slices: &[Timeslice]) -> String {
         let mut metrics: Vec<_> = s.summary.metrics.iter().collect();
         metrics.sort_by(|a, b| a.tag.as_bytes().cmp(b.tag.as_bytes()));
         for m in metrics {
-            let name = if m.header.is_empty() { &m.tag } else { &m.header };
+            let name = if m.header.is_empty() {
+                &m.tag
+            } else {
+                &m.header
+            };
             let mut row = |stat: &str, v: f64| {
                 if !v.is_finite() {
                     return;
@@ -149,7 +153,12 @@ mod tests {
                 200,
                 true,
                 vec![
-                    scalar("request_throughput", "Request Throughput", "requests/sec", 2.0),
+                    scalar(
+                        "request_throughput",
+                        "Request Throughput",
+                        "requests/sec",
+                        2.0,
+                    ),
                     latency,
                 ],
             ),
@@ -174,15 +183,25 @@ mod tests {
     #[test]
     fn json_marks_only_the_clipped_slice() {
         let s = vec![
-            slice(100, 200, true, vec![scalar("request_count", "Request Count", "requests", 3.0)]),
+            slice(
+                100,
+                200,
+                true,
+                vec![scalar("request_count", "Request Count", "requests", 3.0)],
+            ),
             slice(200, 250, false, vec![]),
         ];
-        let v: Value = serde_json::from_slice(&render_timeslices_json(&s, &json!({"models": []})).unwrap()).unwrap();
+        let v: Value =
+            serde_json::from_slice(&render_timeslices_json(&s, &json!({"models": []})).unwrap())
+                .unwrap();
         let t = v["timeslices"].as_array().unwrap();
         assert_eq!(t.len(), 2);
         assert_eq!(t[0]["start_ns"], 100);
         assert!(t[0].get("is_complete").is_none());
-        assert_eq!(t[0]["request_count"], json!({"unit": "requests", "avg": 3.0}));
+        assert_eq!(
+            t[0]["request_count"],
+            json!({"unit": "requests", "avg": 3.0})
+        );
         assert_eq!(t[1]["is_complete"], false);
         assert!(v["input_config"].is_object());
     }

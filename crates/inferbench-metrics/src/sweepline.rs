@@ -350,8 +350,7 @@ impl SweepCurves {
                 icl: &r.icl,
             })
             .collect();
-        let conc =
-            Curve::from_intervals(&rows.iter().map(|r| (r.s, r.e, 1.0)).collect::<Vec<_>>());
+        let conc = Curve::from_intervals(&rows.iter().map(|r| (r.s, r.e, 1.0)).collect::<Vec<_>>());
         let dec_conc = Curve::from_intervals(
             &rows
                 .iter()

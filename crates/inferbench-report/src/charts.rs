@@ -78,7 +78,11 @@ fn over_time(runs: &[RunPoints], title: &str, pick: fn(&RunPoints) -> &[Option<f
         let w = window(p.len());
         let p90 = data::rolling_percentile(&p, w, 90.0);
         let p50 = data::rolling_percentile(&p, w, 50.0);
-        series.push(Series::new(format!("{} per request", r.label), p, Style::Points));
+        series.push(Series::new(
+            format!("{} per request", r.label),
+            p,
+            Style::Points,
+        ));
         series.push(Series::new(
             format!("{} rolling p50 ({w})", r.label),
             p50,
@@ -103,15 +107,21 @@ pub fn standard_charts(runs: &[RunPoints]) -> Vec<(&'static str, Chart)> {
     let mut out = vec![
         (
             "ttft_over_time",
-            over_time(runs, "Time to first token over time", |r| &r.ttft_ms),
+            over_time(runs, "Time to first token over time", |r| {
+                r.ttft_ms.as_slice()
+            }),
         ),
         (
             "itl_over_time",
-            over_time(runs, "Inter-token latency over time", |r| &r.itl_ms),
+            over_time(runs, "Inter-token latency over time", |r| {
+                r.itl_ms.as_slice()
+            }),
         ),
         (
             "latency_over_time",
-            over_time(runs, "Request latency over time", |r| &r.latency_ms),
+            over_time(runs, "Request latency over time", |r| {
+                r.latency_ms.as_slice()
+            }),
         ),
     ];
     let mut cdf = Vec::new();

@@ -5,7 +5,7 @@
 /// last edge the first one at or past `end` (so the last bucket may stick out). Empty for
 /// a non-positive width or an empty span.
 pub fn bucket_edges(start: f64, end: f64, width: f64) -> Vec<f64> {
-    if !(width > 0.0) || !(end >= start) || !start.is_finite() || !end.is_finite() {
+    if !(start.is_finite() && end.is_finite() && width.is_finite()) || width <= 0.0 || end < start {
         return Vec::new();
     }
     let n = ((end - start) / width).floor() as usize + 1;

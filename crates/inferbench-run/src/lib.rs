@@ -37,10 +37,10 @@ pub mod sim;
 pub mod sink;
 pub mod sweep;
 pub mod telemetry;
-pub mod timeslices;
 /// A minimal plan, for tests and examples (not a default of the command line).
 #[doc(hidden)]
 pub mod test_plan;
+pub mod timeslices;
 pub mod wait_model;
 
 pub use failure::{Failure, exit};

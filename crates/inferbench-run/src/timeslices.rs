@@ -22,10 +22,7 @@ fn evidence(dir: &Path) -> Result<crate::rundir::EvidenceStream, Failure> {
 }
 
 /// Calls `f` on every profiling record of the evidence in `dir`, in file order.
-fn each_profiling(
-    dir: &Path,
-    mut f: impl FnMut(&inferbench_core::Record),
-) -> Result<(), Failure> {
+fn each_profiling(dir: &Path, mut f: impl FnMut(&inferbench_core::Record)) -> Result<(), Failure> {
     let mut lines = evidence(dir)?;
     for line in &mut lines {
         if let EvidenceLine::Record(r) = line.map_err(|e| Failure::input(e.to_string()))?

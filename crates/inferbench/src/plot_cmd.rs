@@ -22,16 +22,20 @@ pub fn load_runs(dirs: &[PathBuf]) -> Result<Vec<(RunPoints, serde_json::Value)>
                     p.display()
                 ))
             })?;
-            let mut lines = Vec::new();
-            for (i, l) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
+            let mut lines: Vec<serde_json::Value> = Vec::new();
+            for (i, l) in text
+                .lines()
+                .enumerate()
+                .filter(|(_, l)| !l.trim().is_empty())
+            {
                 lines.push(serde_json::from_str(l).map_err(|e| {
                     Failure::input(format!("{}: line {}: {e}", p.display(), i + 1))
                 })?);
             }
-            let label = run
-                .path
-                .file_name()
-                .map_or_else(|| run.path.display().to_string(), |n| n.to_string_lossy().into());
+            let label = run.path.file_name().map_or_else(
+                || run.path.display().to_string(),
+                |n| n.to_string_lossy().into(),
+            );
             let summary = run.summary()?.map(|s| s.document).unwrap_or_default();
             out.push((RunPoints::from_lines(&label, &lines), summary));
         }
@@ -60,10 +64,7 @@ pub fn charts(runs: &[(RunPoints, serde_json::Value)]) -> Vec<(&'static str, Cha
 
 pub fn run(a: &PlotArgs) -> Result<u8, Failure> {
     let runs = load_runs(&a.dirs)?;
-    let out_dir = a
-        .out_dir
-        .clone()
-        .unwrap_or_else(|| a.dirs[0].join("plots"));
+    let out_dir = a.out_dir.clone().unwrap_or_else(|| a.dirs[0].join("plots"));
     std::fs::create_dir_all(&out_dir)
         .map_err(|e| Failure::run(format!("{}: cannot create: {e}", out_dir.display())))?;
     for (stem, chart) in charts(&runs) {
@@ -76,7 +77,8 @@ pub fn run(a: &PlotArgs) -> Result<u8, Failure> {
 fn write(dir: &Path, name: &str, bytes: &[u8]) -> Result<(), Failure> {
     let mut f = inferbench_artifacts::AtomicFile::create(dir, name)
         .map_err(|e| Failure::run(e.to_string()))?;
-    f.write_all(bytes).map_err(|e| Failure::run(e.to_string()))?;
+    f.write_all(bytes)
+        .map_err(|e| Failure::run(e.to_string()))?;
     f.commit().map_err(|e| Failure::run(e.to_string()))?;
     Ok(())
 }

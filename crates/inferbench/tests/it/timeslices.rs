@@ -50,7 +50,11 @@ fn avg(slice: &Value, tag: &str) -> f64 {
 fn check_slices(dir: &Path) {
     let doc = read_json(&dir.join(JSON));
     let slices = doc["timeslices"].as_array().unwrap();
-    assert!(slices.len() >= 2, "expected several slices: {}", slices.len());
+    assert!(
+        slices.len() >= 2,
+        "expected several slices: {}",
+        slices.len()
+    );
     assert!(doc["input_config"].is_object());
     // Every record's wall-clock start, and the grid's origin: the earliest start.
     let starts: Vec<u64> = jsonl(&dir.join("profile_export.jsonl"))
@@ -71,7 +75,10 @@ fn check_slices(dir: &Path) {
         let start = s["start_ns"].as_u64().unwrap();
         let end = s["end_ns"].as_u64().unwrap();
         let want_start = min + k * SLICE_NS;
-        assert!(start.abs_diff(want_start) <= 512, "slice {i}: {start} vs {want_start}");
+        assert!(
+            start.abs_diff(want_start) <= 512,
+            "slice {i}: {start} vs {want_start}"
+        );
         assert!(end > start);
         assert_eq!(avg(s, "request_count"), *n as f64, "slice {i}");
         total += avg(s, "request_count");
@@ -134,8 +141,14 @@ fn a_live_run_writes_them_and_the_rewrite_gives_the_same_bytes() {
     );
     let o = run(&["metrics", dir.to_str().unwrap(), "--write"]);
     assert!(o.status.success(), "{}", stderr(&o));
-    assert!(std::fs::read(dir.join(JSON)).unwrap() == before.0, "{JSON} differs");
-    assert!(std::fs::read(dir.join(CSV)).unwrap() == before.1, "{CSV} differs");
+    assert!(
+        std::fs::read(dir.join(JSON)).unwrap() == before.0,
+        "{JSON} differs"
+    );
+    assert!(
+        std::fs::read(dir.join(CSV)).unwrap() == before.1,
+        "{CSV} differs"
+    );
 }
 
 #[test]
