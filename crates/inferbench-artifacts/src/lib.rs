@@ -23,6 +23,7 @@ pub mod run;
 pub mod small;
 pub mod summary_csv;
 pub mod summary_json;
+pub mod timeslices;
 
 pub use atomic::AtomicFile;
 pub use console::render_console;

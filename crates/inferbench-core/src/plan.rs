@@ -501,6 +501,9 @@ pub struct ArtifactPlan {
     /// `--evidence-compression` (default `none`).
     #[serde(default, skip_serializing_if = "EvidenceCompression::is_none")]
     pub evidence_compression: EvidenceCompression,
+    /// `--slice-duration` in seconds: AIPerf's timeslice files (docs/reports.md).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slice_duration_s: Option<f64>,
 }
 
 /// How the evidence file is stored: plain JSON Lines, or zstd frames

@@ -41,6 +41,7 @@ pub mod telemetry;
 /// A minimal plan, for tests and examples (not a default of the command line).
 #[doc(hidden)]
 pub mod test_plan;
+pub mod timeslices;
 pub mod wait_model;
 
 pub use failure::{Failure, exit};

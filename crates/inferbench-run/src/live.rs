@@ -446,7 +446,9 @@ fn clear_run_dir(dir: &Path, names: &inferbench_artifacts::FileNames) -> Result<
         // reverse) must not leave the earlier run's records beside its own.
         &inferbench_core::evidence::EVIDENCE_FILE_ZST.to_string(),
     ];
-    let side = SIDE_FILES.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    let mut side = SIDE_FILES.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    let (ts_json, ts_csv) = inferbench_artifacts::timeslices::timeslice_names(names);
+    side.extend([ts_json, ts_csv]);
     for f in ours.into_iter().chain(side.iter()) {
         let p = dir.join(f);
         if p.exists() {

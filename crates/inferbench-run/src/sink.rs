@@ -49,6 +49,8 @@ pub struct RecordSink {
     outputs: Option<Vec<inferbench_artifacts::outputs_json::OutputEntry>>,
     /// Per URL and per model, when the run has several (docs/routing.md).
     breakdown: Option<crate::breakdown::Breakdown>,
+    /// The `--goodput` SLOs, for the timeslices (they are scored again from the evidence).
+    slos: Vec<Slo>,
 }
 
 /// What the sink wrote.
@@ -86,6 +88,7 @@ impl RecordSink {
             side.mark(crate::side_files::EXPECTED_ANSWERS);
         }
         Ok(RecordSink {
+            slos: spec.slos.to_vec(),
             breakdown: crate::breakdown::Breakdown::wanted(spec.plan)
                 .then(|| crate::breakdown::Breakdown::for_plan(spec.plan)),
             scorer,
@@ -236,6 +239,13 @@ impl RecordSink {
         }
         let manifest = &manifest;
         let mut record_files = self.exports.commit()?;
+        // From the evidence file, complete by now, live and offline alike.
+        record_files.extend(crate::timeslices::write(
+            &self.dir,
+            &self.plan,
+            &self.names,
+            &self.slos,
+        )?);
         record_files.extend(side.names());
         let stopped_early = end.map(|e| e.stop_reason) != Some(StopReason::Completed);
         let written = inferbench_artifacts::write_summary_artifacts(

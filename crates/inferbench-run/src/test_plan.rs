@@ -50,6 +50,7 @@ pub fn plan() -> RunPlan {
             export_level: ExportLevel::Records,
             export_http_trace: false,
             evidence_compression: Default::default(),
+            slice_duration_s: None,
         },
         ui: UiKind::None,
         cli_command: "inferbench profile".into(),

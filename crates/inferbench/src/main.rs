@@ -17,6 +17,7 @@ mod merge_cmd;
 mod metrics_cmd;
 mod mock;
 mod plan_cmd;
+mod plot_cmd;
 mod profile;
 mod progress;
 mod qualify_cmd;
@@ -116,6 +117,7 @@ fn main() -> ExitCode {
         cli::Command::Merge(a) => merge_cmd::run(&a),
         cli::Command::TimeServer(a) => time_server_cmd::run(&a),
         cli::Command::Kube(a) => kube_cmd::run(&a),
+        cli::Command::Plot(a) => plot_cmd::run(&a),
     };
     match result {
         Ok(code) => ExitCode::from(code),

@@ -42,6 +42,16 @@ pub fn render_table(summary: &Summary) -> String {
 pub fn run(a: &MetricsArgs) -> Result<u8, Failure> {
     let dir = &a.dir;
     let run = RunDir::single(dir)?;
+    if let Some(s) = a.slice_duration
+        && !(s.is_finite() && s > 0.0)
+    {
+        return Err(Failure::input(format!(
+            "--slice-duration: must be a positive number of seconds, got {s}"
+        )));
+    }
+    if a.slice_duration.is_some() {
+        run.writable("--slice-duration")?;
+    }
     if a.write || (a.format.is_some() && a.output_dir.is_none()) {
         run.writable(if a.write {
             "--write"
@@ -57,7 +67,15 @@ pub fn run(a: &MetricsArgs) -> Result<u8, Failure> {
         if a.goodput.is_some() {
             m.plan.goodput = a.goodput.clone();
         }
+        if a.slice_duration.is_some() {
+            m.plan.artifacts.slice_duration_s = a.slice_duration;
+        }
         return run_native(a, &run, &m);
+    }
+    if a.slice_duration.is_some() {
+        return Err(Failure::input(
+            "--slice-duration: needs an inferbench run directory scored under aiperf-0.13 (its evidence file)",
+        ));
     }
     let loaded = offline::load(dir, a.tokenizer.as_deref())?;
     for n in &loaded.notes {
@@ -284,7 +302,7 @@ fn run_native(
         inferbench_artifacts::render_console(&scores.profiling)
     );
     let dir = &run.path;
-    if a.write {
+    if a.write || a.slice_duration.is_some() {
         offline::rewrite(run, manifest)?;
         eprintln!("inferbench: rewrote the summary files in {}", dir.display());
         return Ok(0);

@@ -14,6 +14,7 @@ pub mod http_trace;
 mod record;
 mod slo;
 mod table;
+pub mod timeslice;
 
 use std::collections::HashMap;
 

@@ -46,6 +46,7 @@ fn plan(endpoint: EndpointType) -> RunPlan {
             export_level: ExportLevel::Records,
             export_http_trace: false,
             evidence_compression: Default::default(),
+            slice_duration_s: None,
         },
         ui: UiKind::None,
         cli_command: "inferbench profile".into(),

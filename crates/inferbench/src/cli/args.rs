@@ -85,6 +85,19 @@ pub enum Command {
     TimeServer(super::TimeServerArgs),
     /// Kubernetes manifests for a sharded run (`kube render`).
     Kube(super::KubeArgs),
+    /// Charts of one or more runs as SVG: TTFT, ITL and latency over time with rolling
+    /// percentiles, latency CDFs, throughput, concurrency and schedule lag (docs/reports.md).
+    Plot(PlotArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct PlotArgs {
+    /// Run directories (several are overlaid).
+    #[arg(required = true)]
+    pub dirs: Vec<std::path::PathBuf>,
+    /// Where the SVG files go (default: DIR/plots of the first directory).
+    #[arg(long = "out-dir")]
+    pub out_dir: Option<std::path::PathBuf>,
 }
 
 #[derive(Args, Debug)]
@@ -374,6 +387,10 @@ pub struct MetricsArgs {
     /// Where `--format` writes its files (default: DIR).
     #[arg(long = "output-dir")]
     pub output_dir: Option<std::path::PathBuf>,
+    /// Write AIPerf's timeslice files, SECONDS per slice, from the evidence (implies
+    /// `--write`: the manifest then lists them).
+    #[arg(long = "slice-duration", value_name = "SECONDS")]
+    pub slice_duration: Option<f64>,
 }
 
 /// `--definitions`'s long help, from the one registry of definition sets.

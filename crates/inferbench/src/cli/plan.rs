@@ -791,6 +791,7 @@ pub fn build_plan(a: &ProfileArgs, argv: &[String], cell: &CellValues) -> Result
                 EvidenceCompressionArg::None => inferbench_core::plan::EvidenceCompression::None,
                 EvidenceCompressionArg::Zstd => inferbench_core::plan::EvidenceCompression::Zstd,
             },
+            slice_duration_s: slice_duration(a.slice_duration)?,
         },
         ui: match a.ui {
             UiArg::Dashboard => UiKind::Dashboard,
@@ -804,4 +805,14 @@ pub fn build_plan(a: &ProfileArgs, argv: &[String], cell: &CellValues) -> Result
         dataset: dataset_plan(a)?,
         endpoint,
     })
+}
+
+/// `--slice-duration`: seconds, positive and finite.
+fn slice_duration(s: Option<f64>) -> Result<Option<f64>, String> {
+    match s {
+        Some(x) if !(x.is_finite() && x > 0.0) => Err(format!(
+            "--slice-duration: must be a positive number of seconds, got {x}"
+        )),
+        _ => Ok(s),
+    }
 }

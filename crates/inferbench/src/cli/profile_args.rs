@@ -372,6 +372,10 @@ pub struct ProfileArgs {
         default_value = "none"
     )]
     pub evidence_compression: EvidenceCompressionArg,
+    /// Seconds per timeslice: also write AIPerf's `profile_export_aiperf_timeslices.json`
+    /// and `.csv`, every metric per window of this length (docs/reports.md). Off by default.
+    #[arg(long = "slice-duration", value_name = "SECONDS")]
+    pub slice_duration: Option<f64>,
     #[arg(
         long = "ui-type",
         visible_alias = "ui",
@@ -427,5 +431,6 @@ pub struct ProfileArgs {
     #[command(flatten)]
     pub shard: super::shard_args::ShardArgs,
     // ---- The YAML config, sweep shape, seeds, tokenizer and service flags (issue 14)
+    #[command(flatten)]
     pub aiperf: super::aiperf_args::AiperfArgs,
 }

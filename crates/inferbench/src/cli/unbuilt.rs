@@ -26,7 +26,6 @@ pub const UNBUILT_FLAGS: &[(&str, bool)] = &[
     ("no-sweep-table", false),
     ("apply-chat-template", false),
     ("tokenizer-revision", true),
-    ("slice-duration", true),
 ];
 
 /// Add the unbuilt flags to the `profile` subcommand, hidden, so that clap accepts them and

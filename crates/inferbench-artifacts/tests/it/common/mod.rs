@@ -272,6 +272,7 @@ pub fn plan() -> RunPlan {
             export_level: ExportLevel::Raw,
             export_http_trace: false,
             evidence_compression: Default::default(),
+            slice_duration_s: None,
         },
         ui: UiKind::None,
         cli_command: "inferbench profile --model mock-model --api-key <redacted>".into(),

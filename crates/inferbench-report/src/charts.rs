@@ -1,0 +1,289 @@
+//! The standard charts of one or more runs, from their per-record export lines
+//! (`profile_export.jsonl`, AIPerf's shape: `metadata` with wall-clock ns, `metrics` with
+//! `{value, unit}` in display units). Several runs are overlaid, one series each.
+
+use serde_json::Value;
+
+use crate::data;
+use crate::svg::{Chart, Series, Style};
+
+/// One run's requests, read from its export lines.
+#[derive(Clone, Debug, Default)]
+pub struct RunPoints {
+    pub label: String,
+    /// Per request: start (s since the run's earliest start), and the metrics in ms.
+    pub start_s: Vec<f64>,
+    pub ttft_ms: Vec<Option<f64>>,
+    pub ttfo_ms: Vec<Option<f64>>,
+    pub itl_ms: Vec<Option<f64>>,
+    pub latency_ms: Vec<Option<f64>>,
+    pub osl: Vec<Option<f64>>,
+    /// start − credit issued (the schedule's lag), ms.
+    pub lag_ms: Vec<Option<f64>>,
+    /// End (s since the earliest start): `request_end_ns`.
+    pub end_s: Vec<f64>,
+}
+
+fn metric(line: &Value, tag: &str) -> Option<f64> {
+    line["metrics"][tag]["value"].as_f64()
+}
+
+impl RunPoints {
+    /// Reads export lines; lines without a `request_start_ns` are skipped.
+    pub fn from_lines(label: &str, lines: &[Value]) -> RunPoints {
+        let start = |l: &Value| l["metadata"]["request_start_ns"].as_u64();
+        let t0 = lines.iter().filter_map(start).min().unwrap_or(0);
+        let mut r = RunPoints {
+            label: label.to_string(),
+            ..RunPoints::default()
+        };
+        for l in lines {
+            let Some(s) = start(l) else { continue };
+            let m = &l["metadata"];
+            let end = m["request_end_ns"].as_u64().unwrap_or(s);
+            r.start_s.push((s - t0) as f64 * 1e-9);
+            r.end_s.push(end.saturating_sub(t0) as f64 * 1e-9);
+            r.ttft_ms.push(metric(l, "time_to_first_token"));
+            r.ttfo_ms.push(metric(l, "time_to_first_output_token"));
+            r.itl_ms.push(metric(l, "inter_token_latency"));
+            r.latency_ms.push(metric(l, "request_latency"));
+            r.osl.push(metric(l, "output_sequence_length"));
+            r.lag_ms.push(
+                m["credit_issued_ns"]
+                    .as_u64()
+                    .map(|c| (s as f64 - c as f64) * 1e-6),
+            );
+        }
+        r
+    }
+
+    fn points(&self, v: &[Option<f64>]) -> Vec<(f64, f64)> {
+        self.start_s
+            .iter()
+            .zip(v)
+            .filter_map(|(&t, v)| v.map(|v| (t, v)))
+            .collect()
+    }
+}
+
+/// The rolling window: a tenth of the requests, between 5 and 200.
+fn window(n: usize) -> usize {
+    (n / 10).clamp(5, 200)
+}
+
+fn over_time(runs: &[RunPoints], title: &str, pick: fn(&RunPoints) -> &[Option<f64>]) -> Chart {
+    let mut series = Vec::new();
+    for r in runs {
+        let p = r.points(pick(r));
+        let w = window(p.len());
+        let p90 = data::rolling_percentile(&p, w, 90.0);
+        let p50 = data::rolling_percentile(&p, w, 50.0);
+        series.push(Series::new(
+            format!("{} per request", r.label),
+            p,
+            Style::Points,
+        ));
+        series.push(Series::new(
+            format!("{} rolling p50 ({w})", r.label),
+            p50,
+            Style::Line,
+        ));
+        series.push(Series::new(
+            format!("{} rolling p90 ({w})", r.label),
+            p90,
+            Style::Line,
+        ));
+    }
+    Chart {
+        title: title.into(),
+        x_label: "request start (s since the first)".into(),
+        y_label: "ms".into(),
+        series,
+    }
+}
+
+/// Every chart of the runs, as (file stem, chart).
+pub fn standard_charts(runs: &[RunPoints]) -> Vec<(&'static str, Chart)> {
+    let mut out = vec![
+        (
+            "ttft_over_time",
+            over_time(runs, "Time to first token over time", |r| {
+                r.ttft_ms.as_slice()
+            }),
+        ),
+        (
+            "itl_over_time",
+            over_time(runs, "Inter-token latency over time", |r| {
+                r.itl_ms.as_slice()
+            }),
+        ),
+        (
+            "latency_over_time",
+            over_time(runs, "Request latency over time", |r| {
+                r.latency_ms.as_slice()
+            }),
+        ),
+    ];
+    let mut cdf = Vec::new();
+    for r in runs {
+        for (name, v) in [
+            ("TTFT", &r.ttft_ms),
+            ("TTFO", &r.ttfo_ms),
+            ("request latency", &r.latency_ms),
+        ] {
+            let vals: Vec<f64> = v.iter().flatten().copied().collect();
+            if !vals.is_empty() {
+                cdf.push(Series::new(
+                    format!("{} {name}", r.label),
+                    data::cdf(&vals),
+                    Style::Step,
+                ));
+            }
+        }
+    }
+    out.push((
+        "latency_cdf",
+        Chart {
+            title: "Latency CDFs: TTFT (reasoning counts) against TTFO (output only)".into(),
+            x_label: "ms".into(),
+            y_label: "fraction of requests ≤ x".into(),
+            series: cdf,
+        },
+    ));
+    let mut tput = Vec::new();
+    let mut conc = Vec::new();
+    let mut lag = Vec::new();
+    for r in runs {
+        let last = r.end_s.iter().copied().fold(0.0, f64::max);
+        // About 20 buckets over the run, at least 10 ms each.
+        let width = (last / 20.0).max(0.01);
+        let edges = data::bucket_edges(0.0, last, width);
+        let (ends, tokens): (Vec<f64>, Vec<f64>) = r
+            .end_s
+            .iter()
+            .zip(&r.osl)
+            .filter_map(|(&e, o)| o.map(|o| (e, o)))
+            .unzip();
+        tput.push(Series::new(
+            format!("{} output tokens/s", r.label),
+            data::bucket_rate(&edges, &ends, Some(&tokens)),
+            Style::Line,
+        ));
+        let iv: Vec<(f64, f64)> = r.start_s.iter().copied().zip(r.end_s.clone()).collect();
+        conc.push(Series::new(
+            format!("{} requests in flight", r.label),
+            data::in_flight(&iv),
+            Style::Step,
+        ));
+        lag.push(Series::new(
+            format!("{} start − credit issued", r.label),
+            r.points(&r.lag_ms),
+            Style::Points,
+        ));
+    }
+    out.push((
+        "throughput_over_time",
+        Chart {
+            title: "Output token throughput over time (by completion)".into(),
+            x_label: "s since the first request start".into(),
+            y_label: "tokens/s".into(),
+            series: tput,
+        },
+    ));
+    out.push((
+        "concurrency_over_time",
+        Chart {
+            title: "Requests in flight".into(),
+            x_label: "s since the first request start".into(),
+            y_label: "requests".into(),
+            series: conc,
+        },
+    ));
+    out.push((
+        "schedule_lag_over_time",
+        Chart {
+            title: "Schedule lag: request start minus credit issued".into(),
+            x_label: "request start (s since the first)".into(),
+            y_label: "ms".into(),
+            series: lag,
+        },
+    ));
+    out
+}
+
+/// Tokens/s against tokens/s/user for the cells of a sweep, with the Pareto front.
+pub fn pareto_chart(label: &str, cells: &[(f64, f64)]) -> Chart {
+    Chart {
+        title: "Throughput against interactivity".into(),
+        x_label: "output tokens/s/user".into(),
+        y_label: "output tokens/s".into(),
+        series: vec![
+            Series::new(
+                format!("{label} cells"),
+                cells.iter().map(|&(t, u)| (u, t)).collect(),
+                Style::Points,
+            ),
+            Series::new(
+                "Pareto front",
+                data::pareto_front(&cells.iter().map(|&(t, u)| (u, t)).collect::<Vec<_>>()),
+                Style::Line,
+            ),
+        ],
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn line(start: u64, end: u64, credit: u64, ttft: f64, osl: f64) -> Value {
+        json!({"metadata": {"request_start_ns": start, "request_end_ns": end,
+                            "credit_issued_ns": credit},
+               "metrics": {"time_to_first_token": {"value": ttft, "unit": "ms"},
+                           "request_latency": {"value": ttft * 2.0, "unit": "ms"},
+                           "output_sequence_length": {"value": osl, "unit": "tokens"}}})
+    }
+
+    #[test]
+    fn points_are_relative_to_the_earliest_start() {
+        // Starts at 2 s and 1 s (wall): relative 1 s and 0 s; credit 0.5 ms before → lag.
+        let r = RunPoints::from_lines(
+            "a",
+            &[
+                line(2_000_000_000, 2_500_000_000, 1_999_500_000, 10.0, 4.0),
+                line(1_000_000_000, 1_200_000_000, 1_000_000_000, 20.0, 2.0),
+            ],
+        );
+        assert_eq!(r.start_s, vec![1.0, 0.0]);
+        assert_eq!(r.end_s, vec![1.5, 0.2]);
+        assert_eq!(r.ttft_ms, vec![Some(10.0), Some(20.0)]);
+        assert!((r.lag_ms[0].unwrap() - 0.5).abs() < 1e-9);
+        assert_eq!(r.lag_ms[1], Some(0.0));
+        assert_eq!(r.itl_ms, vec![None, None]);
+        let charts = standard_charts(&[r]);
+        let names: Vec<&str> = charts.iter().map(|c| c.0).collect();
+        assert_eq!(
+            names,
+            [
+                "ttft_over_time",
+                "itl_over_time",
+                "latency_over_time",
+                "latency_cdf",
+                "throughput_over_time",
+                "concurrency_over_time",
+                "schedule_lag_over_time"
+            ]
+        );
+        // The CDF has TTFT and latency (no TTFO in these lines).
+        assert_eq!(charts[3].1.series.len(), 2);
+    }
+
+    #[test]
+    fn pareto_chart_puts_interactivity_on_x() {
+        let c = pareto_chart("sweep", &[(100.0, 50.0), (80.0, 40.0), (200.0, 10.0)]);
+        // (tokens/s, per user) → (per user, tokens/s): (50,100) (40,80) (10,200);
+        // (40,80) is beaten by (50,100).
+        assert_eq!(c.series[1].points, vec![(10.0, 200.0), (50.0, 100.0)]);
+    }
+}

@@ -1,0 +1,10 @@
+//! Charts of inferbench runs. `data` holds the chart data as pure functions of small
+//! series (bucket boundaries, rolling percentiles, CDFs, the Pareto front, lag over time),
+//! each tested by hand; `svg` draws them as self-contained SVG (no fonts, no system
+//! libraries, no network: text is left to the viewer's default sans-serif font).
+//!
+//! Library code only: it returns strings and numbers, it never prints or reads files.
+
+pub mod charts;
+pub mod data;
+pub mod svg;

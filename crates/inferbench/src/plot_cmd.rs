@@ -1,0 +1,84 @@
+//! `inferbench plot DIR...`: the standard charts of one or more runs as SVG files
+//! (docs/reports.md). Several directories are overlaid, one series each, and get a
+//! throughput-against-interactivity chart with its Pareto front.
+
+use std::path::{Path, PathBuf};
+
+use inferbench_report::charts::{RunPoints, pareto_chart, standard_charts};
+use inferbench_report::svg::{Chart, render};
+use inferbench_run::{Failure, RunDir};
+
+use crate::cli::PlotArgs;
+
+/// Every run under the directories, as chart points, with each run's summary JSON.
+pub fn load_runs(dirs: &[PathBuf]) -> Result<Vec<(RunPoints, serde_json::Value)>, Failure> {
+    let mut out = Vec::new();
+    for d in dirs {
+        for run in RunDir::open(d)?.runs() {
+            let p = run.path.join(&run.names().records_jsonl);
+            let text = std::fs::read_to_string(&p).map_err(|e| {
+                Failure::input(format!(
+                    "{}: {e} (plots need the per-record export: --export-level records or raw)",
+                    p.display()
+                ))
+            })?;
+            let mut lines: Vec<serde_json::Value> = Vec::new();
+            for (i, l) in text
+                .lines()
+                .enumerate()
+                .filter(|(_, l)| !l.trim().is_empty())
+            {
+                lines.push(serde_json::from_str(l).map_err(|e| {
+                    Failure::input(format!("{}: line {}: {e}", p.display(), i + 1))
+                })?);
+            }
+            let label = run.path.file_name().map_or_else(
+                || run.path.display().to_string(),
+                |n| n.to_string_lossy().into(),
+            );
+            let summary = run.summary()?.map(|s| s.document).unwrap_or_default();
+            out.push((RunPoints::from_lines(&label, &lines), summary));
+        }
+    }
+    Ok(out)
+}
+
+/// The standard charts, plus the Pareto chart when there are several runs.
+pub fn charts(runs: &[(RunPoints, serde_json::Value)]) -> Vec<(&'static str, Chart)> {
+    let points: Vec<RunPoints> = runs.iter().map(|r| r.0.clone()).collect();
+    let mut out = standard_charts(&points);
+    let cells: Vec<(f64, f64)> = runs
+        .iter()
+        .filter_map(|(_, s)| {
+            Some((
+                s["output_token_throughput"]["avg"].as_f64()?,
+                s["output_token_throughput_per_user"]["avg"].as_f64()?,
+            ))
+        })
+        .collect();
+    if cells.len() >= 2 {
+        out.push(("pareto", pareto_chart("runs", &cells)));
+    }
+    out
+}
+
+pub fn run(a: &PlotArgs) -> Result<u8, Failure> {
+    let runs = load_runs(&a.dirs)?;
+    let out_dir = a.out_dir.clone().unwrap_or_else(|| a.dirs[0].join("plots"));
+    std::fs::create_dir_all(&out_dir)
+        .map_err(|e| Failure::run(format!("{}: cannot create: {e}", out_dir.display())))?;
+    for (stem, chart) in charts(&runs) {
+        write(&out_dir, &format!("{stem}.svg"), render(&chart).as_bytes())?;
+    }
+    eprintln!("inferbench: plots written to {}", out_dir.display());
+    Ok(0)
+}
+
+fn write(dir: &Path, name: &str, bytes: &[u8]) -> Result<(), Failure> {
+    let mut f = inferbench_artifacts::AtomicFile::create(dir, name)
+        .map_err(|e| Failure::run(e.to_string()))?;
+    f.write_all(bytes)
+        .map_err(|e| Failure::run(e.to_string()))?;
+    f.commit().map_err(|e| Failure::run(e.to_string()))?;
+    Ok(())
+}
