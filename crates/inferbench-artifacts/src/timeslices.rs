@@ -170,9 +170,9 @@ mod tests {
             ),
         ];
         let csv = render_timeslices_csv(&s);
-        // 12.345 is 12.3449999… in binary: Python's .2f gives 12.34.
+        // 12.345 is 12.34500000000000063… in binary: Python's .2f gives 12.35.
         let want = "Timeslice,Start_NS,End_NS,Metric,Unit,Stat,Value\r\n\
-            0,100,200,Request Latency,ms,avg,12.34\r\n\
+            0,100,200,Request Latency,ms,avg,12.35\r\n\
             0,100,200,Request Latency,ms,min,10.00\r\n\
             0,100,200,Request Latency,ms,max,14.00\r\n\
             0,100,200,Request Throughput,requests/sec,avg,2.00\r\n\

@@ -34,8 +34,8 @@ const TEMPLATES: &[(&str, usize, Option<&str>)] = &[
         1,
         Some("benchmark.dataset.prompts.isl.mean"),
     ),
-    ("fixed_schedule.yaml", 1, Some("--slice-duration")),
-    ("goodput_slo.yaml", 1, Some("--slice-duration")),
+    ("fixed_schedule.yaml", 1, None),
+    ("goodput_slo.yaml", 1, None),
     (
         "gpu_telemetry.yaml",
         1,
@@ -56,7 +56,7 @@ const TEMPLATES: &[(&str, usize, Option<&str>)] = &[
         1,
         Some("benchmark.dataset.prefixPrompts: not built"),
     ),
-    ("latency_test.yaml", 1, Some("--slice-duration")),
+    ("latency_test.yaml", 1, None),
     (
         "long_context.yaml",
         1,
@@ -121,7 +121,7 @@ const TEMPLATES: &[(&str, usize, Option<&str>)] = &[
         1,
         Some("benchmark.dataset.synthesis: not built"),
     ),
-    ("warmup_profiling.yaml", 1, Some("--slice-duration")),
+    ("warmup_profiling.yaml", 1, None),
 ];
 
 const JINJA: &[(&str, &str)] = &[
@@ -202,7 +202,6 @@ fn every_template_validates_and_expands_or_is_refused_by_name() {
             "latency_test.yaml",
             "multi_url_load_balancing.yaml",
             "public_dataset.yaml",
-            "scenario_workload_profiles.yaml",
             "speed_bench_sweep.yaml",
         ];
         if let Some(part) = refused.filter(|_| PROFILED.contains(name)) {

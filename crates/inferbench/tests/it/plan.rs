@@ -328,7 +328,8 @@ fn a_flag_the_plan_sets_itself_is_refused_in_args() {
 #[test]
 fn an_aiperf_config_part_not_built_is_refused_by_name() {
     // A valid AIPerf config whose grid sweep is not one workload.
-    let yaml = "schemaVersion: \"2.0\"\nsweep:\n  type: grid\n  parameters:\n    rate: [1.0, 2.0]\nbenchmark:\n  model: m\n  endpoint:\n    url: http://localhost:8000\n  phases:\n    type: poisson\n    rate: 1.0\n    requests: 10\n";
+    // (The schema is checked first, as AIPerf does, so the file must be valid: a dataset.)
+    let yaml = "schemaVersion: \"2.0\"\nsweep:\n  type: grid\n  parameters:\n    rate: [1.0, 2.0]\nbenchmark:\n  model: m\n  endpoint:\n    url: http://localhost:8000\n  dataset:\n    type: synthetic\n    entries: 10\n    prompts:\n      isl: 16\n      osl: 4\n  phases:\n    type: poisson\n    rate: 1.0\n    requests: 10\n";
     let body = "[[profile]]\nname = \"svc\"\nkind = \"service-load\"\naiperf_config = \"svc.yaml\"\nsimulated = true\n";
     let (d, p) = plan_dir("yaml-grid", body);
     std::fs::write(d.join("svc.yaml"), yaml).unwrap();
