@@ -1,0 +1,158 @@
+//! What the sweep reads of each record: rows from a list of [`SweepRecord`]s, or from the
+//! compact form a run keeps while it folds ([`CompactSweep`]) with the pooled gaps.
+
+use super::SweepRecord;
+
+/// A record's inter-chunk gaps, ns: a record's own list, or its slice of a phase's pooled
+/// `inter_chunk_latency` values (integers below 2⁵³, so the f64 holds them exactly).
+#[derive(Clone, Copy)]
+pub(super) enum Gaps<'a> {
+    Ns(&'a [u64]),
+    Pooled(&'a [f64]),
+}
+
+impl<'a> Gaps<'a> {
+    pub(super) fn len(self) -> usize {
+        match self {
+            Gaps::Ns(v) => v.len(),
+            Gaps::Pooled(v) => v.len(),
+        }
+    }
+
+    pub(super) fn is_empty(self) -> bool {
+        self.len() == 0
+    }
+
+    pub(super) fn iter(self) -> impl Iterator<Item = u64> + 'a {
+        (0..self.len()).map(move |k| match self {
+            Gaps::Ns(v) => v[k],
+            Gaps::Pooled(v) => v[k] as u64,
+        })
+    }
+}
+
+/// A record's instants and token counts as AIPerf's accumulator holds them (float64).
+#[derive(Clone, Copy)]
+pub(super) struct Row<'a> {
+    pub(super) s: f64,
+    pub(super) g: Option<f64>,
+    pub(super) e: f64,
+    pub(super) i: Option<f64>,
+    pub(super) o: Option<u64>,
+    pub(super) icl: Gaps<'a>,
+}
+
+/// The phase's records, walked once per curve (never copied into a list of rows).
+pub(super) trait Rows {
+    fn rows(&self) -> Box<dyn Iterator<Item = Row<'_>> + '_>;
+}
+
+impl Rows for [SweepRecord] {
+    fn rows(&self) -> Box<dyn Iterator<Item = Row<'_>> + '_> {
+        Box::new(self.iter().map(|r| Row {
+            s: r.s as f64,
+            g: r.g.map(|g| g as f64),
+            e: r.e as f64,
+            i: r.i.map(|i| i as f64),
+            o: r.o,
+            icl: Gaps::Ns(&r.icl),
+        }))
+    }
+}
+
+/// A phase's sweep records kept compactly while a run folds (56 bytes a record): the gaps
+/// are not copied but found in the phase's pooled `inter_chunk_latency` values, which hold
+/// every record's gaps in record order.
+#[derive(Clone, Debug, Default)]
+pub struct CompactSweep {
+    rows: Vec<Packed>,
+    /// Total gaps so far: where the next record's gaps start in the pooled values.
+    gaps: u64,
+}
+
+/// `u64::MAX` stands for None.
+#[derive(Clone, Copy, Debug)]
+struct Packed {
+    s: u64,
+    g: u64,
+    e: u64,
+    i: u64,
+    o: u64,
+    gap_start: u64,
+    gaps: u32,
+}
+
+const NONE: u64 = u64::MAX;
+
+impl CompactSweep {
+    /// One record; `gaps` is how many inter-chunk gaps it added to the pooled values.
+    pub fn push(
+        &mut self,
+        s: u64,
+        g: Option<u64>,
+        e: u64,
+        i: Option<u64>,
+        o: Option<u64>,
+        gaps: usize,
+    ) {
+        self.rows.push(Packed {
+            s,
+            g: g.unwrap_or(NONE),
+            e,
+            i: i.unwrap_or(NONE),
+            o: o.unwrap_or(NONE),
+            gap_start: self.gaps,
+            gaps: gaps as u32,
+        });
+        self.gaps += gaps as u64;
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.rows.is_empty()
+    }
+
+    /// Whether any record has gaps (AIPerf's ICL-aware switch).
+    pub fn has_gaps(&self) -> bool {
+        self.gaps > 0
+    }
+
+    /// Moves the last record to `to`, its gaps copied from `gaps` (this sweep's pooled
+    /// values) to the end of `to_gaps` (`to`'s).
+    pub fn move_last(&mut self, gaps: &[f64], to: &mut CompactSweep, to_gaps: &mut Vec<f64>) {
+        let Some(r) = self.rows.pop() else {
+            return;
+        };
+        self.gaps -= u64::from(r.gaps);
+        let a = (r.gap_start as usize).min(gaps.len());
+        let b = (a + r.gaps as usize).min(gaps.len());
+        to_gaps.extend_from_slice(&gaps[a..b]);
+        to.rows.push(Packed {
+            gap_start: to.gaps,
+            ..r
+        });
+        to.gaps += u64::from(r.gaps);
+    }
+}
+
+pub(super) struct PooledRows<'a> {
+    pub(super) sweep: &'a CompactSweep,
+    pub(super) gaps: &'a [f64],
+}
+
+impl Rows for PooledRows<'_> {
+    fn rows(&self) -> Box<dyn Iterator<Item = Row<'_>> + '_> {
+        let opt = |v: u64| (v != NONE).then_some(v);
+        Box::new(self.sweep.rows.iter().map(move |r| {
+            let a = (r.gap_start as usize).min(self.gaps.len());
+            let b = (a + r.gaps as usize).min(self.gaps.len());
+            Row {
+                s: r.s as f64,
+                g: opt(r.g).map(|g| g as f64),
+                e: r.e as f64,
+                i: opt(r.i).map(|i| i as f64),
+                o: opt(r.o),
+                icl: Gaps::Pooled(&self.gaps[a..b]),
+            }
+        }))
+    }
+}
