@@ -114,6 +114,10 @@ pub struct DatasetPlan {
     /// `--rankings-query-prompt-token-stddev`, default 0.
     #[serde(default)]
     pub rankings_query_token_stddev: f64,
+    /// `--apply-chat-template`: ISL counted through the model's chat template, synthetic
+    /// prompts shortened by its cost (docs/workload.md "Chat templates").
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub apply_chat_template: bool,
 }
 
 impl Default for DatasetPlan {
@@ -149,6 +153,7 @@ impl Default for DatasetPlan {
             rankings_passages_token_stddev: 0.0,
             rankings_query_token_mean: 550.0,
             rankings_query_token_stddev: 0.0,
+            apply_chat_template: false,
         }
     }
 }

@@ -38,6 +38,28 @@ pub struct TokenizerIdentity {
     pub name: String,
     /// SHA-256 of the vocabulary file (tokenizer.json, or the embedded BPE ranks).
     pub sha256: String,
+    /// `--apply-chat-template`: the template ISL was counted through.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub chat_template: Option<ChatTemplateIdentity>,
+}
+
+/// The chat template a run applied to its ISL counts, frozen: its file and hash, what it
+/// renders around one user message (the control tokens the server sees), and the token
+/// costs synthetic prompts were shortened by.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct ChatTemplateIdentity {
+    /// The file it was read from.
+    pub source: String,
+    /// SHA-256 (hex) of the template text.
+    pub sha256: String,
+    /// The template applied to one user message `PROMPT` with the generation prompt.
+    pub rendered_probe: String,
+    /// SHA-256 (hex) of `rendered_probe`.
+    pub rendered_probe_sha256: String,
+    /// Tokens the template adds once per request (the generation prompt).
+    pub per_request_fixed_tokens: u64,
+    /// Tokens the template adds per message (role header and end of turn).
+    pub per_message_wrap_tokens: u64,
 }
 
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]

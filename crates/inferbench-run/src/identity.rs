@@ -63,3 +63,22 @@ pub fn tool_identity() -> ToolIdentity {
         build_profile: BUILD.get().map(|b| b.profile.clone()),
     }
 }
+
+/// The manifest's record of the chat template ISL was counted through
+/// (`--apply-chat-template`), or None.
+pub fn chat_template_identity(
+    tok: &inferbench_workload::Tokenizer,
+) -> Option<inferbench_core::manifest::ChatTemplateIdentity> {
+    let t = tok.chat_template()?;
+    let probe = inferbench_workload::chat_template::probe_messages("PROMPT", 1);
+    let rendered = t.render(&probe, true).unwrap_or_default();
+    let (fixed, wrap) = tok.chat_template_overheads();
+    Some(inferbench_core::manifest::ChatTemplateIdentity {
+        source: t.source().to_string(),
+        sha256: t.sha256().to_string(),
+        rendered_probe_sha256: inferbench_core::seed::sha256_hex(rendered.as_bytes()),
+        rendered_probe: rendered,
+        per_request_fixed_tokens: fixed,
+        per_message_wrap_tokens: wrap,
+    })
+}

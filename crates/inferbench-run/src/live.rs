@@ -388,6 +388,7 @@ fn first_manifest(
         tokenizer: TokenizerIdentity {
             name: p.tokenizer.name().to_string(),
             sha256: p.tokenizer.sha256().to_string(),
+            chat_template: crate::identity::chat_template_identity(&p.tokenizer),
         },
         dataset: p.dataset.clone(),
         random_seed: Some(p.seed),

@@ -74,8 +74,11 @@ pub fn run_sweep_declared(
         return Err(Failure::input("nothing to run"));
     };
     let tok = Arc::new(
-        Tokenizer::load(&first.plan.tokenizer)
-            .map_err(|e| Failure::input(format!("--tokenizer: {e}")))?,
+        Tokenizer::load_for(
+            &first.plan.tokenizer,
+            first.plan.dataset.apply_chat_template,
+        )
+        .map_err(|e| Failure::input(format!("--tokenizer: {e}")))?,
     );
     // Every cell prepared before anything is sent or started.
     let mut prepared = Vec::with_capacity(sweep.cells.len());

@@ -16,6 +16,9 @@ pub enum WorkloadError {
     NotATokenizer { path: String, message: String },
     #[error("tokenizer {path}: cannot disable truncation: {message}")]
     TokenizerSetup { path: String, message: String },
+    /// `--apply-chat-template`: the template file at fault.
+    #[error("chat template {path}: {message}")]
+    ChatTemplate { path: String, message: String },
     #[error("builtin tokenizer o200k_base failed to load: {message}")]
     Builtin { message: String },
     #[error("corpus: tokenizer {tokenizer} produced no tokens")]

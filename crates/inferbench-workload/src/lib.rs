@@ -3,6 +3,7 @@
 //! `inputs.json` view of them), the payload sampler, and the single-token words the simulated
 //! server streams. See `docs/workload.md`.
 
+pub mod chat_template;
 pub mod corpus;
 pub mod dataset;
 pub mod error;

@@ -9,6 +9,7 @@ use inferbench_core::plan::TokenizerSpec;
 use inferbench_core::seed::sha256_hex;
 use tiktoken_rs::CoreBPE;
 
+use crate::chat_template::ChatTemplate;
 use crate::error::WorkloadError;
 
 /// Name of the built-in tokenizer, as recorded in artifacts.
@@ -29,6 +30,10 @@ pub struct Tokenizer {
     inner: Inner,
     /// `round_trip_ids()`, computed on first use.
     round_trip: OnceLock<Arc<[u32]>>,
+    /// `--apply-chat-template`: the model's chat template, applied to ISL counts.
+    chat: Option<Arc<ChatTemplate>>,
+    /// `chat_template_overheads()`, computed on first use.
+    chat_overheads: OnceLock<(u64, u64)>,
 }
 
 impl std::fmt::Debug for Tokenizer {
@@ -70,6 +75,8 @@ impl Tokenizer {
             sha256,
             inner: Inner::Builtin(bpe),
             round_trip: OnceLock::new(),
+            chat: None,
+            chat_overheads: OnceLock::new(),
         })
     }
 
@@ -113,7 +120,80 @@ impl Tokenizer {
             sha256: sha256_hex(&bytes),
             inner: Inner::HuggingFace(Box::new(tok)),
             round_trip: OnceLock::new(),
+            chat: None,
+            chat_overheads: OnceLock::new(),
         })
+    }
+
+    /// The tokenizer of `spec`, with its chat template when `apply_chat_template` (AIPerf's
+    /// `--apply-chat-template`). AIPerf quietly counts plain text when there is no template
+    /// (tiktoken, or a model without one); here that is an error naming the reason, since
+    /// the flag would otherwise do nothing.
+    pub fn load_for(
+        spec: &TokenizerSpec,
+        apply_chat_template: bool,
+    ) -> Result<Tokenizer, WorkloadError> {
+        let tok = Self::load(spec)?;
+        if !apply_chat_template {
+            return Ok(tok);
+        }
+        let path = match spec {
+            TokenizerSpec::HuggingFace { path } => path,
+            TokenizerSpec::Builtin => {
+                return Err(WorkloadError::ChatTemplate {
+                    path: BUILTIN_NAME.into(),
+                    message: "--apply-chat-template needs a Hugging Face tokenizer directory \
+                              with a chat template (--tokenizer DIR); the built-in vocabulary \
+                              has none"
+                        .into(),
+                });
+            }
+        };
+        match ChatTemplate::find(path)? {
+            Some(t) => Ok(tok.with_chat_template(t)),
+            None => Err(WorkloadError::ChatTemplate {
+                path: path.clone(),
+                message: "--apply-chat-template: no chat template here (looked for \
+                          chat_template.jinja, chat_template.json and tokenizer_config.json's \
+                          chat_template)"
+                    .into(),
+            }),
+        }
+    }
+
+    /// This tokenizer with `template` applied to ISL counts.
+    pub fn with_chat_template(mut self, template: ChatTemplate) -> Tokenizer {
+        self.chat = Some(Arc::new(template));
+        self.chat_overheads = OnceLock::new();
+        self
+    }
+
+    /// The chat template ISL counts go through, when `--apply-chat-template` set one.
+    pub fn chat_template(&self) -> Option<&ChatTemplate> {
+        self.chat.as_deref()
+    }
+
+    /// The template's (per-request fixed, per-message wrap) token costs, estimated once as
+    /// AIPerf does (`crate::chat_template::overheads`); (0, 0) without a template.
+    pub fn chat_template_overheads(&self) -> (u64, u64) {
+        *self
+            .chat_overheads
+            .get_or_init(|| match self.chat.as_deref() {
+                Some(t) => crate::chat_template::overheads(self, t),
+                None => (0, 0),
+            })
+    }
+
+    /// Special tokens the tokenizer adds to one sequence (its post-processor's, as
+    /// `num_special_tokens_to_add(pair=False)`): 1 for a BOS-adding model, 0 for the
+    /// built-in vocabulary.
+    pub fn prompt_special_tokens(&self) -> usize {
+        match &self.inner {
+            Inner::Builtin(_) => 0,
+            Inner::HuggingFace(t) => t
+                .get_post_processor()
+                .map_or(0, |p| tokenizers::PostProcessor::added_tokens(p, false)),
+        }
     }
 
     /// `builtin:o200k_base`, or the path given for a Hugging Face tokenizer.

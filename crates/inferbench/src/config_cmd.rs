@@ -39,9 +39,9 @@ pub fn run(a: &crate::cli::ConfigArgs) -> Result<u8, Failure> {
             for (i, (c, flags)) in cells.iter().enumerate() {
                 println!("cell {}: {}", i + 1, c.name);
                 match flags.as_ref().map(|f| (f, parses(flags))) {
-                    Ok((f, Ok(()))) => println!("  flags: {}", shell_words(f)),
+                    Ok((f, Ok(()))) => println!("  flags: {}", shown(f)),
                     Ok((f, Err(e))) => {
-                        println!("  flags: {}", shell_words(f));
+                        println!("  flags: {}", shown(f));
                         println!("  refused: {e}");
                     }
                     Err(e) => println!("  refused: {e}"),
@@ -80,16 +80,8 @@ fn parses(flags: &Result<Vec<String>, String>) -> Result<(), String> {
     }
 }
 
-/// Flags joined for a shell: a value with a space or a quote is single-quoted.
-fn shell_words(f: &[String]) -> String {
-    f.iter()
-        .map(|w| {
-            if w.is_empty() || w.contains(|c: char| c.is_whitespace() || "'\"$`\\{}".contains(c)) {
-                format!("'{}'", w.replace('\'', "'\\''"))
-            } else {
-                w.clone()
-            }
-        })
-        .collect::<Vec<_>>()
-        .join(" ")
+/// The flags as a shell line, secret values (`--api-key`, a sensitive header's value, URL
+/// credentials) replaced: the printout is a log, and secrets never reach one.
+fn shown(f: &[String]) -> String {
+    crate::cli::redacted_command_line(f)
 }

@@ -39,7 +39,7 @@ pub fn run(a: &InspectArgs, argv: &[String]) -> Result<u8, Failure> {
     let plan =
         crate::cli::build_plan(&a.profile, argv, &cells[0].values).map_err(Failure::input)?;
     let tok = Arc::new(
-        Tokenizer::load(&plan.tokenizer)
+        Tokenizer::load_for(&plan.tokenizer, plan.dataset.apply_chat_template)
             .map_err(|e| Failure::input(format!("--tokenizer: {e}")))?,
     );
     let mut prepared = inferbench_run::prepare(&plan, tok.clone())?;

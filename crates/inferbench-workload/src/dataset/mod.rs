@@ -15,7 +15,7 @@ mod row;
 mod sagemaker;
 mod seq_dist;
 mod sharegpt;
-mod synth;
+pub(crate) mod synth;
 mod trace_check;
 mod traces;
 mod verbatim;

@@ -257,6 +257,8 @@ pub(crate) fn generate(
         )?),
         None => None,
     };
+    // `--apply-chat-template`: prompts shortened by the template's own tokens.
+    let chat_costs = tok.chat_template_overheads();
     let multi_turn = ds.conversation_turn_mean != 1.0 || ds.conversation_turn_stddev > 0.0;
     let delays_on = ds.turn_delay_mean_ms > 0.0 || ds.turn_delay_stddev_ms > 0.0;
 
@@ -300,6 +302,8 @@ pub(crate) fn generate(
                 spec.max_tokens = osl;
                 for b in 0..ds.batch_size {
                     let isl = if b == 0 { isl } else { lengths.next_isl() };
+                    let isl =
+                        template_compensated(isl, t == 0, chat_costs, !prefix_pool.is_empty());
                     let mut text = prompts.prompt(isl as usize)?;
                     if !prefix_pool.is_empty() {
                         let i = rand::Rng::random_range(&mut prefix_rng, 0..prefix_pool.len());
@@ -332,6 +336,20 @@ pub(crate) fn generate(
         });
     }
     Ok(convs)
+}
+
+/// A synthetic turn's ISL less the chat template's cost, as AIPerf shortens it
+/// (`dataset/composer/synthetic.py`): the first turn by the per-request fixed cost and one
+/// message wrap, a later turn by one wrap; never below 1 (0 when a prefix carries the
+/// request). `costs` is (fixed, wrap): (0, 0) without `--apply-chat-template`.
+pub(crate) fn template_compensated(isl: u64, first: bool, costs: (u64, u64), prefix: bool) -> u64 {
+    let (fixed, wrap) = costs;
+    let adjustment = if first { fixed + wrap } else { wrap };
+    let floor = if prefix { 0 } else { 1 };
+    if adjustment == 0 {
+        return isl;
+    }
+    isl.saturating_sub(adjustment).max(floor)
 }
 
 /// Options that act on synthetic prompts only are refused for file datasets (rather than

@@ -538,12 +538,18 @@ pub fn build_body(
 }
 
 /// Client-side ISL as AIPerf counts it: the input texts joined with one space, encoded
-/// without special tokens.
+/// without special tokens; with `--apply-chat-template`, a chat-shaped body through the
+/// model's template instead (`chat_template::count_input`).
 pub fn count_input_tokens(
     tok: &Tokenizer,
     endpoint: EndpointType,
     body: &Map<String, Value>,
 ) -> u64 {
+    if let Some(t) = tok.chat_template()
+        && let Some(n) = crate::chat_template::count_input(tok, t, body)
+    {
+        return n;
+    }
     tok.count(&input_texts(endpoint, body).join(" ")) as u64
 }
 

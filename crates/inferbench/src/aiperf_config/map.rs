@@ -173,6 +173,9 @@ pub fn flags_for(
         if let Some(n) = t.string("name")? {
             out.extend(["--tokenizer".into(), n]);
         }
+        if t.take("applyChatTemplate") == Some(Value::Bool(true)) {
+            out.push("--apply-chat-template".into());
+        }
         t.done()?;
     }
     let ds = match (b.take("dataset"), b.take("datasets")) {

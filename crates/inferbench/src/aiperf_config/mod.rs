@@ -273,7 +273,8 @@ fn validate(file: &str, doc: &Value) -> Result<(), String> {
         return Err(format!(
             "{file}: {}: not valid against AIPerf 0.13's schema: {}",
             if at.is_empty() { "(root)" } else { &at },
-            e.to_string().replace('\n', " ")
+            // Masked: the offending value may be an API key or a header's secret.
+            e.masked().to_string().replace('\n', " ")
         ));
     }
     Ok(())

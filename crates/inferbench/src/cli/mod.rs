@@ -58,8 +58,8 @@ pub use profile_args::ProfileArgs;
 pub use unbuilt::UNBUILT_FLAGS;
 pub use unbuilt::{check_unbuilt, command_with_unbuilt};
 pub use values::{
-    normalize_url, parse_extra_inputs, parse_headers, recorded_command_line, url_and_credentials,
-    utf8_args,
+    normalize_url, parse_extra_inputs, parse_headers, recorded_command_line, redacted_command_line,
+    url_and_credentials, utf8_args,
 };
 
 #[cfg(test)]

@@ -311,6 +311,7 @@ fn dataset_plan(a: &ProfileArgs) -> Result<inferbench_core::dataset_plan::Datase
             "--rankings-query-prompt-token-stddev",
             a.rankings_query_prompt_token_stddev,
         )?,
+        apply_chat_template: a.apply_chat_template,
     })
 }
 

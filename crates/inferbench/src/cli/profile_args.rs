@@ -60,6 +60,10 @@ pub struct ProfileArgs {
     /// `builtin` (tiktoken o200k_base, the default), a tokenizer.json, or a directory holding one.
     #[arg(long)]
     pub tokenizer: Option<String>,
+    /// Count ISL through the tokenizer directory's chat template, and shorten synthetic
+    /// prompts by the template's own tokens (AIPerf's flag; docs/workload.md).
+    #[arg(long = "apply-chat-template")]
+    pub apply_chat_template: bool,
 
     // ---- Prompts (§1.4, §1.5)
     /// Input tokens per prompt; a comma list makes a sweep.

@@ -24,7 +24,6 @@ pub const UNBUILT_FLAGS: &[(&str, bool)] = &[
     ("convergence-threshold", true),
     ("convergence-mode", true),
     ("no-sweep-table", false),
-    ("apply-chat-template", false),
     ("tokenizer-revision", true),
 ];
 

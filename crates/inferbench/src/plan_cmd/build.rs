@@ -133,8 +133,8 @@ fn build(plan: &PlanSpec, p: &ProfileSpec) -> Result<Ready, String> {
             )
         })?;
         // The dataset and the tokenizer are read now, so that a bad file fails the check.
-        let tok =
-            Tokenizer::load(&rp.tokenizer).map_err(|e| at_load(format!("--tokenizer: {e}")))?;
+        let tok = Tokenizer::load_for(&rp.tokenizer, rp.dataset.apply_chat_template)
+            .map_err(|e| at_load(format!("--tokenizer: {e}")))?;
         inferbench_run::prepare(&rp, Arc::new(tok)).map_err(|f| at_load(f.message))?;
         plans.push(CellPlan {
             plan: rp,

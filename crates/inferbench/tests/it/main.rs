@@ -2,6 +2,7 @@
 mod aiperf_config;
 mod bridge;
 mod bridge_report;
+mod chat_template;
 mod cli_checks;
 mod common;
 mod compare;

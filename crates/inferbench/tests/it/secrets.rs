@@ -13,7 +13,7 @@ use std::process::{Command, Output, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use crate::common::{BIN, read_json, stderr, tmpdir, wait_bounded};
+use crate::common::{BIN, read_json, run, stderr, tmpdir, wait_bounded};
 
 /// One request as the mock saw it: method, path and headers (names lower-cased).
 #[derive(Clone, Debug)]
@@ -331,6 +331,9 @@ fn secrets_from_every_route_reach_the_server_and_no_file() {
         "4",
         "--export-level",
         "raw",
+        // The timeslice files are among the files grepped.
+        "--slice-duration",
+        "0.5",
         "--artifact-dir",
         &d,
     ]);
@@ -354,11 +357,18 @@ fn secrets_from_every_route_reach_the_server_and_no_file() {
     let cells = run_dirs(&dir);
     assert_eq!(cells.len(), 2, "{cells:?}");
     let cell = cells[0].to_str().unwrap();
+    assert!(
+        cells[0]
+            .join("profile_export_aiperf_timeslices.json")
+            .is_file()
+    );
     let out = tmpdir("secrets-routes-out");
     let l = out.join("ledger");
     let l = l.to_str().unwrap();
+    let plots = out.join("plots");
     for c in [
         vec!["metrics", cell, "--write"],
+        vec!["plot", cell, "--out-dir", plots.to_str().unwrap()],
         vec!["ledger", "init", l],
         vec!["ledger", "--ledger", l, "add", cell],
         vec!["ledger", "--ledger", l, "show"],
@@ -493,6 +503,43 @@ fn refused_combinations_and_bad_urls_never_echo_a_secret() {
         assert_eq!(text.trim().lines().count(), 1, "{text}");
         for s in ["KEYC-1", "HDRC-2", "URLC-3"] {
             assert!(!text.contains(s), "{s} in {text}");
+        }
+    }
+}
+
+#[test]
+fn config_expand_never_prints_a_secret_of_the_yaml() {
+    let dir = tmpdir("secrets-config");
+    let f = dir.join("c.yaml");
+    std::fs::write(
+        &f,
+        "schemaVersion: \"2.0\"\nbenchmark:\n  model: m\n  endpoint:\n    url: http://yamluser:YAMLPW-71@127.0.0.1:1\n    apiKey: YAMLKEY-72\n    headers:\n      Authorization: Bearer YAMLTOK-73\n      X-Plain: visible-74\n  dataset:\n    type: synthetic\n    entries: 4\n    prompts:\n      isl: 8\n      osl: 2\n  phases:\n    type: concurrency\n    concurrency: 1\n    requests: 4\n",
+    )
+    .unwrap();
+    let o = run(&["config", "expand", f.to_str().unwrap()]);
+    let all = printed(&o);
+    assert!(all.contains("cell 1"), "{all}");
+    assert!(all.contains("visible-74"), "{all}");
+    for s in ["YAMLPW-71", "YAMLKEY-72", "YAMLTOK-73", "yamluser"] {
+        assert!(!all.contains(s), "{s} leaked: {all}");
+    }
+    // A file the schema rejects (no dataset, a bad phase) names the place, not the value.
+    let yaml = std::fs::read_to_string(&f).unwrap();
+    std::fs::write(
+        &f,
+        yaml.replace("    concurrency: 1\n", "    concurrency: many\n"),
+    )
+    .unwrap();
+    for cmd in ["validate", "expand"] {
+        let o = run(&["config", cmd, f.to_str().unwrap()]);
+        assert_eq!(o.status.code(), Some(2), "{cmd}");
+        let all = printed(&o);
+        assert!(
+            all.contains("not valid against AIPerf 0.13's schema"),
+            "{all}"
+        );
+        for s in ["YAMLPW-71", "YAMLKEY-72", "YAMLTOK-73", "yamluser"] {
+            assert!(!all.contains(s), "config {cmd}: {s} leaked: {all}");
         }
     }
 }

@@ -311,6 +311,7 @@ pub fn manifest() -> Manifest {
         },
         plan: plan(),
         tokenizer: TokenizerIdentity {
+            chat_template: None,
             name: "builtin:o200k_base".into(),
             sha256: "ab".repeat(32),
         },
