@@ -31,7 +31,7 @@ pub fn counter_rates(samples: &[(f64, f64)]) -> Vec<(f64, f64)> {
         .filter_map(|w| {
             let ((t0, v0), (t1, v1)) = (w[0], w[1]);
             let (dt, dv) = (t1 - t0, v1 - v0);
-            (dt > 0.0 && dv >= 0.0 && dv.is_finite()).then(|| (t1, dv / dt))
+            (dt > 0.0 && dv >= 0.0 && dv.is_finite()).then_some((t1, dv / dt))
         })
         .collect()
 }

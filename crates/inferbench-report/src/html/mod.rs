@@ -113,9 +113,9 @@ pub fn build(spec: &ReportSpec) -> Result<String, Failure> {
         let title = dir.display().to_string();
         nav.push((id.clone(), title.clone()));
         let runs = rd.runs();
-        let _ = write!(
+        let _ = writeln!(
             body,
-            "<section id=\"{id}\"><h2>{} <small>({})</small></h2>\n",
+            "<section id=\"{id}\"><h2>{} <small>({})</small></h2>",
             escape(&title),
             escape(&layout_name(&rd.layout, runs.len()))
         );
@@ -147,9 +147,9 @@ pub fn build(spec: &ReportSpec) -> Result<String, Failure> {
 <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
 <title>inferbench report</title>",
     );
-    let _ = write!(
+    let _ = writeln!(
         out,
-        "<style>{CSS}</style></head>\n<body>\n<h1>inferbench report</h1>\n"
+        "<style>{CSS}</style></head>\n<body>\n<h1>inferbench report</h1>"
     );
     out.push_str("<nav><ul>");
     for (id, t) in &nav {
@@ -157,9 +157,9 @@ pub fn build(spec: &ReportSpec) -> Result<String, Failure> {
     }
     out.push_str("</ul></nav>\n");
     out.push_str(&body);
-    let _ = write!(
+    let _ = writeln!(
         out,
-        "<script>document.documentElement.setAttribute(\"{READY_MARKER}\",\"1\");</script>\n</body></html>\n"
+        "<script>document.documentElement.setAttribute(\"{READY_MARKER}\",\"1\");</script>\n</body></html>"
     );
     Ok(out)
 }

@@ -164,9 +164,9 @@ fn identity(loaded: &Loaded) -> String {
         .iter()
         .map(|(k, why)| vec![escape(k), escape(why)])
         .collect();
-    let _ = write!(
+    let _ = writeln!(
         s,
-        "<details><summary>Identity pins ({} known, {} missing, {} flags)</summary>{}{}{}</details>\n",
+        "<details><summary>Identity pins ({} known, {} missing, {} flags)</summary>{}{}{}</details>",
         pins.len(),
         missing.len(),
         id.flags.len(),
@@ -533,9 +533,9 @@ pub(super) fn gate_evaluated(
 pub(super) fn comparison(dirs: &[PathBuf], tokenizer: Option<String>) -> String {
     let mut s = String::from("<section id=\"comparison\"><h2>Comparison</h2>\n");
     for d in &dirs[1..] {
-        let _ = write!(
+        let _ = writeln!(
             s,
-            "<h3>{} → {}</h3>\n",
+            "<h3>{} → {}</h3>",
             escape(&dirs[0].display().to_string()),
             escape(&d.display().to_string())
         );

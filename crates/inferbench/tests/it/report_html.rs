@@ -108,11 +108,19 @@ fn the_report_holds_every_section_with_the_runs_own_numbers() {
     }
     assert!(html.contains("<h2>All runs overlaid</h2>"));
     assert!(html.contains("<h2>Comparison</h2>"));
-    assert_eq!(html.matches("<h3>Gate ").count(), 2, "--gate on each directory");
+    assert_eq!(
+        html.matches("<h3>Gate ").count(),
+        2,
+        "--gate on each directory"
+    );
 
     // Identity from the manifest.
     let m = read_json(&a.join("inferbench_manifest.json"));
-    for k in ["/benchmark_id", "/dataset/workload_sha256", "/tokenizer/name"] {
+    for k in [
+        "/benchmark_id",
+        "/dataset/workload_sha256",
+        "/tokenizer/name",
+    ] {
         let v = m.pointer(k).and_then(|v| v.as_str()).unwrap();
         assert!(html.contains(&format!("<td>{}</td>", esc(v))), "{k} {v}");
     }
