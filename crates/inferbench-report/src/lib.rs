@@ -2,9 +2,14 @@
 //! series (bucket boundaries, rolling percentiles, CDFs, the Pareto front, lag over time),
 //! each tested by hand; `svg` draws them as self-contained SVG (no fonts, no system
 //! libraries, no network: text is left to the viewer's default sans-serif font).
+//! `server_series` turns the raw scrape file into server-metric series; `html` builds the
+//! self-contained HTML report.
 //!
-//! Library code only: it returns strings and numbers, it never prints or reads files.
+//! Library code only: it returns strings and numbers, it never prints. (`html` reads the run
+//! directories through the run library.)
 
 pub mod charts;
 pub mod data;
+pub mod html;
+pub mod server_series;
 pub mod svg;

@@ -21,6 +21,7 @@ mod plot_cmd;
 mod profile;
 mod progress;
 mod qualify_cmd;
+mod report_cmd;
 mod time_server_cmd;
 mod trace_cmd;
 
@@ -118,6 +119,7 @@ fn main() -> ExitCode {
         cli::Command::TimeServer(a) => time_server_cmd::run(&a),
         cli::Command::Kube(a) => kube_cmd::run(&a),
         cli::Command::Plot(a) => plot_cmd::run(&a),
+        cli::Command::Report(a) => report_cmd::run(&a),
     };
     match result {
         Ok(code) => ExitCode::from(code),

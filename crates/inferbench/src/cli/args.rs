@@ -88,6 +88,26 @@ pub enum Command {
     /// Charts of one or more runs as SVG: TTFT, ITL and latency over time with rolling
     /// percentiles, latency CDFs, throughput, concurrency and schedule lag (docs/reports.md).
     Plot(PlotArgs),
+    /// One self-contained HTML report of one or more runs: identity, console tables, charts,
+    /// crosswalk, grade, gate verdicts, and a comparison for several (docs/reports.md).
+    Report(ReportArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct ReportArgs {
+    /// Run directories (a run, repeated runs, a sweep, an import, a merged sharded run).
+    #[arg(required = true)]
+    pub dirs: Vec<std::path::PathBuf>,
+    /// The HTML file to write.
+    #[arg(long, value_name = "OUT.html")]
+    pub html: std::path::PathBuf,
+    /// Evaluate this gate specification (TOML; docs/gate.md) on each directory.
+    #[arg(long, value_name = "SPEC")]
+    pub gate: Option<std::path::PathBuf>,
+    /// Tokenizer for imported runs whose files keep texts but no counts (`builtin` or a
+    /// path; default: the run's own).
+    #[arg(long)]
+    pub tokenizer: Option<String>,
 }
 
 #[derive(Args, Debug)]

@@ -26,6 +26,7 @@ mod pipeline;
 mod plan;
 mod plot;
 mod profile;
+mod report_html;
 mod routing;
 mod scale_out;
 mod secrets;
