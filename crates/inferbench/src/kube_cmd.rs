@@ -69,7 +69,9 @@ fn check_no_secrets(profile: &[String], where_: &str) -> Result<(), String> {
     for id in urls {
         for u in p.get_many::<String>(id).into_iter().flatten() {
             let flag = format!("--{}", id.replace('_', "-"));
-            let (_, creds) = crate::cli::url_and_credentials(u).unwrap_or((String::new(), None));
+            // Its errors never show the credentials.
+            let (_, creds) =
+                crate::cli::url_and_credentials(u).map_err(|e| format!("{where_}: {flag}: {e}"))?;
             if creds.is_some() {
                 return Err(format!(
                     "{where_}: {flag}: the URL's credentials would be written into the manifest: drop them from the URL and {INSTEAD} (Authorization=NAME/KEY holding `Basic base64(user:password)`)"

@@ -15,6 +15,7 @@ mod gate;
 mod gate_eval;
 mod http_trace;
 mod identity;
+mod kube;
 mod lean;
 mod ledger;
 mod load_shapes;
