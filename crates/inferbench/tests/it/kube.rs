@@ -279,10 +279,14 @@ fn a_copied_set_is_collected_and_no_secret_is_kept() {
     }
     assert_eq!(m["host"]["merged_hosts"], 2, "{}", m["host"]);
 
-    let shard0: PathBuf = std::fs::read_dir(copy.join("shard-0"))
-        .unwrap()
-        .flatten()
-        .map(|e| e.path())
+    // The run directory: the artifact directory itself, or the one run under it.
+    let shard0: PathBuf = std::iter::once(copy.join("shard-0"))
+        .chain(
+            std::fs::read_dir(copy.join("shard-0"))
+                .unwrap()
+                .flatten()
+                .map(|e| e.path()),
+        )
         .find(|p| p.join("inferbench_manifest.json").is_file())
         .unwrap();
     let s0 = read_json(&shard0.join("inferbench_manifest.json"));
