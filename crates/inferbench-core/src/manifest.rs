@@ -30,6 +30,10 @@ pub struct HostIdentity {
     pub arch: String,
     pub cpus: usize,
     pub memory_bytes: Option<u64>,
+    /// Set on a merged run (`inferbench merge`): it ran on this many hosts, and the fields
+    /// above are shard 0's; every shard's host is in `merge.shards[].host`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub merged_hosts: Option<u32>,
 }
 
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]

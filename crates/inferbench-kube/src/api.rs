@@ -219,7 +219,19 @@ pub struct EnvVar {
 #[derive(Serialize, Clone, Debug, PartialEq)]
 #[serde(rename_all = "camelCase")]
 pub struct EnvVarSource {
-    pub field_ref: FieldRef,
+    #[serde(skip_serializing_if = "none")]
+    pub field_ref: Option<FieldRef>,
+    /// A key of a Secret: how a pod gets an API key or a secret header's value without the
+    /// manifest holding it.
+    #[serde(skip_serializing_if = "none")]
+    pub secret_key_ref: Option<SecretKeySelector>,
+}
+
+#[derive(Serialize, Clone, Debug, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct SecretKeySelector {
+    pub name: String,
+    pub key: String,
 }
 
 #[derive(Serialize, Clone, Debug, PartialEq)]

@@ -9,10 +9,14 @@
 //! Pure: no I/O, no clock.
 
 pub mod api;
+pub mod collect;
 mod render;
 pub mod yaml;
 
-pub use render::{ConfigFile, RenderSpec, Toleration, parse_toleration, render};
+pub use render::{
+    API_KEY_ENV, ConfigFile, HeaderSecret, RenderSpec, SecretRef, Toleration, header_env,
+    parse_header_secret, parse_secret_ref, parse_toleration, render,
+};
 
 /// The exit code of a late shard (`inferbench_run::exit::LATE_START`): the pod failure
 /// policy fails its index on it.

@@ -36,6 +36,98 @@ pub struct RenderSpec {
     pub start_at: Option<String>,
     /// `profile` and its flags.
     pub profile: Vec<String>,
+    /// `--api-key-secret NAME/KEY`: the shard container's `INFERBENCH_API_KEY` (which
+    /// `profile --api-key` reads) from that key of a Secret, so the manifest never holds it.
+    pub api_key_secret: Option<SecretRef>,
+    /// `--header-secret HEADER=NAME/KEY`: the header's value from a Secret key, through an
+    /// env variable that Kubernetes expands in the args (`--header HEADER:$(VAR)`).
+    pub header_secrets: Vec<HeaderSecret>,
+}
+
+/// A key of a Kubernetes Secret in the run's namespace.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SecretRef {
+    pub name: String,
+    pub key: String,
+}
+
+/// A header whose value comes from a Secret.
+#[derive(Clone, Debug, PartialEq)]
+pub struct HeaderSecret {
+    pub header: String,
+    pub secret: SecretRef,
+}
+
+/// The env variable `profile --api-key` reads (`crates/inferbench/src/cli/profile_args.rs`).
+pub const API_KEY_ENV: &str = "INFERBENCH_API_KEY";
+/// The env variable of the `i`-th `--header-secret`.
+pub fn header_env(i: usize) -> String {
+    format!("INFERBENCH_HEADER_{i}")
+}
+
+/// `NAME/KEY` of `flag`: a Secret's name (a DNS-1123 subdomain) and one of its keys.
+pub fn parse_secret_ref(flag: &str, s: &str) -> Result<SecretRef, String> {
+    let (name, key) = s
+        .split_once('/')
+        .ok_or_else(|| format!("{flag} {s:?}: expected SECRET_NAME/KEY"))?;
+    let name_ok = !name.is_empty()
+        && name.len() <= 253
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'.')
+        && name.starts_with(|c: char| c.is_ascii_alphanumeric())
+        && name.ends_with(|c: char| c.is_ascii_alphanumeric());
+    if !name_ok {
+        return Err(format!(
+            "{flag} {s:?}: the Secret's name must be lower-case letters, digits, '-' or '.'"
+        ));
+    }
+    let key_ok = !key.is_empty()
+        && key.len() <= 253
+        && key
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_' || b == b'.');
+    if !key_ok {
+        return Err(format!(
+            "{flag} {s:?}: the key must be letters, digits, '-', '_' or '.'"
+        ));
+    }
+    Ok(SecretRef {
+        name: name.into(),
+        key: key.into(),
+    })
+}
+
+/// `HEADER=NAME/KEY` of `--header-secret`.
+pub fn parse_header_secret(s: &str) -> Result<HeaderSecret, String> {
+    let (header, r) = s
+        .split_once('=')
+        .ok_or_else(|| format!("--header-secret {s:?}: expected HEADER=SECRET_NAME/KEY"))?;
+    let header = header.trim();
+    let token = |b: u8| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b);
+    if header.is_empty() || !header.bytes().all(token) {
+        return Err(format!(
+            "--header-secret {s:?}: {header:?} is not a header name"
+        ));
+    }
+    Ok(HeaderSecret {
+        header: header.into(),
+        secret: parse_secret_ref("--header-secret", r)?,
+    })
+}
+
+fn secret_env(name: String, r: &SecretRef) -> EnvVar {
+    EnvVar {
+        name,
+        value: None,
+        value_from: Some(EnvVarSource {
+            field_ref: None,
+            secret_key_ref: Some(SecretKeySelector {
+                name: r.name.clone(),
+                key: r.key.clone(),
+            }),
+        }),
+    }
 }
 
 /// Flags each pod gets from the manifest; the user's flags may not set them.
@@ -104,6 +196,13 @@ pub fn render(s: &RenderSpec) -> Result<Vec<Value>, String> {
     }
     for a in &s.profile {
         let flag = a.split('=').next().unwrap_or(a);
+        // The binary checks every route a secret can take (`kube_cmd`); this one is
+        // refused here too, since a library caller could pass it.
+        if flag == "--api-key" {
+            return Err(
+                "after --: --api-key would be written into the manifest; put the key in a Secret and give --api-key-secret NAME/KEY to kube render".into(),
+            );
+        }
         if OWN_FLAGS.contains(&flag) {
             return Err(format!(
                 "after --: {flag} is set per pod by the manifest (give --shard-count{} to kube render)",
@@ -181,6 +280,12 @@ pub fn render(s: &RenderSpec) -> Result<Vec<Value>, String> {
     if let Some(t0) = &s.start_at {
         args.extend(["--start-at".to_string(), t0.clone()]);
     }
+    for (i, h) in s.header_secrets.iter().enumerate() {
+        args.extend([
+            "--header".to_string(),
+            format!("{}:$({})", h.header, header_env(i)),
+        ]);
+    }
     let resources = Resources {
         requests: BTreeMap::from([
             ("cpu".to_string(), s.cpu.clone()),
@@ -243,22 +348,30 @@ pub fn render(s: &RenderSpec) -> Result<Vec<Value>, String> {
         },
         volume_mounts: vec![],
     };
+    let mut env = vec![EnvVar {
+        name: "SHARD_INDEX".into(),
+        value: None,
+        value_from: Some(EnvVarSource {
+            field_ref: Some(FieldRef {
+                field_path: "metadata.annotations['batch.kubernetes.io/job-completion-index']"
+                    .into(),
+            }),
+            secret_key_ref: None,
+        }),
+    }];
+    if let Some(r) = &s.api_key_secret {
+        env.push(secret_env(API_KEY_ENV.into(), r));
+    }
+    for (i, h) in s.header_secrets.iter().enumerate() {
+        env.push(secret_env(header_env(i), &h.secret));
+    }
     let shard = Container {
         name: "inferbench".into(),
         image: s.image.clone(),
         restart_policy: None,
         command: vec!["inferbench".into()],
         args,
-        env: vec![EnvVar {
-            name: "SHARD_INDEX".into(),
-            value: None,
-            value_from: Some(EnvVarSource {
-                field_ref: FieldRef {
-                    field_path: "metadata.annotations['batch.kubernetes.io/job-completion-index']"
-                        .into(),
-                },
-            }),
-        }],
+        env,
         ports: vec![],
         resources,
         volume_mounts: mounts,

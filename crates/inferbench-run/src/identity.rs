@@ -32,6 +32,7 @@ pub fn host_identity() -> HostIdentity {
         arch: std::env::consts::ARCH.to_string(),
         cpus: std::thread::available_parallelism().map_or(1, |n| n.get()),
         memory_bytes,
+        merged_hosts: None,
     }
 }
 

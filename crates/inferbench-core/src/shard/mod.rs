@@ -164,4 +164,12 @@ pub struct MergedShard {
     pub drift_ppm: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub start_lag_ns: Option<i64>,
+    /// The host the shard ran on (its manifest's `host`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<crate::manifest::HostIdentity>,
+    /// The shard's clock evidence at its start and end, as its manifest recorded it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clock_start: Option<ClockEvidence>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clock_end: Option<ClockEvidence>,
 }

@@ -1,7 +1,9 @@
 //! The rendered manifests against the committed golden files (which `.ci/kube.sh` validates
 //! with `kubernetes-validate --strict`). `UPDATE_GOLDEN=1` rewrites them; review the diff.
 
-use inferbench_kube::{ConfigFile, RenderSpec, parse_toleration, render, yaml};
+use inferbench_kube::{
+    ConfigFile, RenderSpec, parse_header_secret, parse_secret_ref, parse_toleration, render, yaml,
+};
 
 fn spec() -> RenderSpec {
     RenderSpec {
@@ -34,6 +36,8 @@ fn spec() -> RenderSpec {
         ]
         .map(String::from)
         .to_vec(),
+        api_key_secret: None,
+        header_secrets: vec![],
     }
 }
 
@@ -71,6 +75,52 @@ fn the_manifests_match_their_golden_files() {
     check(
         "concurrency-run.yaml",
         &yaml::documents(&render(&plain).unwrap()),
+    );
+}
+
+/// A run whose key and a secret header come from Secrets: only their names are rendered.
+fn secret_spec() -> RenderSpec {
+    let mut s = spec();
+    s.files.clear();
+    s.api_key_secret = Some(parse_secret_ref("--api-key-secret", "llm-creds/api-key").unwrap());
+    s.header_secrets =
+        vec![parse_header_secret("X-Session-Token=llm-creds/session.token").unwrap()];
+    s.profile.truncate(5);
+    s
+}
+
+#[test]
+fn secrets_are_env_references_never_values() {
+    let docs = render(&secret_spec()).unwrap();
+    check("secret-run.yaml", &yaml::documents(&docs));
+    let pod = &docs[1]["spec"]["template"]["spec"]["containers"][0];
+    let env = pod["env"].as_array().unwrap();
+    assert_eq!(env[1]["name"], "INFERBENCH_API_KEY");
+    assert_eq!(
+        env[1]["valueFrom"]["secretKeyRef"],
+        serde_json::json!({"name": "llm-creds", "key": "api-key"})
+    );
+    assert_eq!(env[2]["name"], "INFERBENCH_HEADER_0");
+    assert_eq!(env[2]["valueFrom"]["secretKeyRef"]["key"], "session.token");
+    let args: Vec<&str> = pod["args"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_str().unwrap())
+        .collect();
+    // Kubernetes expands `$(VAR)` in args from the container's env.
+    let at = args.iter().position(|a| *a == "--header").unwrap();
+    assert_eq!(args[at + 1], "X-Session-Token:$(INFERBENCH_HEADER_0)");
+    assert!(parse_secret_ref("--api-key-secret", "creds").is_err());
+    assert!(parse_secret_ref("--api-key-secret", "Creds/k").is_err());
+    assert!(parse_secret_ref("--api-key-secret", "creds/a b").is_err());
+    assert!(parse_header_secret("X Bad=creds/k").is_err());
+    let mut s = spec();
+    s.profile.push("--api-key=sk-x".into());
+    assert!(
+        render(&s)
+            .unwrap_err()
+            .contains("--api-key-secret NAME/KEY")
     );
 }
 

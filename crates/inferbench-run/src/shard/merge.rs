@@ -413,6 +413,9 @@ pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<Merged, Failure> {
                 epsilon_ns: s.line.epsilon_ns,
                 drift_ppm: s.line.drift_ppm(),
                 start_lag_ns: s.evidence.start.as_ref().map(|x| x.start_lag_ns),
+                host: Some(s.manifest.host.clone()),
+                clock_start: Some(s.evidence.clock_start.clone()),
+                clock_end: s.evidence.clock_end.clone(),
             })
             .collect(),
     };
@@ -430,6 +433,8 @@ pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<Merged, Failure> {
     m.partial = false;
     m.shard = None;
     m.merge = Some(evidence.clone());
+    // Shard 0's host fields stay; this says they are one of N (all in `merge.shards`).
+    m.host.merged_hosts = Some(n as u32);
     // The schedule's whole request count, as an unsharded run of it pins.
     if m.plan.load.benchmark_duration_s.is_none()
         && let Some(id) = &mut m.identity

@@ -94,10 +94,15 @@ struct Session {
     /// Offset from the phase start (None: a closed loop's, due when a slot frees).
     offset_ns: Option<u64>,
     shard: u32,
+    /// Its requests in the schedule: all its turns, but the last session of a
+    /// count-limited schedule gets only the turns left, so the total is the count.
+    turns: u64,
 }
 
-/// Sessions until their turns reach `limit` (whole sessions), or, with `until_ns`, while
-/// their offsets are before it; every session assigned.
+/// Sessions until their turns reach `limit`, or, with `until_ns`, while their offsets are
+/// before it; every session assigned whole (its turns stay on one shard). With `limit`, the
+/// last session keeps only the turns left, so the shards' requests add up to exactly the
+/// count, as the unsharded engine issues exactly `--request-count`.
 fn frozen(
     count: u32,
     turns: &[u64],
@@ -123,11 +128,14 @@ fn frozen(
             )));
         }
         let work = turns.get(conversation).copied().unwrap_or(1);
-        requests += work;
+        // The assignment counts the whole session, as `Setup::order` does on the shard.
+        let planned = limit.map_or(work, |l| work.min(l - requests));
+        requests += planned;
         out.push(Session {
             conversation,
             offset_ns,
             shard: a.assign(work),
+            turns: planned,
         });
     }
     Ok(out)
@@ -244,11 +252,7 @@ pub fn apply(p: &mut Prepared) -> Result<(), Failure> {
     let mine: Option<Vec<&Session>> = sessions
         .as_ref()
         .map(|s| s.iter().filter(|s| s.shard == index).collect());
-    let requests = mine.as_ref().map(|m| {
-        m.iter()
-            .map(|s| turns.get(s.conversation).copied().unwrap_or(1))
-            .sum()
-    });
+    let requests = mine.as_ref().map(|m| m.iter().map(|s| s.turns).sum());
     if let Some(r) = requests {
         // A count-limited phase stops at this shard's share; an open one keeps its duration.
         if limit.is_some() {
@@ -263,7 +267,7 @@ pub fn apply(p: &mut Prepared) -> Result<(), Failure> {
         "seed": seed,
         "sampling": p.sampling().as_str(),
         "conversations": turns.len(),
-        "sessions": sessions.as_ref().map(|s| s.iter().map(|s| json!([s.conversation, s.offset_ns, s.shard])).collect::<Vec<_>>()),
+        "sessions": sessions.as_ref().map(|s| s.iter().map(|s| json!([s.conversation, s.offset_ns, s.shard, s.turns])).collect::<Vec<_>>()),
     }))
     .map_err(Failure::run)?;
     p.shard = Some(Arc::new(Setup {

@@ -154,3 +154,67 @@ fn what_cannot_be_sharded_is_refused_by_name() {
     let e = prepare(&plan, tok()).err().unwrap();
     assert!(e.message.contains("--shard-index 3"), "{e}");
 }
+
+mod multi_turn {
+    use super::super::frozen;
+    use inferbench_core::shard::assign::assign_all;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// A count-limited multi-turn schedule: the shards' sessions, whole, add up to
+        /// exactly the count (only the schedule's last session is cut, to the turns left),
+        /// every session once, in schedule order, assigned as the whole-session rule says.
+        #[test]
+        fn the_shards_add_up_to_exactly_the_request_count(
+            turns in prop::collection::vec(1u64..6, 1..20),
+            limit in 1u64..200,
+            count in 1u32..5,
+        ) {
+            let n = turns.len();
+            let mut k = 0usize;
+            let mut draw = || {
+                let c = k % n;
+                k += 1;
+                Some((Some(k as u64 * 1000), c))
+            };
+            let list = frozen(count, &turns, &mut draw, Some(limit), None).unwrap();
+            let total: u64 = list.iter().map(|s| s.turns).sum();
+            prop_assert_eq!(total, limit);
+            let per_shard: u64 = (0..count)
+                .map(|i| list.iter().filter(|s| s.shard == i).map(|s| s.turns).sum::<u64>())
+                .sum();
+            prop_assert_eq!(per_shard, limit);
+            // Every session but the last whole; the last cut to what was left, never empty.
+            let (last, rest) = list.split_last().unwrap();
+            for (i, s) in rest.iter().enumerate() {
+                prop_assert_eq!(s.conversation, i % n);
+                prop_assert_eq!(s.turns, turns[s.conversation]);
+            }
+            let before: u64 = rest.iter().map(|s| s.turns).sum();
+            prop_assert_eq!(last.turns, limit - before);
+            prop_assert!(last.turns >= 1 && last.turns <= turns[last.conversation]);
+            // The shards are the whole-session assignment of the same draws.
+            let works: Vec<u64> = list.iter().map(|s| turns[s.conversation]).collect();
+            let shards: Vec<u32> = list.iter().map(|s| s.shard).collect();
+            prop_assert_eq!(shards, assign_all(works, count));
+        }
+    }
+
+    #[test]
+    fn a_worked_case_two_shards_of_three_turn_sessions() {
+        // 3 turns each, count 10: sessions 0..3 whole (9 requests), session 3 cut to 1.
+        // Whole-session loads: 0→s0 (3), 1→s1 (3), 2→s0 (6), 3→s1 (6).
+        let turns = [3u64; 4];
+        let mut k = 0usize;
+        let mut draw = || {
+            k += 1;
+            Some((None, k - 1))
+        };
+        let list = frozen(2, &turns, &mut draw, Some(10), None).unwrap();
+        let got: Vec<(usize, u32, u64)> = list
+            .iter()
+            .map(|s| (s.conversation, s.shard, s.turns))
+            .collect();
+        assert_eq!(got, [(0, 0, 3), (1, 1, 3), (2, 0, 3), (3, 1, 1)]);
+    }
+}

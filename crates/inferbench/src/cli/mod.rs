@@ -49,7 +49,9 @@ pub use plan::{build_plan, cells};
 #[allow(unused_imports)]
 pub use plan_args::{PlanArgs, PlanCommand};
 pub use qualify_args::QualifyArgs;
-pub use shard_args::{KubeArgs, KubeCommand, KubeRenderArgs, MergeArgs, TimeServerArgs};
+pub use shard_args::{
+    KubeArgs, KubeCollectArgs, KubeCommand, KubeRenderArgs, MergeArgs, TimeServerArgs,
+};
 // The rest of the cli's interface, for callers outside this binary's current modules (the
 // run pipeline moving to its own crate, tests); unused here for now.
 #[allow(unused_imports)]

@@ -198,6 +198,40 @@ pub enum KubeCommand {
     /// Print the manifests of a sharded run (an Indexed Job, its headless Service, the
     /// frozen inputs as a ConfigMap) for `kubectl apply -f -`.
     Render(Box<KubeRenderArgs>),
+    /// Bring a finished run's shard directories back and merge them: without --from, print
+    /// the `kubectl` commands that copy them off the results volume; with --from DIR (the
+    /// copy), check that every shard is there once and run `merge`.
+    Collect(Box<KubeCollectArgs>),
+}
+
+/// `inferbench kube collect --shard-count N [--from DIR --output-dir DIR]`.
+#[derive(Args, Debug)]
+pub struct KubeCollectArgs {
+    /// The run's shard count (as given to `kube render`).
+    #[arg(long = "shard-count", value_name = "N")]
+    pub shard_count: u32,
+    /// The run's name (`kube render --name`).
+    #[arg(long, default_value = "inferbench")]
+    pub name: String,
+    #[arg(long, default_value = "default")]
+    pub namespace: String,
+    /// The results claim (`kube render --results-pvc`).
+    #[arg(
+        long = "results-pvc",
+        value_name = "CLAIM",
+        default_value = "inferbench-results"
+    )]
+    pub results_pvc: String,
+    /// The helper pod's image for `kubectl cp`: it needs `tar` and `sleep`.
+    #[arg(long, value_name = "IMAGE", default_value = "busybox:1.36")]
+    pub image: String,
+    /// The local copy of the run's results (`<name>/`, holding `shard-<I>/`). Default in
+    /// the printed commands: ./<name>.
+    #[arg(long, value_name = "DIR")]
+    pub from: Option<PathBuf>,
+    /// The merged run directory. Default: ./<name>-merged.
+    #[arg(long = "output-dir", value_name = "DIR")]
+    pub output_dir: Option<PathBuf>,
 }
 
 /// `inferbench kube render --shard-count N --image IMAGE [...] -- profile FLAGS...`.
@@ -250,6 +284,14 @@ pub struct KubeRenderArgs {
     /// `yaml` or `json`.
     #[arg(long, default_value = "yaml")]
     pub output: String,
+    /// NAME/KEY: a Secret key holding the API key; the shard container gets it as
+    /// INFERBENCH_API_KEY (which `profile --api-key` reads). Never give --api-key after --.
+    #[arg(long = "api-key-secret", value_name = "NAME/KEY")]
+    pub api_key_secret: Option<String>,
+    /// HEADER=NAME/KEY: a secret header's value from a Secret key, through an env variable
+    /// Kubernetes expands in the args (repeatable). The header's name must mark it secret.
+    #[arg(long = "header-secret", value_name = "HEADER=NAME/KEY")]
+    pub header_secret: Vec<String>,
     /// `profile` and its flags, after `--` (the shard and start flags are added per pod).
     #[arg(last = true, value_name = "PROFILE FLAGS", required = true)]
     pub profile: Vec<String>,

@@ -16,6 +16,7 @@ mod gate;
 mod gate_eval;
 mod http_trace;
 mod identity;
+mod kube;
 mod lean;
 mod ledger;
 mod load_shapes;

@@ -308,6 +308,7 @@ pub fn manifest() -> Manifest {
             arch: "x86_64".into(),
             cpus: 2,
             memory_bytes: Some(1 << 30),
+            merged_hosts: None,
         },
         plan: plan(),
         tokenizer: TokenizerIdentity {
