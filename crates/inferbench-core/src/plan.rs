@@ -394,6 +394,17 @@ pub struct LoadPlan {
     /// `--warmup-request-rate` (falls back to the profiling rate).
     #[serde(default)]
     pub warmup_request_rate: Option<f64>,
+    /// `--warmup-arrival-pattern` (falls back to the profiling pattern); it shapes the
+    /// warmup's arrivals only when the warmup is rate-paced.
+    #[serde(default)]
+    pub warmup_arrival: Option<ArrivalKind>,
+    /// `--arrival-smoothness` for a gamma warmup (1.0 when not given).
+    #[serde(default)]
+    pub warmup_arrival_smoothness: Option<f64>,
+    /// `--warmup-grace-period`: after `--warmup-duration`, how long in-flight warmup requests
+    /// may finish before they are cancelled (None = as long as they take, AIPerf's default).
+    #[serde(default)]
+    pub warmup_grace_period_s: Option<f64>,
     /// `--request-cancellation-rate` / `--request-cancellation-delay`.
     #[serde(default)]
     pub cancellation: Option<CancellationPlan>,

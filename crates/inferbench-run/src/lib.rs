@@ -15,6 +15,7 @@
 
 pub mod breakdown;
 pub mod compare;
+pub mod convergence;
 pub mod correctness;
 pub mod describe;
 mod failure;
@@ -42,6 +43,7 @@ pub mod telemetry;
 #[doc(hidden)]
 pub mod test_plan;
 pub mod timeslices;
+pub mod trials;
 pub mod wait_model;
 
 pub use failure::{Failure, exit};
@@ -50,3 +52,4 @@ pub use observer::{Event, Observer, Quiet};
 pub use prepare::{Prepared, prepare};
 pub use rundir::{Layout, RunDir};
 pub use sweep::{CellPlan, SweepOutcome, SweepPlan, run_sweep, run_sweep_declared};
+pub use trials::SweepMode;

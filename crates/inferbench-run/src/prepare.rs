@@ -291,25 +291,31 @@ pub fn phases_of(
     default_requests: Option<u64>,
 ) -> Vec<PhaseSpec> {
     let l = &plan.load;
+    let profiling_pattern = match l.request_rate.as_ref().map(|r| r.pattern) {
+        Some(ArrivalKind::Constant) => ArrivalPattern::Constant,
+        Some(ArrivalKind::Gamma) => ArrivalPattern::Gamma {
+            smoothness: l
+                .request_rate
+                .as_ref()
+                .and_then(|r| r.smoothness)
+                .unwrap_or(1.0),
+        },
+        _ => ArrivalPattern::Poisson,
+    };
     let mode = |rate: Option<f64>,
+                pattern: ArrivalPattern,
                 concurrency: usize,
                 ceiling: Option<usize>,
                 conc_ramp: Option<Duration>,
-                rate_ramp: Option<Duration>| match (rate, &l.request_rate) {
-        (Some(rate), r) => LoadMode::Rate {
-            pattern: match r.as_ref().map(|r| r.pattern) {
-                Some(ArrivalKind::Constant) => ArrivalPattern::Constant,
-                Some(ArrivalKind::Gamma) => ArrivalPattern::Gamma {
-                    smoothness: r.as_ref().and_then(|r| r.smoothness).unwrap_or(1.0),
-                },
-                _ => ArrivalPattern::Poisson,
-            },
+                rate_ramp: Option<Duration>| match rate {
+        Some(rate) => LoadMode::Rate {
+            pattern,
             rate,
             ramp: rate_ramp,
             ceiling,
             ceiling_ramp: conc_ramp,
         },
-        (None, _) => LoadMode::Burst {
+        None => LoadMode::Burst {
             concurrency,
             ramp: conc_ramp,
         },
@@ -323,11 +329,20 @@ pub fn phases_of(
         let ceiling = l
             .warmup_concurrency
             .or(l.request_rate.as_ref().and_then(|r| r.ceiling));
+        let pattern = match l.warmup_arrival {
+            None => profiling_pattern,
+            Some(ArrivalKind::Constant) => ArrivalPattern::Constant,
+            Some(ArrivalKind::Poisson) => ArrivalPattern::Poisson,
+            Some(ArrivalKind::Gamma) => ArrivalPattern::Gamma {
+                smoothness: l.warmup_arrival_smoothness.unwrap_or(1.0),
+            },
+        };
         phases.push(PhaseSpec {
             phase: Phase::Warmup,
             // Warmup settings fall back to the profiling ones, ramps included.
             mode: mode(
                 rate,
+                pattern,
                 concurrency,
                 ceiling,
                 dur(l.warmup_concurrency_ramp_s.or(l.concurrency_ramp_s)),
@@ -337,7 +352,7 @@ pub fn phases_of(
             ),
             request_count: (l.warmup_request_count > 0).then_some(l.warmup_request_count),
             duration: dur(l.warmup_duration_s),
-            grace: None,
+            grace: l.warmup_duration_s.and(dur(l.warmup_grace_period_s)),
             prefill_concurrency: l.warmup_prefill_concurrency.or(l.prefill_concurrency),
             // Only profiling requests count toward the threshold, as in AIPerf.
             failed_request_threshold: None,
@@ -357,6 +372,7 @@ pub fn phases_of(
             },
             (None, None) => mode(
                 l.request_rate.as_ref().map(|r| r.rate),
+                profiling_pattern,
                 l.concurrency,
                 l.request_rate.as_ref().and_then(|r| r.ceiling),
                 dur(l.concurrency_ramp_s),

@@ -98,6 +98,9 @@ pub fn run_ladder(
         parameter_sweep_cooldown_s: l.cooldown_s,
         disable_warmup_after_first: false,
         artifact_dir_given: true,
+        sweep_mode: crate::SweepMode::Repeated,
+        vary_seed_per_trial: false,
+        convergence: None,
     };
     let ran = crate::sweep::run_sweep_declared(&sweep, declared, observer)?;
     let mut runs = Vec::new();

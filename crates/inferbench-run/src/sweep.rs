@@ -14,6 +14,7 @@ use crate::live::run_one;
 use crate::observer::{Event, Observer};
 use crate::prepare::{Prepared, prepare};
 use crate::sim::Simulated;
+use crate::trials::{self, SweepMode};
 use crate::{Failure, exit};
 
 /// One cell of a sweep (the only cell of a plain run).
@@ -38,6 +39,13 @@ pub struct SweepPlan {
     pub disable_warmup_after_first: bool,
     /// `--artifact-dir` was given: a sweep writes directly into it.
     pub artifact_dir_given: bool,
+    /// `--parameter-sweep-mode`: trials outer (repeated) or cells outer (independent).
+    pub sweep_mode: SweepMode,
+    /// `--vary-seed-per-trial`: each trial of a cell gets its own seed, derived from the
+    /// cell's (see [`crate::trials::trial_seed`]); otherwise every trial shares it.
+    pub vary_seed_per_trial: bool,
+    /// `--convergence-metric`: a cell's trials stop once the rule holds (at most `runs`).
+    pub convergence: Option<crate::convergence::Convergence>,
 }
 
 /// How the whole command ended.
@@ -62,6 +70,14 @@ pub fn run_sweep_declared(
     declared: &[inferbench_core::identity::Declaration],
     observer: Arc<dyn Observer>,
 ) -> Result<SweepOutcome, Failure> {
+    if sweep.convergence.is_some()
+        && sweep.cells.len() > 1
+        && sweep.sweep_mode == SweepMode::Repeated
+    {
+        return Err(Failure::input(
+            "--convergence-metric with a sweep needs --parameter-sweep-mode independent (a cell's trials must run one after another to stop early), as in AIPerf",
+        ));
+    }
     if !(1..=10).contains(&sweep.runs) {
         return Err(Failure::input(format!(
             "--num-profile-runs {}: must be 1 to 10",
@@ -81,11 +97,28 @@ pub fn run_sweep_declared(
         .map_err(|e| Failure::input(format!("--tokenizer: {e}")))?,
     );
     // Every cell prepared before anything is sent or started.
+    // With --vary-seed-per-trial each trial is its own workload (its seed draws the prompts),
+    // so each is prepared; otherwise a cell's trials share one preparation.
     let mut prepared = Vec::with_capacity(sweep.cells.len());
     for c in &sweep.cells {
-        let mut p = prepare(&c.plan, tok.clone())?;
-        p.declared = declared.to_vec();
-        prepared.push(p);
+        let per_trial = match c.plan.random_seed {
+            Some(base) if sweep.vary_seed_per_trial && sweep.runs > 1 => {
+                let label = trials::cell_label(&c.parameters);
+                (0..sweep.runs)
+                    .map(|k| Some(trials::trial_seed(base, &label, k)))
+                    .collect()
+            }
+            _ => vec![c.plan.random_seed],
+        };
+        let mut ps = Vec::with_capacity(per_trial.len());
+        for seed in per_trial {
+            let mut plan = c.plan.clone();
+            plan.random_seed = seed;
+            let mut p = prepare(&plan, tok.clone())?;
+            p.declared = declared.to_vec();
+            ps.push(p);
+        }
+        prepared.push(ps);
     }
     let sim = match first.plan.target {
         Target::Simulated {
@@ -95,7 +128,7 @@ pub fn run_sweep_declared(
                 &first.plan.target,
                 &first.plan.models[0],
                 &tok,
-                &prepared,
+                &prepared.iter().flatten().cloned().collect::<Vec<_>>(),
             )?;
             observer.event(Event::SimulatedServer {
                 url: &s.url,
@@ -103,7 +136,7 @@ pub fn run_sweep_declared(
                 itl_ms,
                 streaming: first.plan.streaming,
             });
-            for p in &mut prepared {
+            for p in prepared.iter_mut().flatten() {
                 p.retarget(&s.url)?;
             }
             Some(s)
@@ -111,7 +144,7 @@ pub fn run_sweep_declared(
         _ => None,
     };
     // `--wait-for-model-timeout`: once, after the simulated server is up and before any run.
-    let waited = match prepared.first() {
+    let waited = match prepared.first().and_then(|c| c.first()) {
         Some(p) if p.plan.controls.wait_for_model_timeout_s > 0.0 => {
             tokio::runtime::Builder::new_current_thread()
                 .enable_all()
@@ -155,110 +188,151 @@ fn cooldown(s: f64) {
 
 fn run_cells(
     sweep: &SweepPlan,
-    prepared: &[Prepared],
+    prepared: &[Vec<Prepared>],
     observer: &Arc<dyn Observer>,
 ) -> Result<SweepOutcome, Failure> {
     let runs = sweep.runs;
-    let is_sweep = sweep.cells.len() > 1;
+    let n = sweep.cells.len();
+    let is_sweep = n > 1;
+    let mode = sweep.sweep_mode;
     let root = root_of(sweep);
-    let mut sweep_cells = Vec::new();
+    // Per cell: the summaries and labels of its good runs, and the labels of its failed ones.
+    let mut summaries: Vec<Vec<Summary>> = vec![Vec::new(); n];
+    let mut labels: Vec<Vec<String>> = vec![Vec::new(); n];
+    let mut failed: Vec<Vec<String>> = vec![Vec::new(); n];
     let mut attempted = 0usize;
     let mut failed_all: Vec<String> = Vec::new();
     let mut failures: Vec<Failure> = Vec::new();
     let mut interrupted = false;
-    for (ci, (cell, prep)) in sweep.cells.iter().zip(prepared).enumerate() {
-        if ci > 0 {
-            cooldown(sweep.parameter_sweep_cooldown_s);
+    let mut previous: Option<(usize, usize)> = None;
+    // Convergence: each cell's values of the rule's metric, and whether it has converged.
+    let mut values: Vec<Vec<f64>> = vec![Vec::new(); n];
+    let mut converged = vec![false; n];
+    let mut missing_told = false;
+    for (ci, k) in trials::run_order(n, runs, mode) {
+        if converged[ci] {
+            continue;
         }
-        let cell_dir = match &cell.dir_name {
-            Some(d) => root.join(d),
-            None => root.clone(),
-        };
-        if is_sweep {
+        let cell = &sweep.cells[ci];
+        // AIPerf's cool-downs: the repeats' between trials, the sweep's between cells within
+        // a trial (repeated) or between cells (independent).
+        if let Some((pc, pk)) = previous {
+            let next_trial = match mode {
+                SweepMode::Repeated => pk != k,
+                SweepMode::Independent => pc == ci,
+            };
+            cooldown(if next_trial {
+                sweep.profile_run_cooldown_s
+            } else {
+                sweep.parameter_sweep_cooldown_s
+            });
+        }
+        if is_sweep && (k == 0 || mode == SweepMode::Repeated) {
             observer.event(Event::Cell {
                 index: ci + 1,
-                of: sweep.cells.len(),
+                of: n,
                 name: cell.dir_name.as_deref().unwrap_or(""),
             });
         }
-        let mut summaries = Vec::new();
-        let mut labels = Vec::new();
-        let mut failed = Vec::new();
-        for k in 0..runs {
-            if k > 0 {
-                cooldown(sweep.profile_run_cooldown_s);
-            }
-            let label = format!("run_{:04}", k + 1);
-            let dir = if runs > 1 {
-                cell_dir.join("profile_runs").join(&label)
-            } else {
-                cell_dir.clone()
-            };
-            if runs > 1 {
-                observer.event(Event::Repeat {
-                    index: k + 1,
-                    of: runs,
-                });
-            }
-            let p = prep.for_run(&dir, k > 0 && sweep.disable_warmup_after_first);
-            // Each run on a runtime of its own: one client thread by default, `--workers-max N`
-            // threads otherwise (why: `ClientRuntime::new`), so that the cells of `qualify`
-            // differ in it. Records are written by their own thread. `enter` tells the sampler
-            // which threads are the client's workers.
-            let rt = inferbench_client::resources::ClientRuntime::new(p.plan.workers_max)
-                .map_err(|e| Failure::run(format!("cannot start the runtime: {e}")))?;
-            let report = {
-                let _workers = rt.enter();
-                rt.runtime().block_on(run_one(p, observer))?
-            };
-            attempted += 1;
-            observer.event(Event::RunDone(&report));
-            if let Some(f) = &report.failure {
-                failed_all.push(match &cell.dir_name {
-                    Some(d) => format!("{d}/{label}"),
-                    None => label.clone(),
-                });
-                failed.push(label.clone());
-                failures.push(f.clone());
-            } else {
-                summaries.push(crate::correctness::without_console_rows(
-                    report.scores.profiling.clone(),
-                ));
-                labels.push(label);
-            }
-            if report.interrupted() {
-                interrupted = true;
-                break;
-            }
+        if runs > 1 && (ci == 0 || mode == SweepMode::Independent) {
+            observer.event(Event::Repeat {
+                index: k + 1,
+                of: runs,
+            });
         }
-        // The cell's aggregate is computed once: its confidence files and the sweep's share it.
+        previous = Some((ci, k));
+        let label = trials::run_label(is_sweep, k);
+        let cell_name = cell.dir_name.as_deref().filter(|_| is_sweep);
+        let dir = trials::run_dir(&root, cell_name, runs, mode, k);
+        let prep = &prepared[ci][k.min(prepared[ci].len() - 1)];
+        // Warmup only before a cell's first trial, as AIPerf (its warmup runs once per cell).
+        let p = prep.for_run(&dir, k > 0 && sweep.disable_warmup_after_first);
+        // Each run on a runtime of its own: one client thread by default, `--workers-max N`
+        // threads otherwise (why: `ClientRuntime::new`), so that the cells of `qualify`
+        // differ in it. Records are written by their own thread. `enter` tells the sampler
+        // which threads are the client's workers.
+        let rt = inferbench_client::resources::ClientRuntime::new(p.plan.workers_max)
+            .map_err(|e| Failure::run(format!("cannot start the runtime: {e}")))?;
+        let report = {
+            let _workers = rt.enter();
+            rt.runtime().block_on(run_one(p, observer))?
+        };
+        attempted += 1;
+        observer.event(Event::RunDone(&report));
+        if let Some(f) = &report.failure {
+            failed_all.push(match &cell.dir_name {
+                Some(d) => format!("{d}/{label}"),
+                None => label.clone(),
+            });
+            failed[ci].push(label.clone());
+            failures.push(f.clone());
+        } else {
+            if let Some(rule) = &sweep.convergence {
+                match crate::convergence::value_of(
+                    &report.scores.profiling,
+                    &rule.metric,
+                    &rule.stat,
+                ) {
+                    Some(v) => values[ci].push(v),
+                    None if !missing_told => {
+                        missing_told = true;
+                        observer.event(Event::Warning {
+                            message: &format!(
+                                "--convergence-metric {} (--convergence-stat {}): not in the run's summary; the runs will not stop early",
+                                rule.metric, rule.stat
+                            ),
+                        });
+                    }
+                    None => {}
+                }
+                converged[ci] =
+                    crate::convergence::converged(rule, &values[ci], sweep.confidence_level);
+            }
+            summaries[ci].push(crate::correctness::without_console_rows(
+                report.scores.profiling.clone(),
+            ));
+            labels[ci].push(label);
+        }
+        if report.interrupted() {
+            interrupted = true;
+            break;
+        }
+    }
+    // Each cell's aggregate is computed once: its confidence files and the sweep's share it.
+    // After an interrupt, only the cells that ran at least once are summarised.
+    let mut sweep_cells = Vec::new();
+    for (ci, cell) in sweep.cells.iter().enumerate() {
+        if summaries[ci].is_empty() && failed[ci].is_empty() {
+            continue;
+        }
         let mut entries = None;
-        if (runs > 1 || is_sweep) && !summaries.is_empty() {
-            let dir = match &cell.dir_name {
-                Some(d) if is_sweep => root.join("aggregate").join(d),
-                _ => cell_dir.join("aggregate"),
-            };
+        if (runs > 1 || is_sweep) && !summaries[ci].is_empty() {
+            let name = cell.dir_name.as_deref().filter(|_| is_sweep);
+            let dir = trials::aggregate_dir(&root, name, mode);
             entries = Some(write_confidence(
-                &dir, &summaries, &labels, &failed, sweep, cell,
+                &dir,
+                &summaries[ci],
+                &labels[ci],
+                &failed[ci],
+                sweep,
+                cell,
             )?);
         }
         sweep_cells.push(inferbench_artifacts::aggregate::SweepCell {
             parameters: cell.parameters.clone(),
-            runs: summaries,
+            runs: std::mem::take(&mut summaries[ci]),
             entries,
         });
-        if interrupted {
-            break;
-        }
     }
     if is_sweep {
-        let dir = root.join("sweep_aggregate");
+        let dir = trials::sweep_aggregate_dir(&root, runs, mode);
         write_sweep(
             &dir,
             &sweep_cells,
             attempted,
             &failed_all,
             sweep.confidence_level,
+            mode,
         )?;
         observer.event(Event::SweepWritten { dir: &dir });
     }
@@ -328,9 +402,10 @@ fn write_sweep(
     attempted: usize,
     failed_runs: &[String],
     level: f64,
+    mode: SweepMode,
 ) -> Result<(), Failure> {
     let meta = inferbench_artifacts::aggregate::SweepMeta {
-        sweep_mode: "repeated".into(),
+        sweep_mode: mode.as_str().into(),
         num_profile_runs: attempted,
         num_successful_runs: cells.iter().map(|c| c.runs.len()).sum(),
         failed_runs: failed_runs.to_vec(),

@@ -68,6 +68,9 @@ fn one_cell(plan: inferbench_core::RunPlan, runs: usize) -> SweepPlan {
         parameter_sweep_cooldown_s: 0.0,
         disable_warmup_after_first: false,
         artifact_dir_given: true,
+        sweep_mode: inferbench_run::SweepMode::Repeated,
+        vary_seed_per_trial: false,
+        convergence: None,
     }
 }
 

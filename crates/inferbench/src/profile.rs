@@ -10,14 +10,15 @@ pub fn run(a: &ProfileArgs, argv: &[String]) -> Result<u8, Failure> {
     let cells = crate::cli::cells(a).map_err(Failure::input)?;
     let declared = crate::cli::declarations(a).map_err(Failure::input)?;
     let several = cells.len() > 1 || a.num_profile_runs > 1;
+    let is_sweep = cells.len() > 1;
+    let base = base_seed(a, several);
+    for w in sweep_flag_notes(a, is_sweep) {
+        eprintln!("inferbench: warning: {w}");
+    }
     let mut plans = Vec::with_capacity(cells.len());
-    for c in cells {
+    for (i, c) in cells.into_iter().enumerate() {
         let mut plan = crate::cli::build_plan(a, argv, &c.values).map_err(Failure::input)?;
-        // Repeated runs and sweeps use one seed for all (AIPerf's --set-consistent-seed:
-        // 42 when none is given), so that cells differ only in the swept value.
-        if several && plan.random_seed.is_none() {
-            plan.random_seed = Some(42);
-        }
+        plan.random_seed = cell_seed(base, i, is_sweep && !a.aiperf.parameter_sweep_same_seed);
         plans.push(CellPlan {
             plan,
             parameters: c.parameters,
@@ -39,6 +40,46 @@ pub fn run(a: &ProfileArgs, argv: &[String]) -> Result<u8, Failure> {
     }
 }
 
+/// The seed of a sweep or of repeated runs: `--random-seed`, else 42 with
+/// `--set-consistent-seed` (AIPerf's default) so that runs differ only in what is swept.
+pub fn base_seed(a: &ProfileArgs, several: bool) -> Option<u64> {
+    a.random_seed
+        .or((several && a.aiperf.set_consistent_seed).then_some(42))
+}
+
+/// The sweep and trial flags given where they change nothing (AIPerf ignores them there
+/// without a word; inferbench says so).
+pub fn sweep_flag_notes(a: &ProfileArgs, is_sweep: bool) -> Vec<String> {
+    let mut notes = Vec::new();
+    if a.aiperf.parameter_sweep_same_seed && !is_sweep {
+        notes.push(
+            "--parameter-sweep-same-seed has no effect without a sweep (a comma list)".into(),
+        );
+    }
+    if a.aiperf.parameter_sweep_mode == crate::cli::SweepModeArg::Independent
+        && !(is_sweep && a.num_profile_runs > 1)
+    {
+        notes.push("--parameter-sweep-mode independent has no effect without a sweep run several times (--num-profile-runs > 1)".into());
+    }
+    if a.aiperf.vary_seed_per_trial && a.num_profile_runs < 2 {
+        notes
+            .push("--vary-seed-per-trial has no effect with one run (--num-profile-runs 1)".into());
+    }
+    notes
+}
+
+/// Cell `i`'s seed: the base plus `i` when cells get their own seeds (AIPerf's default for
+/// a sweep; `--parameter-sweep-same-seed` gives every cell the base).
+pub fn cell_seed(base: Option<u64>, i: usize, per_cell: bool) -> Option<u64> {
+    base.map(|b| {
+        if per_cell {
+            b.wrapping_add(i as u64)
+        } else {
+            b
+        }
+    })
+}
+
 /// The sweep of `cells` with the repeat and cool-down flags of `a`.
 pub fn sweep_plan(a: &ProfileArgs, cells: Vec<CellPlan>, artifact_dir_given: bool) -> SweepPlan {
     SweepPlan {
@@ -49,6 +90,13 @@ pub fn sweep_plan(a: &ProfileArgs, cells: Vec<CellPlan>, artifact_dir_given: boo
         parameter_sweep_cooldown_s: a.parameter_sweep_cooldown_seconds,
         disable_warmup_after_first: a.profile_run_disable_warmup_after_first,
         artifact_dir_given,
+        sweep_mode: match a.aiperf.parameter_sweep_mode {
+            crate::cli::SweepModeArg::Repeated => inferbench_run::SweepMode::Repeated,
+            crate::cli::SweepModeArg::Independent => inferbench_run::SweepMode::Independent,
+        },
+        vary_seed_per_trial: a.aiperf.vary_seed_per_trial,
+        // Checked by `build_plan` already.
+        convergence: a.aiperf.convergence(a.num_profile_runs).ok().flatten(),
     }
 }
 

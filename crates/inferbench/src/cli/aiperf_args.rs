@@ -12,6 +12,28 @@ pub enum SweepTypeArg {
     Zip,
 }
 
+/// `--convergence-mode`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ConvergenceModeArg {
+    /// The Student-t interval's width over |mean| (default threshold 0.10).
+    #[value(name = "ci_width")]
+    CiWidth,
+    /// The runs' coefficient of variation (default threshold 0.05).
+    Cv,
+    /// AIPerf's KS test of the last run's requests against the earlier runs': not built.
+    Distribution,
+}
+
+/// `--parameter-sweep-mode`: the order of a sweep's trials (with `--num-profile-runs` > 1).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, ValueEnum)]
+pub enum SweepModeArg {
+    /// Trials outer: trial 1 of every cell, then trial 2 of every cell (AIPerf's default).
+    #[default]
+    Repeated,
+    /// Cells outer: every trial of a cell before the next cell.
+    Independent,
+}
+
 #[derive(Args, Debug, Default)]
 pub struct AiperfArgs {
     /// An AIPerf 0.13 YAML config (`schemaVersion: "2.0"`). Its parts become flags; a flag
@@ -39,6 +61,100 @@ pub struct AiperfArgs {
     /// the flag is refused with that reason.
     #[arg(long = "tokenizer-trust-remote-code", action = ArgAction::SetTrue)]
     pub tokenizer_trust_remote_code: bool,
+    /// The order of a sweep's trials: repeated (trials outer) or independent (cells outer).
+    #[arg(long = "parameter-sweep-mode", value_enum, default_value = "repeated")]
+    pub parameter_sweep_mode: SweepModeArg,
+    /// Every cell of a sweep gets the same seed; by default cell i gets the seed plus i.
+    #[arg(long = "parameter-sweep-same-seed", action = ArgAction::SetTrue)]
+    pub parameter_sweep_same_seed: bool,
+    /// Sweeps and repeated runs without --random-seed use seed 42, so that they differ only
+    /// in what is swept (AIPerf's default: true).
+    #[arg(long = "set-consistent-seed", default_value_t = true, action = ArgAction::Set)]
+    pub set_consistent_seed: bool,
+    /// Each repeated run of a cell gets its own seed, derived from the cell's (SHA-256 over
+    /// the seed, the cell and the trial), so the repeats vary the workload too.
+    #[arg(long = "vary-seed-per-trial", action = ArgAction::SetTrue)]
+    pub vary_seed_per_trial: bool,
+    /// Inter-arrival distribution of a rate-paced warmup (default: --arrival-pattern).
+    #[arg(long = "warmup-arrival-pattern", value_enum)]
+    pub warmup_arrival_pattern: Option<super::ArrivalArg>,
+    /// Seconds in-flight warmup requests may finish after --warmup-duration before they are
+    /// cancelled (default: as long as they take).
+    #[arg(long = "warmup-grace-period", allow_negative_numbers = true)]
+    pub warmup_grace_period: Option<f64>,
+    /// Stop a cell's repeated runs early once this metric (a summary tag, e.g.
+    /// time_to_first_token) has settled; --num-profile-runs is the most runs.
+    #[arg(long = "convergence-metric")]
+    pub convergence_metric: Option<String>,
+    /// The statistic of the metric taken from each run: avg (default), p50, p90, p95, p99,
+    /// min, max.
+    #[arg(long = "convergence-stat")]
+    pub convergence_stat: Option<String>,
+    /// The bound, between 0 and 1 (default: 0.10 for ci_width, 0.05 for cv).
+    #[arg(long = "convergence-threshold", allow_negative_numbers = true)]
+    pub convergence_threshold: Option<f64>,
+    /// How settling is judged: ci_width (default) or cv.
+    #[arg(long = "convergence-mode", value_enum)]
+    pub convergence_mode: Option<ConvergenceModeArg>,
+}
+
+impl AiperfArgs {
+    /// The convergence rule of `--convergence-*`, checked (one error naming the flag).
+    pub fn convergence(
+        &self,
+        runs: usize,
+    ) -> Result<Option<inferbench_run::convergence::Convergence>, String> {
+        use inferbench_run::convergence::{Convergence, ConvergenceMode, STATS};
+        let Some(metric) = &self.convergence_metric else {
+            for (flag, given) in [
+                ("--convergence-stat", self.convergence_stat.is_some()),
+                (
+                    "--convergence-threshold",
+                    self.convergence_threshold.is_some(),
+                ),
+                ("--convergence-mode", self.convergence_mode.is_some()),
+            ] {
+                if given {
+                    return Err(format!("{flag} needs --convergence-metric"));
+                }
+            }
+            return Ok(None);
+        };
+        if runs < 2 {
+            return Err(format!(
+                "--convergence-metric needs --num-profile-runs of at least 2 (the rule is checked from the second run on; got {runs})"
+            ));
+        }
+        let stat = self.convergence_stat.clone().unwrap_or("avg".into());
+        let stat = stat.to_ascii_lowercase();
+        if !STATS.contains(&stat.as_str()) {
+            return Err(format!(
+                "--convergence-stat {stat}: one of {}",
+                STATS.join(", ")
+            ));
+        }
+        if let Some(t) = self.convergence_threshold
+            && !(t > 0.0 && t < 1.0)
+        {
+            return Err(format!(
+                "--convergence-threshold {t}: must be between 0 and 1 (exclusive)"
+            ));
+        }
+        let mode = match self.convergence_mode.unwrap_or(ConvergenceModeArg::CiWidth) {
+            ConvergenceModeArg::CiWidth => ConvergenceMode::CiWidth,
+            ConvergenceModeArg::Cv => ConvergenceMode::Cv,
+            ConvergenceModeArg::Distribution => {
+                return Err("--convergence-mode distribution is not built yet (AIPerf's KS test over the runs' requests); use ci_width or cv".into());
+            }
+        };
+        Ok(Some(Convergence {
+            metric: metric.clone(),
+            stat,
+            mode,
+            threshold: self.convergence_threshold,
+            min_runs: 2,
+        }))
+    }
 }
 
 /// `inferbench config`: AIPerf's YAML configs without running them.

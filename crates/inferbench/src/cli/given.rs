@@ -21,6 +21,8 @@ const WARMUP_LOAD: &[(&str, &str)] = &[
         "--warmup-request-rate-ramp-duration",
     ),
     ("warmup_prefill_concurrency", "--warmup-prefill-concurrency"),
+    ("warmup_arrival_pattern", "--warmup-arrival-pattern"),
+    ("warmup_grace_period", "--warmup-grace-period"),
 ];
 
 /// Flags `inspect` takes (it shares profile's flags) but never uses: it sends `--count`
@@ -67,6 +69,16 @@ const INSPECT_IGNORES: &[(&str, &str)] = &[
     ("warmup_duration", "--warmup-duration"),
     ("warmup_concurrency", "--warmup-concurrency"),
     ("warmup_request_rate", "--warmup-request-rate"),
+    ("warmup_arrival_pattern", "--warmup-arrival-pattern"),
+    ("warmup_grace_period", "--warmup-grace-period"),
+    ("parameter_sweep_mode", "--parameter-sweep-mode"),
+    ("parameter_sweep_same_seed", "--parameter-sweep-same-seed"),
+    ("set_consistent_seed", "--set-consistent-seed"),
+    ("vary_seed_per_trial", "--vary-seed-per-trial"),
+    ("convergence_metric", "--convergence-metric"),
+    ("convergence_stat", "--convergence-stat"),
+    ("convergence_threshold", "--convergence-threshold"),
+    ("convergence_mode", "--convergence-mode"),
     ("request_cancellation_rate", "--request-cancellation-rate"),
     ("request_cancellation_delay", "--request-cancellation-delay"),
     ("schedule_lag_p99_ms", "--schedule-lag-p99-ms"),

@@ -6,11 +6,13 @@
 //! - `values`: header, extra-input and URL parsing, and the redacted command line;
 //! - `given`: flags given without the flag that gives them an effect (error or warning);
 //! - `limits`: time values bounded to what a `Duration` and the run clock can hold;
-//! - `plan`: sweep cells and plan building (every value checked, one error naming the flag).
+//! - `cells`: sweep cells (the magic lists expanded, grid or zip);
+//! - `plan`: plan building (every value checked, one error naming the flag).
 
 mod aiperf_args;
 mod args;
 mod bridge_args;
+mod cells;
 mod config_flag;
 mod connection_args;
 mod controls_args;
@@ -29,7 +31,7 @@ mod tls_args;
 mod unbuilt;
 mod values;
 
-pub use aiperf_args::{ConfigArgs, ConfigCommand, SweepTypeArg};
+pub use aiperf_args::{ConfigArgs, ConfigCommand, SweepModeArg, SweepTypeArg};
 pub use args::EvidenceCompressionArg;
 pub use args::PlotArgs;
 pub use args::ReportArgs;

@@ -12,134 +12,9 @@ use super::{
     normalize_url, parse_extra_inputs, parse_headers, recorded_command_line, url_and_credentials,
 };
 
+pub use super::cells::{CellValues, cells};
+
 pub const DEFAULT_ARTIFACT_DIR: &str = "artifacts";
-
-/// The values of one cell of a sweep (or of the only cell of a plain run).
-#[derive(Clone, Debug, PartialEq)]
-pub struct CellValues {
-    pub concurrency: Option<usize>,
-    pub request_rate: Option<f64>,
-    pub isl: u64,
-    pub osl: Option<u64>,
-}
-
-/// One cell: its parameters as (name, value) in flag order (empty for a plain run), its
-/// directory name (`concurrency_4`, `concurrency_4_isl_128`, …) and its values.
-#[derive(Clone, Debug)]
-pub struct Cell {
-    pub parameters: Vec<(String, serde_json::Value)>,
-    pub dir_name: Option<String>,
-    pub values: CellValues,
-}
-
-/// The cells of `--concurrency`, `--request-rate`, `--isl` and `--osl` lists: with
-/// `--sweep-type grid` (AIPerf's default) every combination, the first flag outermost; with
-/// `zip` the i-th values together. A flag with one value (or none) is not a sweep parameter.
-pub fn cells(a: &ProfileArgs) -> Result<Vec<Cell>, String> {
-    let opt = |v: &[usize]| -> Vec<Option<usize>> {
-        if v.is_empty() {
-            vec![None]
-        } else {
-            v.iter().map(|x| Some(*x)).collect()
-        }
-    };
-    let conc = opt(&a.concurrency);
-    let rates: Vec<Option<f64>> = if a.request_rate.is_empty() {
-        vec![None]
-    } else {
-        a.request_rate.iter().map(|x| Some(*x)).collect()
-    };
-    let isl = if a.isl.is_empty() {
-        vec![550]
-    } else {
-        a.isl.clone()
-    };
-    let osl: Vec<Option<u64>> = if a.osl.is_empty() {
-        vec![None]
-    } else {
-        a.osl.iter().map(|x| Some(*x)).collect()
-    };
-    let lens = [conc.len(), rates.len(), isl.len(), osl.len()];
-    // (index into each list) per cell: the grid's every combination, first flag outermost,
-    // or zip's i-th of each swept list (a one-value list is held).
-    let combos: Vec<[usize; 4]> = match a.aiperf.sweep_type {
-        super::SweepTypeArg::Grid => {
-            let mut v = Vec::new();
-            for c in 0..lens[0] {
-                for r in 0..lens[1] {
-                    for i in 0..lens[2] {
-                        for o in 0..lens[3] {
-                            v.push([c, r, i, o]);
-                        }
-                    }
-                }
-            }
-            v
-        }
-        super::SweepTypeArg::Zip => {
-            let swept: Vec<usize> = lens.iter().copied().filter(|n| *n > 1).collect();
-            let n = swept.first().copied().unwrap_or(1);
-            if swept.iter().any(|m| *m != n) {
-                return Err(format!(
-                    "--sweep-type zip: the swept lists have different lengths ({}); zip pairs their i-th values",
-                    [
-                        ("--concurrency", lens[0]),
-                        ("--request-rate", lens[1]),
-                        ("--isl", lens[2]),
-                        ("--osl", lens[3])
-                    ]
-                    .iter()
-                    .filter(|(_, l)| *l > 1)
-                    .map(|(f, l)| format!("{f} {l}"))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-                ));
-            }
-            let at = |k: usize, j: usize| if lens[k] > 1 { j } else { 0 };
-            (0..n)
-                .map(|j| [at(0, j), at(1, j), at(2, j), at(3, j)])
-                .collect()
-        }
-    };
-    let mut out = Vec::new();
-    for [ci, ri, ii, oi] in combos {
-        let (c, r, i, o) = (&conc[ci], &rates[ri], &isl[ii], &osl[oi]);
-        let mut parameters: Vec<(String, serde_json::Value)> = Vec::new();
-        if conc.len() > 1 {
-            parameters.push(("concurrency".into(), serde_json::json!(c)));
-        }
-        if rates.len() > 1 {
-            parameters.push(("request_rate".into(), serde_json::json!(r)));
-        }
-        if isl.len() > 1 {
-            parameters.push(("isl".into(), serde_json::json!(i)));
-        }
-        if osl.len() > 1 {
-            parameters.push(("osl".into(), serde_json::json!(o)));
-        }
-        let dir_name = (!parameters.is_empty()).then(|| {
-            parameters
-                .iter()
-                .map(|(k, v)| format!("{k}_{v}"))
-                .collect::<Vec<_>>()
-                .join("_")
-        });
-        out.push(Cell {
-            parameters,
-            dir_name,
-            values: CellValues {
-                concurrency: *c,
-                request_rate: *r,
-                isl: *i,
-                osl: *o,
-            },
-        });
-    }
-    if out.len() > 1000 {
-        return Err(format!("the sweep has {} cells: at most 1000", out.len()));
-    }
-    Ok(out)
-}
 
 pub const SIM_MODEL: &str = "mock-model";
 
@@ -558,8 +433,25 @@ pub fn build_plan(a: &ProfileArgs, argv: &[String], cell: &CellValues) -> Result
         let ramp = warmup_rate_ramp.or(ramp_s).unwrap_or(0.0);
         rate_fits(flag, r, warmup_count, ramp, warmup_duration)?;
     }
-    if smoothness.is_some() && a.arrival_pattern != ArrivalArg::Gamma {
+    a.aiperf.convergence(a.num_profile_runs)?;
+    let warmup_gamma = a.aiperf.warmup_arrival_pattern == Some(ArrivalArg::Gamma);
+    if smoothness.is_some() && a.arrival_pattern != ArrivalArg::Gamma && !warmup_gamma {
         return Err("--arrival-smoothness applies to --arrival-pattern gamma".into());
+    }
+    let warmup_grace = match a.aiperf.warmup_grace_period {
+        None => None,
+        Some(_) if warmup_duration.is_none() => {
+            return Err("--warmup-grace-period needs --warmup-duration (it is the time after the warmup's duration)".into());
+        }
+        // `inf` (AIPerf's spelling of no limit) is the default: wait for them all.
+        Some(g) if g.is_infinite() && g > 0.0 => None,
+        Some(g) => Some(seconds("--warmup-grace-period", g).map(|_| g)?),
+    };
+    if a.aiperf.warmup_arrival_pattern.is_some()
+        && a.warmup_request_rate.is_none()
+        && cell.request_rate.is_none()
+    {
+        return Err("--warmup-arrival-pattern needs --warmup-request-rate or --request-rate (a warmup without a rate is paced by concurrency)".into());
     }
     if rate.is_none() {
         for (flag, given) in [
@@ -771,6 +663,13 @@ pub fn build_plan(a: &ProfileArgs, argv: &[String], cell: &CellValues) -> Result
             user_centric,
             warmup_concurrency: a.warmup_concurrency,
             warmup_request_rate: warmup_rate,
+            warmup_arrival: a.aiperf.warmup_arrival_pattern.map(|p| match p {
+                ArrivalArg::Constant => inferbench_core::plan::ArrivalKind::Constant,
+                ArrivalArg::Poisson => inferbench_core::plan::ArrivalKind::Poisson,
+                ArrivalArg::Gamma => inferbench_core::plan::ArrivalKind::Gamma,
+            }),
+            warmup_arrival_smoothness: smoothness.filter(|_| warmup_gamma),
+            warmup_grace_period_s: warmup_grace,
             cancellation,
             schedule_rule: inferbench_core::plan::ScheduleRulePlan {
                 max_lag_p99_ms: a.schedule_lag_p99_ms,

@@ -121,9 +121,7 @@ fn build(plan: &PlanSpec, p: &ProfileSpec) -> Result<Ready, String> {
     for c in cells {
         let mut rp = crate::cli::build_plan(&a, &argv, &c.values).map_err(at_load)?;
         // As `profile`: repeated runs share one seed (AIPerf's --set-consistent-seed).
-        if a.num_profile_runs > 1 && rp.random_seed.is_none() {
-            rp.random_seed = Some(42);
-        }
+        rp.random_seed = crate::profile::base_seed(&a, a.num_profile_runs > 1);
         check_kind(p.kind, &a, &rp).map_err(|m| {
             located(
                 file,
