@@ -518,7 +518,7 @@ pub(super) fn gate_evaluated(
         Ok(v) => format!(
             "{title}<p>Verdict: <span class=\"{0}\">{0}</span> (exit code {1})</p>\n{2}",
             escape(
-                &serde_json::to_value(&v.verdict)
+                &serde_json::to_value(v.verdict)
                     .map(|x| compact(&x))
                     .unwrap_or_default()
             ),
