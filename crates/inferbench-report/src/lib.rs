@@ -7,4 +7,5 @@
 
 pub mod charts;
 pub mod data;
+pub mod png;
 pub mod svg;

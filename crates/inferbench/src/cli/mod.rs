@@ -32,6 +32,7 @@ mod values;
 pub use aiperf_args::{ConfigArgs, ConfigCommand, SweepTypeArg};
 pub use args::EvidenceCompressionArg;
 pub use args::PlotArgs;
+pub use args::PlotFormat;
 pub use args::{
     ArrivalArg, Cli, Command, CompareArgs, CompletionsArgs, CrosswalkArgs, EndpointArg,
     ExportLevelArg, GradeArgs, InspectArgs, ManArgs, MetricsArgs, MockServerArgs, UiArg,
