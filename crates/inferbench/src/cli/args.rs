@@ -98,7 +98,7 @@ pub struct PlotArgs {
     /// Where the chart files go (default: DIR/plots of the first directory).
     #[arg(long = "out-dir")]
     pub out_dir: Option<std::path::PathBuf>,
-    /// Which files to write for each chart: svg, png (1440×800, as AIPerf's plots) or both.
+    /// Which files to write for each chart: svg, png (1440×800 RGB) or both.
     #[arg(long, value_enum, default_value_t = PlotFormat::Both)]
     pub format: PlotFormat,
 }
