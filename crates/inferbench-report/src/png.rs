@@ -55,8 +55,8 @@ impl Canvas {
         }
         let a = a.min(1.0);
         let p = &mut self.px[y as usize * self.w + x as usize];
-        for k in 0..3 {
-            p[k] = (p[k] as f32 * (1.0 - a) + c[k] as f32 * a).round() as u8;
+        for (v, c) in p.iter_mut().zip(c) {
+            *v = (*v as f32 * (1.0 - a) + c as f32 * a).round() as u8;
         }
     }
 

@@ -73,9 +73,8 @@ fn a_chart_decodes_at_its_size_with_colours_and_text() {
     colours.dedup();
     assert!(colours.len() > 20, "{} colours", colours.len());
     // Each series' colour is drawn exactly somewhere (line cores and legend swatches).
-    for k in 0..3 {
-        let col = hex(COLORS[k]);
-        assert!(px.contains(&col), "series {k} colour");
+    for (k, c) in COLORS.iter().take(3).enumerate() {
+        assert!(px.contains(&hex(c)), "series {k} colour");
     }
     // The title band (above the plot, y < TOP) holds dark text pixels.
     assert!(dark_in_band(&px, w, 0, (29.0 * SCALE) as u32) > 200);

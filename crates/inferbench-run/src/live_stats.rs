@@ -23,6 +23,14 @@ pub struct LogHistogram {
     total: AtomicU64,
 }
 
+impl std::fmt::Debug for LogHistogram {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LogHistogram")
+            .field("count", &self.count())
+            .finish()
+    }
+}
+
 impl Default for LogHistogram {
     fn default() -> Self {
         LogHistogram {
@@ -97,7 +105,7 @@ impl LogHistogram {
 }
 
 /// The live histograms of one run's profiling-phase records.
-#[derive(Default)]
+#[derive(Debug, Default)]
 pub struct LiveStats {
     /// First text event − request start, ns: valid records with a text event.
     pub ttft: LogHistogram,
@@ -180,7 +188,8 @@ impl LiveSnapshot {
     }
 }
 
-/// One `--ui simple` line.
+/// One `--ui simple` line. `planned` 0 means the phase has no planned count (a run bounded
+/// by `--benchmark-duration`): only what is done is shown.
 pub fn progress_line(
     phase: &str,
     done: u64,
@@ -188,8 +197,13 @@ pub fn progress_line(
     errors: u64,
     s: &LiveSnapshot,
 ) -> String {
+    let of = if planned > 0 {
+        format!("/{planned}")
+    } else {
+        String::new()
+    };
     format!(
-        "inferbench: {phase}: {done}/{planned} requests done, {errors} errors · {}",
+        "inferbench: {phase}: {done}{of} requests done, {errors} errors · {}",
         s.latency_text()
     )
 }

@@ -116,4 +116,9 @@ fn the_progress_line_format() {
         "inferbench: profiling: 40/100 requests done, 2 errors · \
          TTFT p50 12.3 p99 150 ms · ITL p50 1.05 p99 2.10 ms · lag p99 - ms"
     );
+    // No planned count (a duration-bounded run): no "/0".
+    assert!(
+        progress_line("profiling", 7, 0, 0, &LiveSnapshot::default())
+            .starts_with("inferbench: profiling: 7 requests done, 0 errors · TTFT p50 - p99 - ms")
+    );
 }
