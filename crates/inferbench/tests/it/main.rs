@@ -25,6 +25,7 @@ mod pipeline;
 mod plan;
 mod plot;
 mod profile;
+mod progress;
 mod routing;
 mod scale_out;
 mod secrets;
