@@ -12,4 +12,5 @@ pub mod charts;
 pub mod data;
 pub mod html;
 pub mod server_series;
+pub mod png;
 pub mod svg;

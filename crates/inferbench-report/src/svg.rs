@@ -41,16 +41,16 @@ pub struct Chart {
 }
 
 /// Colour-blind-safe palette (Okabe–Ito).
-const COLORS: [&str; 8] = [
+pub(crate) const COLORS: [&str; 8] = [
     "#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#F0E442", "#000000",
 ];
 
-const W: f64 = 720.0;
-const H: f64 = 400.0;
-const LEFT: f64 = 70.0;
-const RIGHT: f64 = 20.0;
-const TOP: f64 = 36.0;
-const BOTTOM: f64 = 56.0;
+pub(crate) const W: f64 = 720.0;
+pub(crate) const H: f64 = 400.0;
+pub(crate) const LEFT: f64 = 70.0;
+pub(crate) const RIGHT: f64 = 20.0;
+pub(crate) const TOP: f64 = 36.0;
+pub(crate) const BOTTOM: f64 = 56.0;
 
 /// Round tick values covering `[lo, hi]`: steps of 1, 2 or 5 × 10ᵏ, about `n` of them.
 pub fn nice_ticks(lo: f64, hi: f64, n: usize) -> Vec<f64> {
@@ -75,7 +75,7 @@ pub fn nice_ticks(lo: f64, hi: f64, n: usize) -> Vec<f64> {
 }
 
 /// The data range padded out to the round ticks around it.
-fn axis(values: impl Iterator<Item = f64>, from_zero: bool) -> (f64, f64, Vec<f64>) {
+pub(crate) fn axis(values: impl Iterator<Item = f64>, from_zero: bool) -> (f64, f64, Vec<f64>) {
     let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
     for v in values.filter(|v| v.is_finite()) {
         lo = lo.min(v);
@@ -109,7 +109,7 @@ pub fn esc(s: &str) -> String {
         .replace('"', "&quot;")
 }
 
-fn label(v: f64) -> String {
+pub(crate) fn label(v: f64) -> String {
     let a = v.abs();
     if a == 0.0 {
         "0".into()

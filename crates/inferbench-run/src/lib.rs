@@ -24,6 +24,7 @@ pub mod gate;
 pub mod grade;
 pub mod identity;
 pub mod live;
+pub mod live_stats;
 pub mod observer;
 pub mod offline;
 pub mod prepare;

@@ -169,6 +169,8 @@ pub async fn run_one(mut p: Prepared, observer: &Arc<dyn Observer>) -> Result<Ru
     let counter = (!plan.use_server_token_count).then(|| Counter(p.tokenizer.clone()));
     let isl = isl_counter(plan, p.tokenizer.clone());
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<EngineEvent>();
+    let live = Arc::new(crate::live_stats::LiveStats::default());
+    let live_w = live.clone();
     let writer_thread = std::thread::Builder::new()
         .name("evidence-writer".into())
         .spawn(move || -> Result<_, Failure> {
@@ -194,6 +196,7 @@ pub async fn run_one(mut p: Prepared, observer: &Arc<dyn Observer>) -> Result<Ru
                         }
                         evidence.write_record(&r)?;
                         sink.record(&r)?;
+                        live_w.observe(&r);
                         queues.record_written();
                     }
                     EngineEvent::Phase(w) => {
@@ -210,6 +213,7 @@ pub async fn run_one(mut p: Prepared, observer: &Arc<dyn Observer>) -> Result<Ru
     observer.event(Event::EngineStarted {
         ui: plan.ui,
         progress,
+        live,
     });
     // The client's own CPU, cgroup, threads, sockets and queues and the machine's pressure,
     // about once a second, on the sampler's own thread (off the client's runtime).

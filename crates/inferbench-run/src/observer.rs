@@ -29,10 +29,12 @@ pub enum Event<'a> {
         index: usize,
         of: usize,
     },
-    /// The engine runs; `progress` counts its requests until [`Event::EngineStopped`].
+    /// The engine runs; `progress` counts its requests until [`Event::EngineStopped`], and
+    /// `live` holds the finished records' latency histograms (the progress display's).
     EngineStarted {
         ui: UiKind,
         progress: Arc<Progress>,
+        live: Arc<crate::live_stats::LiveStats>,
     },
     EngineStopped,
     /// Ctrl-C: the first (`escalation` 1) stops issuing, the second cancels what is in flight.

@@ -167,6 +167,9 @@ fn summary_avg(dir: &Path, tag: &str) -> f64 {
 }
 
 fn client(addr: &str, dir: &Path, concurrency: u32, count: u64) -> Command {
+    // `INFERBENCH_LOAD_UI=simple` runs every client with that progress display (issue 15:
+    // the display must not cost timing accuracy); the default is none.
+    let ui = std::env::var("INFERBENCH_LOAD_UI").unwrap_or_else(|_| "none".into());
     let mut c = Command::new(BIN);
     c.args([
         "profile",
@@ -186,7 +189,7 @@ fn client(addr: &str, dir: &Path, concurrency: u32, count: u64) -> Command {
         "--random-seed",
         "1",
         "--ui",
-        "none",
+        ui.as_str(),
         "--concurrency",
         &concurrency.to_string(),
         "--request-count",

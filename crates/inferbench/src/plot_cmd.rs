@@ -1,14 +1,15 @@
-//! `inferbench plot DIR...`: the standard charts of one or more runs as SVG files
+//! `inferbench plot DIR...`: the standard charts of one or more runs as SVG and PNG files
 //! (docs/reports.md). Several directories are overlaid, one series each, and get a
 //! throughput-against-interactivity chart with its Pareto front.
 
 use std::path::{Path, PathBuf};
 
 use inferbench_report::charts::{RunPoints, pareto_chart, standard_charts};
+use inferbench_report::png::render_png;
 use inferbench_report::svg::{Chart, render};
 use inferbench_run::{Failure, RunDir};
 
-use crate::cli::PlotArgs;
+use crate::cli::{PlotArgs, PlotFormat};
 
 /// Every run under the directories, as chart points, with each run's summary JSON.
 pub fn load_runs(dirs: &[PathBuf]) -> Result<Vec<(RunPoints, serde_json::Value)>, Failure> {
@@ -68,7 +69,12 @@ pub fn run(a: &PlotArgs) -> Result<u8, Failure> {
     std::fs::create_dir_all(&out_dir)
         .map_err(|e| Failure::run(format!("{}: cannot create: {e}", out_dir.display())))?;
     for (stem, chart) in charts(&runs) {
-        write(&out_dir, &format!("{stem}.svg"), render(&chart).as_bytes())?;
+        if a.format != PlotFormat::Png {
+            write(&out_dir, &format!("{stem}.svg"), render(&chart).as_bytes())?;
+        }
+        if a.format != PlotFormat::Svg {
+            write(&out_dir, &format!("{stem}.png"), &render_png(&chart))?;
+        }
     }
     eprintln!("inferbench: plots written to {}", out_dir.display());
     Ok(0)

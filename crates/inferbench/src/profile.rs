@@ -131,9 +131,9 @@ impl Observer for Printer {
                 eprintln!("inferbench: sweep cell {index}/{of}: {name}")
             }
             Event::Repeat { index, of } => eprintln!("inferbench: profile run {index}/{of}"),
-            Event::EngineStarted { ui, progress } => {
+            Event::EngineStarted { ui, progress, live } => {
                 let (tx, rx) = std::sync::mpsc::channel();
-                let h = std::thread::spawn(move || crate::progress::show(ui, progress, rx));
+                let h = std::thread::spawn(move || crate::progress::show(ui, progress, live, rx));
                 if let Ok(mut p) = self.progress.lock() {
                     *p = Some((tx, h));
                 }

@@ -1,6 +1,8 @@
 //! Progress on stderr, on its own thread while the engine runs: a bar when stderr is a
 //! terminal (`--ui dashboard`), one line a second with `--ui simple`, nothing with
-//! `--ui none`.
+//! `--ui none`. Besides the counts it shows the live TTFT, ITL and schedule-lag
+//! percentiles, read from the histograms the evidence writer fills (`live_stats`), so the
+//! client's threads do no extra work for it.
 
 use std::io::IsTerminal;
 use std::sync::Arc;
@@ -10,13 +12,14 @@ use std::time::Duration;
 
 use inferbench_client::Progress;
 use inferbench_core::plan::UiKind;
+use inferbench_run::live_stats::{LiveStats, progress_line};
 
 /// Shows progress until `done` is dropped or sent to.
-pub fn show(ui: UiKind, progress: Arc<Progress>, done: Receiver<()>) {
+pub fn show(ui: UiKind, progress: Arc<Progress>, live: Arc<LiveStats>, done: Receiver<()>) {
     let tty = std::io::stderr().is_terminal();
     match ui {
-        UiKind::Dashboard if tty => bar(progress, done),
-        UiKind::Simple => lines(progress, done),
+        UiKind::Dashboard if tty => bar(progress, live, done),
+        UiKind::Simple => lines(progress, live, done),
         UiKind::None | UiKind::Dashboard => {
             let _ = done.recv();
         }
@@ -37,7 +40,7 @@ fn tick(done: &Receiver<()>, every: Duration) -> bool {
     matches!(done.recv_timeout(every), Err(RecvTimeoutError::Timeout))
 }
 
-fn bar(p: Arc<Progress>, done: Receiver<()>) {
+fn bar(p: Arc<Progress>, live: Arc<LiveStats>, done: Receiver<()>) {
     let pb = indicatif::ProgressBar::new(0);
     pb.set_draw_target(indicatif::ProgressDrawTarget::stderr_with_hz(4));
     if let Ok(style) = indicatif::ProgressStyle::with_template(
@@ -50,18 +53,20 @@ fn bar(p: Arc<Progress>, done: Receiver<()>) {
         pb.set_prefix(phase);
         pb.set_length(total);
         pb.set_position(completed);
-        pb.set_message(if errors > 0 {
-            format!("{errors} errors")
-        } else {
-            String::new()
-        });
+        pb.set_message(format!(
+            "{errors} errors · {}",
+            live.snapshot().latency_text()
+        ));
     }
     pb.finish_and_clear();
 }
 
-fn lines(p: Arc<Progress>, done: Receiver<()>) {
+fn lines(p: Arc<Progress>, live: Arc<LiveStats>, done: Receiver<()>) {
     while tick(&done, Duration::from_secs(1)) {
         let (phase, completed, total, errors) = snapshot(&p);
-        eprintln!("inferbench: {phase}: {completed}/{total} requests done, {errors} errors");
+        eprintln!(
+            "{}",
+            progress_line(phase, completed, total, errors, &live.snapshot())
+        );
     }
 }

@@ -85,7 +85,7 @@ pub enum Command {
     TimeServer(super::TimeServerArgs),
     /// Kubernetes manifests for a sharded run (`kube render`).
     Kube(super::KubeArgs),
-    /// Charts of one or more runs as SVG: TTFT, ITL and latency over time with rolling
+    /// Charts of one or more runs as SVG and PNG: TTFT, ITL and latency over time with rolling
     /// percentiles, latency CDFs, throughput, concurrency and schedule lag (docs/reports.md).
     Plot(PlotArgs),
     /// One self-contained HTML report of one or more runs: identity, console tables, charts,
@@ -115,9 +115,19 @@ pub struct PlotArgs {
     /// Run directories (several are overlaid).
     #[arg(required = true)]
     pub dirs: Vec<std::path::PathBuf>,
-    /// Where the SVG files go (default: DIR/plots of the first directory).
+    /// Where the chart files go (default: DIR/plots of the first directory).
     #[arg(long = "out-dir")]
     pub out_dir: Option<std::path::PathBuf>,
+    /// Which files to write for each chart: svg, png (1440×800 RGB) or both.
+    #[arg(long, value_enum, default_value_t = PlotFormat::Both)]
+    pub format: PlotFormat,
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
+pub enum PlotFormat {
+    Svg,
+    Png,
+    Both,
 }
 
 #[derive(Args, Debug)]

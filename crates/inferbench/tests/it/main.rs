@@ -28,6 +28,7 @@ mod plan;
 mod plot;
 mod profile;
 mod report_html;
+mod progress;
 mod routing;
 mod scale_out;
 mod secrets;

@@ -77,3 +77,40 @@ fn a_directory_without_records_is_one_line_error() {
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert_eq!(stderr(&o).trim().lines().count(), 1, "{}", stderr(&o));
 }
+
+/// (width, height) from a PNG's IHDR, after checking the signature and that IHDR is first.
+fn png_size(b: &[u8]) -> (u32, u32) {
+    assert_eq!(&b[..8], b"\x89PNG\r\n\x1a\n");
+    assert_eq!(&b[12..16], b"IHDR");
+    let be = |i: usize| u32::from_be_bytes(b[i..i + 4].try_into().unwrap());
+    (be(16), be(20))
+}
+
+#[test]
+fn png_format_writes_only_pngs_at_aiperf_size() {
+    let a = tmpdir("plot-png");
+    profile(&a, "2");
+    let o = run(&["plot", a.to_str().unwrap(), "--format", "png"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    for c in CHARTS {
+        let b = std::fs::read(a.join("plots").join(format!("{c}.png"))).unwrap();
+        assert_eq!(png_size(&b), (1440, 800), "{c}");
+        // Not one flat colour: a blank 1440×800 RGB image deflates to about 3.4 KB (deflate's
+        // ratio tops out near 1000:1).
+        assert!(b.len() > 8_000, "{c}: {} bytes", b.len());
+        assert!(!a.join("plots").join(format!("{c}.svg")).exists(), "{c}");
+    }
+    let o = run(&["plot", a.to_str().unwrap(), "--format", "jpeg"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+}
+
+#[test]
+fn the_default_writes_both_formats() {
+    let a = tmpdir("plot-both");
+    profile(&a, "1");
+    let o = run(&["plot", a.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(a.join("plots/latency_cdf.svg").exists());
+    let b = std::fs::read(a.join("plots/latency_cdf.png")).unwrap();
+    assert_eq!(png_size(&b), (1440, 800));
+}
