@@ -11,6 +11,6 @@
 pub mod charts;
 pub mod data;
 pub mod html;
-pub mod server_series;
 pub mod png;
+pub mod server_series;
 pub mod svg;

@@ -34,8 +34,8 @@ mod values;
 pub use aiperf_args::{ConfigArgs, ConfigCommand, SweepModeArg, SweepTypeArg};
 pub use args::EvidenceCompressionArg;
 pub use args::PlotArgs;
-pub use args::ReportArgs;
 pub use args::PlotFormat;
+pub use args::ReportArgs;
 pub use args::{
     ArrivalArg, Cli, Command, CompareArgs, CompletionsArgs, CrosswalkArgs, EndpointArg,
     ExportLevelArg, GradeArgs, InspectArgs, ManArgs, MetricsArgs, MockServerArgs, UiArg,
