@@ -15,6 +15,7 @@ pub mod evidence;
 pub mod evidence_file;
 pub mod genai_perf_export;
 pub mod http_trace;
+pub mod input_config;
 mod names;
 pub mod outputs_json;
 pub mod raw;

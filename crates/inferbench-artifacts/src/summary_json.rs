@@ -58,7 +58,8 @@ pub struct SummaryInfo<'a> {
 /// Where `input_config` and the plan's parts of `run_info` come from.
 #[derive(Clone, Copy, Debug)]
 pub enum RunConfig<'a> {
-    /// A live run: `input_config` is the plan; `run_info` takes its seed and command line.
+    /// A live run: `input_config` is the plan in AIPerf's shape (`input_config.rs`); `run_info`
+    /// takes its seed and command line.
     Plan(&'a RunPlan),
     /// A run with no plan (imported): the tool's own `input_config` when it kept one, written
     /// as it was; without one the key is left out. `run_info` then has no `random_seed` or
@@ -165,7 +166,10 @@ pub fn render_aiperf_summary(
     run_info.insert("benchmark_id".into(), json!(info.benchmark_id));
     match info.config {
         RunConfig::Plan(plan) => {
-            o.insert("input_config".into(), serde_json::to_value(plan)?);
+            o.insert(
+                "input_config".into(),
+                crate::input_config::aiperf_input_config(plan),
+            );
             run_info.insert("random_seed".into(), json!(plan.random_seed));
             run_info.insert("trial".into(), json!(0));
             run_info.insert("cli_command".into(), json!(plan.cli_command));

@@ -296,7 +296,7 @@ fn derive_from(
             .filter(|(_, s)| *s > 0.0)
             .map(|(c, s)| 100.0 * (c - s) / s),
     };
-    let input_config = serde_json::to_value(plan).map_err(|e| Failure::run(e.to_string()))?;
+    let input_config = inferbench_artifacts::input_config::aiperf_input_config(plan);
     let meta = inferbench_telemetry::aiperf::Meta {
         benchmark_id,
         anchor_unix_ns,

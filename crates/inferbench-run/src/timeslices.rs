@@ -70,8 +70,7 @@ pub fn write(
         return Ok(Vec::new());
     }
     let (json_name, csv_name) = inferbench_artifacts::timeslices::timeslice_names(names);
-    let config =
-        serde_json::to_value(plan).map_err(|e| Failure::run(format!("timeslices: {e}")))?;
+    let config = inferbench_artifacts::input_config::aiperf_input_config(plan);
     let json = inferbench_artifacts::timeslices::render_timeslices_json(&slices, &config)
         .map_err(|e| Failure::run(format!("{json_name}: {e}")))?;
     let csv = inferbench_artifacts::timeslices::render_timeslices_csv(&slices);

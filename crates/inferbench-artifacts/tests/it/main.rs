@@ -3,6 +3,7 @@ mod aggregate;
 mod common;
 mod fixture_exports;
 mod genai_perf_shapes;
+mod input_config;
 mod props;
 mod run_artifacts;
 mod sample;

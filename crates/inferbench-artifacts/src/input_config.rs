@@ -1,0 +1,142 @@
+//! The `input_config` block of our AIPerf-named summaries, in AIPerf 0.13's own shape (its
+//! YAML v2 configuration: `models.items[].name`, `endpoint`, `datasets[]`, `phases[]`,
+//! `artifacts`, `tokenizer`, `runtime`), so that tools reading AIPerf's files (its `aiperf
+//! plot`, users' scripts and dashboards) find the model, the load and the slice duration
+//! where AIPerf puts them. The complete resolved plan stays in `inferbench_manifest.json`.
+
+use inferbench_core::RunPlan;
+use inferbench_core::plan::{ArrivalKind, LengthDist, TokenizerSpec};
+use serde_json::{Map, Value, json};
+
+/// `plan` as AIPerf 0.13 writes its `input_config` (docs/file-formats.md lists the keys).
+pub fn aiperf_input_config(plan: &RunPlan) -> Value {
+    let mut o = Map::new();
+    let items: Vec<Value> = plan.models.iter().map(|m| json!({"name": m})).collect();
+    o.insert("models".into(), json!({ "items": items }));
+
+    let urls: Vec<&str> = if plan.routing.urls.is_empty() {
+        vec![plan.url.as_str()]
+    } else {
+        plan.routing.urls.iter().map(String::as_str).collect()
+    };
+    let mut endpoint = Map::new();
+    endpoint.insert("urls".into(), json!(urls));
+    endpoint.insert("type".into(), json!(plan.endpoint_type.as_str()));
+    endpoint.insert("path".into(), json!(plan.endpoint_path));
+    endpoint.insert("streaming".into(), json!(plan.streaming));
+    if !plan.extra_inputs.is_empty() {
+        endpoint.insert("extra".into(), Value::Object(plan.extra_inputs.clone()));
+    }
+    endpoint.insert("timeout".into(), json!(plan.request_timeout_seconds));
+    o.insert("endpoint".into(), Value::Object(endpoint));
+
+    let ds = &plan.dataset;
+    let mut dataset = Map::new();
+    dataset.insert("name".into(), json!("main"));
+    let kind = match (&ds.input_file, &ds.custom_dataset_type, &ds.public_dataset) {
+        (_, _, Some(p)) => json!(p),
+        (Some(_), Some(t), _) => json!(t),
+        (Some(_), None, _) => json!("file"),
+        (None, _, _) => json!("synthetic"),
+    };
+    dataset.insert("type".into(), kind);
+    if let Some(f) = &ds.input_file {
+        dataset.insert("path".into(), json!(f));
+    }
+    dataset.insert("entries".into(), json!(plan.num_dataset_entries));
+    dataset.insert("random_seed".into(), json!(plan.random_seed));
+    let dist = |d: &LengthDist| json!({"mean": d.mean, "stddev": d.stddev});
+    let mut prompts = Map::new();
+    prompts.insert("isl".into(), dist(&plan.isl));
+    if let Some(osl) = &plan.osl {
+        prompts.insert("osl".into(), dist(osl));
+    }
+    dataset.insert("prompts".into(), Value::Object(prompts));
+    o.insert("datasets".into(), json!([Value::Object(dataset)]));
+
+    o.insert("phases".into(), Value::Array(phases(plan)));
+
+    let mut artifacts = Map::new();
+    artifacts.insert("dir".into(), json!(plan.artifacts.dir));
+    if let Some(s) = plan.artifacts.slice_duration_s {
+        artifacts.insert("slice_duration".into(), json!(s));
+    }
+    o.insert("artifacts".into(), Value::Object(artifacts));
+    let tokenizer = match &plan.tokenizer {
+        TokenizerSpec::Builtin => "builtin".to_string(),
+        TokenizerSpec::HuggingFace { path } => path.clone(),
+    };
+    o.insert("tokenizer".into(), json!({ "name": tokenizer }));
+    Value::Object(o)
+}
+
+/// AIPerf's phases: a warmup when the plan has one, then the profiling phase, each with its
+/// load type (`concurrency`, `poisson`/`constant`/`gamma` at a rate, or `user_centric`).
+fn phases(plan: &RunPlan) -> Vec<Value> {
+    let l = &plan.load;
+    let mut out = Vec::new();
+    if l.warmup_request_count > 0 || l.warmup_duration_s.is_some() {
+        let mut w = Map::new();
+        w.insert("name".into(), json!("warmup"));
+        w.insert("kind".into(), json!("warmup"));
+        match l
+            .warmup_request_rate
+            .or(l.request_rate.as_ref().map(|r| r.rate))
+        {
+            Some(rate) => {
+                let pattern = l
+                    .warmup_arrival
+                    .or(l.request_rate.as_ref().map(|r| r.pattern))
+                    .unwrap_or(ArrivalKind::Poisson);
+                w.insert("type".into(), json!(pattern_name(pattern)));
+                w.insert("rate".into(), json!(rate));
+            }
+            None => {
+                w.insert("type".into(), json!("concurrency"));
+            }
+        }
+        w.insert(
+            "concurrency".into(),
+            json!(l.warmup_concurrency.unwrap_or(l.concurrency)),
+        );
+        if l.warmup_request_count > 0 {
+            w.insert("requests".into(), json!(l.warmup_request_count));
+        }
+        if let Some(d) = l.warmup_duration_s {
+            w.insert("duration".into(), json!(d));
+        }
+        out.push(Value::Object(w));
+    }
+    let mut p = Map::new();
+    p.insert("name".into(), json!("profiling"));
+    p.insert("kind".into(), json!("profiling"));
+    match (&l.user_centric, &l.request_rate) {
+        (Some(u), _) => {
+            p.insert("type".into(), json!("user_centric"));
+            p.insert("rate".into(), json!(u.rate));
+            p.insert("users".into(), json!(u.users));
+        }
+        (None, Some(r)) => {
+            p.insert("type".into(), json!(pattern_name(r.pattern)));
+            p.insert("rate".into(), json!(r.rate));
+        }
+        (None, None) => {
+            p.insert("type".into(), json!("concurrency"));
+        }
+    }
+    p.insert("requests".into(), json!(l.request_count));
+    p.insert("concurrency".into(), json!(l.concurrency));
+    if let Some(d) = l.benchmark_duration_s {
+        p.insert("duration".into(), json!(d));
+    }
+    out.push(Value::Object(p));
+    out
+}
+
+fn pattern_name(k: ArrivalKind) -> &'static str {
+    match k {
+        ArrivalKind::Constant => "constant",
+        ArrivalKind::Poisson => "poisson",
+        ArrivalKind::Gamma => "gamma",
+    }
+}

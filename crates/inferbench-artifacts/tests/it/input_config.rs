@@ -1,0 +1,49 @@
+//! `input_config` in AIPerf's shape, where AIPerf's own tools read it.
+
+use inferbench_artifacts::input_config::aiperf_input_config;
+
+use crate::common::plan;
+
+#[test]
+fn the_model_the_load_and_the_slices_are_where_aiperf_reads_them() {
+    let mut plan = plan();
+    plan.models = vec!["m1".into(), "m2".into()];
+    plan.load.concurrency = 8;
+    plan.load.request_count = 100;
+    plan.load.request_rate = None;
+    plan.load.user_centric = None;
+    plan.load.warmup_request_count = 0;
+    plan.load.warmup_duration_s = None;
+    plan.artifacts.slice_duration_s = Some(0.5);
+    let c = aiperf_input_config(&plan);
+    // aiperf plot reads `models.items[0].name`, the profiling phase's `concurrency` and
+    // `artifacts.slice_duration`.
+    assert_eq!(c["models"]["items"][0]["name"], "m1");
+    assert_eq!(c["models"]["items"][1]["name"], "m2");
+    let phases = c["phases"].as_array().unwrap();
+    assert_eq!(phases.len(), 1);
+    assert_eq!(phases[0]["name"], "profiling");
+    assert_eq!(phases[0]["type"], "concurrency");
+    assert_eq!(phases[0]["concurrency"], 8);
+    assert_eq!(phases[0]["requests"], 100);
+    assert_eq!(c["artifacts"]["slice_duration"], 0.5);
+    assert_eq!(c["endpoint"]["type"], plan.endpoint_type.as_str());
+    assert_eq!(c["endpoint"]["streaming"], plan.streaming);
+
+    // A rate with a warmup: the warmup phase first, each with its pattern and rate.
+    plan.load.request_rate = Some(inferbench_core::plan::RatePlan {
+        rate: 20.0,
+        pattern: inferbench_core::plan::ArrivalKind::Constant,
+        smoothness: None,
+        ramp_s: None,
+        ceiling: None,
+    });
+    plan.load.warmup_request_count = 5;
+    let c = aiperf_input_config(&plan);
+    let phases = c["phases"].as_array().unwrap();
+    assert_eq!(phases[0]["name"], "warmup");
+    assert_eq!(phases[0]["requests"], 5);
+    assert_eq!(phases[0]["type"], "constant");
+    assert_eq!(phases[1]["type"], "constant");
+    assert_eq!(phases[1]["rate"], 20.0);
+}
