@@ -63,12 +63,95 @@ pub fn charts(runs: &[(RunPoints, serde_json::Value)]) -> Vec<(&'static str, Cha
     out
 }
 
+/// At most this many server-metric charts a run (the families that vary, first seen first).
+const MAX_SERVER_CHARTS: usize = 12;
+
+/// Server-metric series over time for each run that kept its raw scrapes
+/// (`inferbench_scrapes.jsonl`), one chart per family that varied: `server_<family>`, with
+/// the run's directory name in front when several runs are drawn. Time 0 is the run's first
+/// request start, as on the request charts.
+pub fn server_chart_files(dirs: &[PathBuf]) -> Result<Vec<(String, Chart)>, Failure> {
+    use inferbench_report::server_series::{server_charts, server_series};
+    use inferbench_telemetry::scrape::{SCRAPES_FILE, read_scrapes};
+    let mut per_run = Vec::new();
+    for d in dirs {
+        for run in RunDir::open(d)?.runs() {
+            let path = run.path.join(SCRAPES_FILE);
+            if !path.exists() {
+                continue;
+            }
+            let log = std::fs::File::open(&path)
+                .map_err(|e| e.to_string())
+                .and_then(|f| read_scrapes(std::io::BufReader::new(f)))
+                .map_err(|e| Failure::input(format!("{}: {e}", path.display())))?;
+            let records = std::fs::read_to_string(run.path.join(&run.names().records_jsonl))
+                .unwrap_or_default();
+            let Some(t0) = records
+                .lines()
+                .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+                .filter_map(|l| l["metadata"]["request_start_ns"].as_u64())
+                .min()
+            else {
+                continue;
+            };
+            let series = server_series(&log, t0);
+            let (charts, flat) = server_charts(&series, MAX_SERVER_CHARTS);
+            let mut drawn: Vec<&str> = Vec::new();
+            for m in &series {
+                if !flat.iter().any(|f| f == &m.family) && !drawn.contains(&m.family.as_str()) {
+                    drawn.push(&m.family);
+                }
+            }
+            let label = run
+                .path
+                .file_name()
+                .map_or_else(|| "run".to_string(), |n| n.to_string_lossy().into_owned());
+            let stems: Vec<String> = drawn
+                .iter()
+                .map(|f| format!("server_{}", file_safe(f)))
+                .collect();
+            per_run.push((label, stems.into_iter().zip(charts).collect::<Vec<_>>()));
+        }
+    }
+    let several = per_run.len() > 1;
+    Ok(per_run
+        .into_iter()
+        .flat_map(|(label, charts)| {
+            charts.into_iter().map(move |(stem, c)| {
+                let stem = if several {
+                    format!("{}_{stem}", file_safe(&label))
+                } else {
+                    stem
+                };
+                (stem, c)
+            })
+        })
+        .collect())
+}
+
+/// A metric family or directory name as a file name: letters, digits, `_`, `-` and `.`
+/// kept, anything else `_`.
+fn file_safe(s: &str) -> String {
+    s.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || "_-.".contains(c) {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
 pub fn run(a: &PlotArgs) -> Result<u8, Failure> {
     let runs = load_runs(&a.dirs)?;
     let out_dir = a.out_dir.clone().unwrap_or_else(|| a.dirs[0].join("plots"));
     std::fs::create_dir_all(&out_dir)
         .map_err(|e| Failure::run(format!("{}: cannot create: {e}", out_dir.display())))?;
-    for (stem, chart) in charts(&runs) {
+    let standard = charts(&runs)
+        .into_iter()
+        .map(|(stem, c)| (stem.to_string(), c));
+    for (stem, chart) in standard.chain(server_chart_files(&a.dirs)?) {
         if a.format != PlotFormat::Png {
             write(&out_dir, &format!("{stem}.svg"), render(&chart).as_bytes())?;
         }

@@ -114,3 +114,57 @@ fn the_default_writes_both_formats() {
     let b = std::fs::read(a.join("plots/latency_cdf.png")).unwrap();
     assert_eq!(png_size(&b), (1440, 800));
 }
+
+#[test]
+fn a_run_with_server_scrapes_gets_its_server_metric_charts() {
+    let d = tmpdir("plot-server");
+    let o = run(&[
+        "profile",
+        "--streaming",
+        "--request-count",
+        "40",
+        "--concurrency",
+        "4",
+        "--isl",
+        "16",
+        "--osl",
+        "8",
+        "--ui",
+        "none",
+        "--sim-ttft-ms",
+        "5",
+        "--sim-itl-ms",
+        "2",
+        "--server-metrics-interval",
+        "0.02",
+        "--artifact-dir",
+        d.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(d.join("inferbench_scrapes.jsonl").is_file());
+    let out = tmpdir("plot-server-out");
+    let o = run(&[
+        "plot",
+        d.to_str().unwrap(),
+        "--out-dir",
+        out.to_str().unwrap(),
+        "--format",
+        "svg",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let server: Vec<String> = std::fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("server_") && n.ends_with(".svg"))
+        .collect();
+    // The simulated server's running-requests gauge moves with the load.
+    assert!(
+        !server.is_empty(),
+        "no server chart among {:?}",
+        std::fs::read_dir(&out).unwrap().count()
+    );
+    for n in &server {
+        let s = std::fs::read_to_string(out.join(n)).unwrap();
+        assert!(s.starts_with("<svg ") && s.contains("<polyline"), "{n}");
+    }
+}
