@@ -232,10 +232,95 @@ pub fn pareto_chart(label: &str, cells: &[(f64, f64)]) -> Chart {
     }
 }
 
+/// One run of a sweep (or of several runs) on the latency-against-load chart: its achieved
+/// request throughput (requests/s, the summary's `request_throughput` avg) and its summary's
+/// request-latency p50 and p99 and TTFT p99 (ms).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LoadPoint {
+    pub requests_per_s: f64,
+    pub latency_p50_ms: f64,
+    pub latency_p99_ms: f64,
+    pub ttft_p99_ms: Option<f64>,
+}
+
+impl LoadPoint {
+    /// From an AIPerf-shaped summary (`profile_export_aiperf.json`); None without the
+    /// throughput or the latency statistics.
+    pub fn from_summary(s: &Value) -> Option<LoadPoint> {
+        Some(LoadPoint {
+            requests_per_s: s["request_throughput"]["avg"].as_f64()?,
+            latency_p50_ms: s["request_latency"]["p50"].as_f64()?,
+            latency_p99_ms: s["request_latency"]["p99"].as_f64()?,
+            ttft_p99_ms: s["time_to_first_token"]["p99"].as_f64(),
+        })
+    }
+}
+
+/// Latency against load: each run's request-latency p50 and p99 (and TTFT p99 where the
+/// runs have it) at its achieved request throughput, joined in throughput order, so a
+/// sweep's knee shows where latency starts to climb.
+pub fn latency_load_chart(points: &[LoadPoint]) -> Chart {
+    let mut p = points.to_vec();
+    p.sort_by(|a, b| a.requests_per_s.total_cmp(&b.requests_per_s));
+    let line = |f: &dyn Fn(&LoadPoint) -> Option<f64>| -> Vec<(f64, f64)> {
+        p.iter()
+            .filter_map(|x| Some((x.requests_per_s, f(x)?)))
+            .collect()
+    };
+    let mut series = vec![
+        Series::new(
+            "request latency p50",
+            line(&|x| Some(x.latency_p50_ms)),
+            Style::Line,
+        ),
+        Series::new(
+            "request latency p99",
+            line(&|x| Some(x.latency_p99_ms)),
+            Style::Line,
+        ),
+    ];
+    let ttft = line(&|x| x.ttft_p99_ms);
+    if ttft.len() == p.len() {
+        series.push(Series::new("TTFT p99", ttft, Style::Line));
+    }
+    Chart {
+        title: "Latency against load".into(),
+        x_label: "requests/s (achieved)".into(),
+        y_label: "ms".into(),
+        series,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn latency_against_load_is_in_throughput_order() {
+        let s = |rps: f64, p50: f64, p99: f64| {
+            json!({"request_throughput": {"avg": rps},
+                   "request_latency": {"p50": p50, "p99": p99},
+                   "time_to_first_token": {"p99": p99 / 2.0}})
+        };
+        let pts: Vec<LoadPoint> = [s(20.0, 15.0, 40.0), s(5.0, 10.0, 12.0)]
+            .iter()
+            .map(|v| LoadPoint::from_summary(v).unwrap())
+            .collect();
+        let c = latency_load_chart(&pts);
+        assert_eq!(c.series[0].points, vec![(5.0, 10.0), (20.0, 15.0)]);
+        assert_eq!(c.series[1].points, vec![(5.0, 12.0), (20.0, 40.0)]);
+        assert_eq!(c.series[2].points, vec![(5.0, 6.0), (20.0, 20.0)]);
+        // A summary without a throughput is left out.
+        assert_eq!(
+            LoadPoint::from_summary(&json!({"request_latency": {}})),
+            None
+        );
+        // Without TTFT on every run, no TTFT line.
+        let mut no_ttft = pts.clone();
+        no_ttft[0].ttft_p99_ms = None;
+        assert_eq!(latency_load_chart(&no_ttft).series.len(), 2);
+    }
 
     fn line(start: u64, end: u64, credit: u64, ttft: f64, osl: f64) -> Value {
         json!({"metadata": {"request_start_ns": start, "request_end_ns": end,

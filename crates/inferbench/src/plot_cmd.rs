@@ -4,7 +4,9 @@
 
 use std::path::{Path, PathBuf};
 
-use inferbench_report::charts::{RunPoints, pareto_chart, standard_charts};
+use inferbench_report::charts::{
+    LoadPoint, RunPoints, latency_load_chart, pareto_chart, standard_charts,
+};
 use inferbench_report::png::render_png;
 use inferbench_report::svg::{Chart, render};
 use inferbench_run::{Failure, RunDir};
@@ -59,6 +61,13 @@ pub fn charts(runs: &[(RunPoints, serde_json::Value)]) -> Vec<(&'static str, Cha
         .collect();
     if cells.len() >= 2 {
         out.push(("pareto", pareto_chart("runs", &cells)));
+    }
+    let load: Vec<LoadPoint> = runs
+        .iter()
+        .filter_map(|(_, s)| LoadPoint::from_summary(s))
+        .collect();
+    if load.len() >= 2 {
+        out.push(("latency_vs_load", latency_load_chart(&load)));
     }
     out
 }

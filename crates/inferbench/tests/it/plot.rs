@@ -55,6 +55,7 @@ fn one_run_gives_every_chart_and_two_runs_a_pareto_chart() {
     let ttft = std::fs::read_to_string(a.join("plots/ttft_over_time.svg")).unwrap();
     assert_eq!(ttft.matches("<circle").count(), 12);
     assert!(!a.join("plots/pareto.svg").exists());
+    assert!(!a.join("plots/latency_vs_load.svg").exists());
     let out = tmpdir("plot-ab");
     let o = run(&[
         "plot",
@@ -68,6 +69,9 @@ fn one_run_gives_every_chart_and_two_runs_a_pareto_chart() {
     assert_eq!(ttft.matches("<circle").count(), 24);
     let p = std::fs::read_to_string(out.join("pareto.svg")).unwrap();
     assert_eq!(p.matches("<circle").count(), 2);
+    // Two runs: latency p50, p99 and TTFT p99 each a line through the two runs.
+    let l = std::fs::read_to_string(out.join("latency_vs_load.svg")).unwrap();
+    assert_eq!(l.matches("<polyline").count(), 3, "{l}");
 }
 
 #[test]
