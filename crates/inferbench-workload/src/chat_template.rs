@@ -401,7 +401,7 @@ const DAYS: [&str; 7] = [
 /// directives are kept as written.
 pub(crate) fn strftime(secs: u64, format: &str) -> String {
     let days = (secs / 86_400) as i64;
-    let (y, m, d) = civil_from_days(days);
+    let (y, m, d) = inferbench_core::time::civil_from_days(days);
     let weekday = ((days + 3).rem_euclid(7)) as usize; // 1970-01-01 was a Thursday
     let rem = secs % 86_400;
     let (hh, mm, ss) = (rem / 3600, rem % 3600 / 60, rem % 60);
@@ -448,20 +448,6 @@ pub(crate) fn strftime(secs: u64, format: &str) -> String {
         }
     }
     out
-}
-
-/// Howard Hinnant's days-to-civil: (year, month 1–12, day 1–31) of a day count.
-fn civil_from_days(z: i64) -> (i64, u32, u32) {
-    let z = z + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    (y, m, d)
 }
 
 /// transformers' `tojson`: Python's `json.dumps(x, ensure_ascii=False)` (separators `", "`

@@ -239,7 +239,7 @@ pub(crate) fn iso_local(ns: i64) -> String {
     }
     let secs = secs as i64;
     let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
-    let (y, mo, d) = civil_from_days(days);
+    let (y, mo, d) = inferbench_core::time::civil_from_days(days);
     let base = format!(
         "{y:04}-{mo:02}-{d:02}T{:02}:{:02}:{:02}",
         rem / 3600,
@@ -251,18 +251,4 @@ pub(crate) fn iso_local(ns: i64) -> String {
     } else {
         format!("{base}.{:06}", us as i64)
     }
-}
-
-/// Days since 1970-01-01 → (year, month, day), proleptic Gregorian.
-fn civil_from_days(z: i64) -> (i64, u32, u32) {
-    let z = z + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    (y, m, d)
 }
