@@ -451,16 +451,36 @@ pub(crate) fn strftime(secs: u64, format: &str) -> String {
 }
 
 /// transformers' `tojson`: Python's `json.dumps(x, ensure_ascii=False)` (separators `", "`
-/// and `": "`, keys in their order), or with `indent=N` one item a line.
+/// and `": "`, keys in their order or, with `sort_keys=True`, sorted), or with `indent=N`
+/// one item a line.
 fn tojson(value: Value, kwargs: Kwargs) -> Result<Value, Error> {
     let indent: Option<usize> = kwargs.get("indent")?;
-    let _: Option<bool> = kwargs.get("sort_keys")?;
+    let sort_keys: Option<bool> = kwargs.get("sort_keys")?;
     kwargs.assert_all_used()?;
-    let json = serde_json::to_value(&value)
+    let mut json = serde_json::to_value(&value)
         .map_err(|e| Error::new(ErrorKind::InvalidOperation, e.to_string()))?;
+    if sort_keys == Some(true) {
+        sort_all_keys(&mut json);
+    }
     let mut out = String::new();
     python_dumps(&json, indent, 0, &mut out);
     Ok(Value::from_safe_string(out))
+}
+
+/// Every object's keys in code-point order (Python's `sort_keys`), at every depth.
+fn sort_all_keys(v: &mut Json) {
+    match v {
+        Json::Array(items) => items.iter_mut().for_each(sort_all_keys),
+        Json::Object(map) => {
+            let mut entries: Vec<(String, Json)> = std::mem::take(map).into_iter().collect();
+            entries.sort_by(|a, b| a.0.cmp(&b.0));
+            for (k, mut x) in entries {
+                sort_all_keys(&mut x);
+                map.insert(k, x);
+            }
+        }
+        _ => {}
+    }
 }
 
 fn python_dumps(v: &Json, indent: Option<usize>, depth: usize, out: &mut String) {

@@ -71,6 +71,12 @@ fn python_methods_and_tojson_follow_python() {
         t.render(&[json!({"b": [1, 2], "a": "é<"})], false).unwrap(),
         "{\"b\": [1, 2], \"a\": \"é<\"}"
     );
+    let t = template("{{ messages[0] | tojson(sort_keys=True) }}");
+    assert_eq!(
+        t.render(&[json!({"b": {"z": 1, "y": 2}, "a": 0})], false)
+            .unwrap(),
+        "{\"a\": 0, \"b\": {\"y\": 2, \"z\": 1}}"
+    );
     let t = template("{{ messages[0] | tojson(indent=2) }}");
     assert_eq!(
         t.render(&[json!({"a": [1], "b": {}})], false).unwrap(),
