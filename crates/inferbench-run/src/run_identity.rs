@@ -54,26 +54,31 @@ pub fn is_loopback(url: &str) -> bool {
             .is_ok_and(|a| a.is_loopback())
 }
 
-/// The chat template shipped beside a Hugging Face tokenizer: `tokenizer_config.json`'s
-/// `chat_template` (hashed as its JSON value when it is a list of named templates), else a
-/// `chat_template.jinja` file.
+/// The chat template shipped beside a Hugging Face tokenizer, found in the order
+/// `transformers` (and `--apply-chat-template`) looks for it: a `chat_template.jinja` file,
+/// else `chat_template.json`'s `chat_template`, else `tokenizer_config.json`'s. A string is
+/// hashed as its text (so the digest equals the applied template's SHA-256); a list of named
+/// templates is hashed as its canonical JSON value (every template of the list is pinned).
 pub fn chat_template_digest(tokenizer: &TokenizerSpec) -> Option<String> {
     let TokenizerSpec::HuggingFace { path } = tokenizer else {
         return None;
     };
     let p = std::path::Path::new(path);
     let dir = if p.is_dir() { p } else { p.parent()? };
-    let config = std::fs::read(dir.join("tokenizer_config.json"))
-        .ok()
-        .and_then(|b| serde_json::from_slice::<Value>(&b).ok());
-    match config.as_ref().and_then(|c| c.get("chat_template")) {
-        Some(Value::String(s)) => return Some(sha_bytes(s.as_bytes())),
-        Some(v @ Value::Array(_)) => return inferbench_core::canonical::digest(v).ok(),
-        _ => {}
+    if let Ok(b) = std::fs::read(dir.join("chat_template.jinja")) {
+        return Some(sha_bytes(&b));
     }
-    std::fs::read(dir.join("chat_template.jinja"))
-        .ok()
-        .map(|b| sha_bytes(&b))
+    ["chat_template.json", "tokenizer_config.json"]
+        .iter()
+        .find_map(|name| {
+            let b = std::fs::read(dir.join(name)).ok()?;
+            let v = serde_json::from_slice::<Value>(&b).ok()?;
+            match v.get("chat_template")? {
+                Value::String(s) => Some(sha_bytes(s.as_bytes())),
+                v @ Value::Array(_) => inferbench_core::canonical::digest(v).ok(),
+                _ => None,
+            }
+        })
 }
 
 fn arrival_policy(m: &Manifest, workload: &Workload) -> Value {
@@ -453,7 +458,7 @@ mod tests {
     use inferbench_core::Event;
 
     #[test]
-    fn the_chat_template_beside_a_tokenizer_is_hashed_config_first() {
+    fn the_chat_template_beside_a_tokenizer_is_hashed_in_the_loaders_order() {
         let tok = |p: &std::path::Path| TokenizerSpec::HuggingFace {
             path: p.join("tokenizer.json").to_string_lossy().into_owned(),
         };
@@ -471,10 +476,26 @@ mod tests {
             r#"{"chat_template": "{{ messages }}"}"#,
         )
         .unwrap();
-        std::fs::write(tmp.join("chat_template.jinja"), "other").unwrap();
+        // Only the config: its string (`printf '{{ messages }}' | sha256sum`).
         assert_eq!(
             chat_template_digest(&tok(&tmp)).as_deref(),
             Some("sha256:f24189f08c85a1eb19a737306c3a13e85462ee33d964f28108d64a2485fa2171")
+        );
+        // chat_template.json comes before the config (`printf json | sha256sum`).
+        std::fs::write(
+            tmp.join("chat_template.json"),
+            r#"{"chat_template": "json"}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            chat_template_digest(&tok(&tmp)).as_deref(),
+            Some("sha256:02bd175f329720378ce83dd56a1b6b1f5291a60182d6c54b5e0d1e8d248a267a")
+        );
+        // The .jinja file comes first of all (`printf other | sha256sum`).
+        std::fs::write(tmp.join("chat_template.jinja"), "other").unwrap();
+        assert_eq!(
+            chat_template_digest(&tok(&tmp)).as_deref(),
+            Some("sha256:d9298a10d1b0735837dc4bd85dac641b0f3cef27a47e5d53a54f2f3f5b2fcffa")
         );
         std::fs::remove_dir_all(&tmp).unwrap();
         assert_eq!(chat_template_digest(&TokenizerSpec::Builtin), None);
