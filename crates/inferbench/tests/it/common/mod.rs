@@ -12,17 +12,33 @@ use serde_json::Value;
 
 pub const BIN: &str = env!("CARGO_BIN_EXE_inferbench");
 
-/// A fresh directory, unique per call.
+/// A fresh directory, unique per call, under one root per test process
+/// (`$TMPDIR/inferbench-it-<pid>/`). The root is removed when the test binary exits, unless
+/// `INFERBENCH_KEEP_TEST_DIRS` is set (to look at a failed test's files).
 pub fn tmpdir(name: &str) -> PathBuf {
     static N: AtomicU64 = AtomicU64::new(0);
-    let d = std::env::temp_dir().join(format!(
-        "inferbench-it-{name}-{}-{}",
-        std::process::id(),
-        N.fetch_add(1, Ordering::Relaxed)
-    ));
-    let _ = std::fs::remove_dir_all(&d);
+    static ROOT: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    let root = ROOT.get_or_init(|| {
+        let r = test_root();
+        let _ = std::fs::remove_dir_all(&r);
+        if std::env::var_os("INFERBENCH_KEEP_TEST_DIRS").is_none() {
+            // SAFETY: registers a plain `extern "C"` function with no arguments; it runs once,
+            // at process exit, after the test harness has joined every test thread.
+            unsafe { libc::atexit(remove_test_root) };
+        }
+        r
+    });
+    let d = root.join(format!("{name}-{}", N.fetch_add(1, Ordering::Relaxed)));
     std::fs::create_dir_all(&d).unwrap();
     d
+}
+
+fn test_root() -> PathBuf {
+    std::env::temp_dir().join(format!("inferbench-it-{}", std::process::id()))
+}
+
+extern "C" fn remove_test_root() {
+    let _ = std::fs::remove_dir_all(test_root());
 }
 
 /// Run the binary, killing it if it takes longer than two minutes.
