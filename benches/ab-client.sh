@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# Benchmark (not a test): two client builds back to back, alternating, on the scenarios a
+# hot-path change moves most (docs/timing.md, issue 13): the client's CPU per request at
+# concurrency 64 against a zero-delay one-thread server (scenario 1), the reported TTFT tail at
+# concurrency 1 (scenario 6), and the schedule lag of Poisson arrivals at 5,000/s (scenario 3).
+# Alternating A, B, A, B… spreads a shared machine's drift over both builds.
+# Usage: benches/ab-client.sh BIN_A BIN_B [ROUNDS]   (the mock-server is BIN_A's)
+set -euo pipefail
+A=$1
+B=$2
+ROUNDS=${3:-3}
+WORK=$(mktemp -d)
+trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$WORK"' EXIT
+
+start() { # start LOG ARGS... : a mock-server; prints its URL
+    local log=$1
+    shift
+    "$@" >/dev/null 2>"$log" &
+    for _ in $(seq 100); do
+        grep -q "listening on" "$log" 2>/dev/null && break
+        sleep 0.1
+    done
+    grep -o 'http://[0-9.:]*' "$log" | head -1
+}
+PIN=()
+if command -v taskset >/dev/null && [ "$(nproc)" -gt 1 ]; then PIN=(taskset -c "$(($(nproc) - 1))"); fi
+ONE=$(start "$WORK/one.err" "${PIN[@]}" "$A" mock-server --port 0 --host 127.0.0.1 --workers 1 --fast)
+FAST=$(start "$WORK/fast.err" "$A" mock-server --port 0 --host 127.0.0.1 --fast)
+
+common=(-m mock-model --endpoint-type chat --streaming --isl 32 --osl 16
+    --extra-inputs ignore_eos:true --random-seed 1 --ui none)
+stat() { # stat DIR METRIC FIELD...
+    python3 - "$@" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1] + "/profile_export_aiperf.json"))[sys.argv[2]]
+print(" ".join(f"{f} {d[f]:.3f}" for f in sys.argv[3:]))
+PY
+}
+lag() { # the summary's schedule_lag (ms)
+    stat "$1" schedule_lag p50 p99 max
+}
+for r in $(seq "$ROUNDS"); do
+    for side in A B; do
+        bin=${!side}
+        d="$WORK/$side-$r"
+        /usr/bin/time -f "%U %S" -o "$WORK/t" "$bin" profile "${common[@]}" -u "$ONE" \
+            --concurrency 64 --request-count 20000 --artifact-dir "$d-c64" >/dev/null 2>&1
+        read -r u s <"$WORK/t"
+        cpu=$(python3 -c "print(f'{($u + $s) / 20000 * 1e6:.1f}')")
+        "$bin" profile "${common[@]}" -u "$ONE" --concurrency 1 --request-count 3000 \
+            --warmup-request-count 100 --artifact-dir "$d-c1" >/dev/null 2>&1
+        "$bin" profile "${common[@]}" -u "$FAST" --concurrency 64 --request-count 1 \
+            --request-rate 5000 --arrival-pattern poisson --benchmark-duration 5 \
+            --artifact-dir "$d-poisson" >/dev/null 2>&1
+        echo "$side round $r: c64 ${cpu} µs CPU/request; c1 TTFT $(stat "$d-c1" time_to_first_token p50 p99 max); poisson lag $(lag "$d-poisson")"
+    done
+done
