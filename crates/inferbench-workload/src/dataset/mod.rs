@@ -11,6 +11,7 @@ mod answer_key;
 mod custom;
 mod error;
 mod mooncake;
+mod public;
 mod row;
 mod sagemaker;
 mod seq_dist;
@@ -89,6 +90,9 @@ pub enum DatasetKind {
     /// GenAI-Perf's `inputs.json` (`data[].payload[]`), also read under `inputs_json`.
     GenaiPerfInputs,
     ShareGpt,
+    /// A text `--public-dataset` besides ShareGPT (AIMO, Spec-Bench, MT-Bench, InstructCoder,
+    /// Blazedit, …), read from a local export.
+    PublicText,
     /// Alibaba Bailian's JSONL trace (`chat_id`, `parent_chat_id`, seconds, 16-token blocks).
     BailianTrace,
     /// BurstGPT's CSV (`Timestamp`, `Request tokens`, `Response tokens`).
@@ -121,6 +125,7 @@ impl DatasetKind {
             DatasetKind::InputsJson => "inputs_json",
             DatasetKind::GenaiPerfInputs => "genai_perf_inputs",
             DatasetKind::ShareGpt => "sharegpt",
+            DatasetKind::PublicText => "public_text",
             DatasetKind::BailianTrace => "bailian_trace",
             DatasetKind::BurstGptTrace => "burst_gpt_trace",
             DatasetKind::SagemakerDataCapture => "sagemaker_data_capture",
@@ -294,22 +299,29 @@ pub fn build_workload(
                 "--public-dataset and --input-file cannot be used together",
             ));
         }
-        if public != "sharegpt" {
-            return Err(plan_err(
-                "dataset.public_dataset",
-                format!("{public:?} is not available (only sharegpt, from a local file)"),
-            ));
-        }
+        let shape = if public == "sharegpt" {
+            None
+        } else {
+            Some(public::lookup(public).map_err(|m| plan_err("dataset.public_dataset", m))?)
+        };
         let path = ds.public_dataset_path.as_deref().ok_or_else(|| {
             plan_err(
                 "dataset.public_dataset_path",
-                "sharegpt is read from a local file: give its path (inferbench never downloads)",
+                format!(
+                    "{public} is read from a local file: give its path (inferbench never downloads)"
+                ),
             )
         })?;
-        (
-            DatasetKind::ShareGpt,
-            sharegpt::load(Path::new(path), plan, tok, seed)?,
-        )
+        match shape {
+            None => (
+                DatasetKind::ShareGpt,
+                sharegpt::load(Path::new(path), plan, tok, seed)?,
+            ),
+            Some(shape) => (
+                DatasetKind::PublicText,
+                public::load(public, shape, Path::new(path))?,
+            ),
+        }
     } else if let Some(input) = &ds.input_file {
         let path = Path::new(input);
         let kind = match &ds.custom_dataset_type {
@@ -342,7 +354,9 @@ pub fn build_workload(
             DatasetKind::BailianTrace => traces::load_bailian(path, plan, tok, corpus, seed)?,
             DatasetKind::BurstGptTrace => traces::load_burst_gpt(path, tok, corpus, seed)?,
             DatasetKind::SagemakerDataCapture => sagemaker::load(path, plan, seed)?,
-            DatasetKind::Synthetic | DatasetKind::ShareGpt => unreachable_kind(kind)?,
+            DatasetKind::Synthetic | DatasetKind::ShareGpt | DatasetKind::PublicText => {
+                unreachable_kind(kind)?
+            }
         };
         (kind, convs)
     } else {
