@@ -490,6 +490,19 @@ fn mt_bench_from_a_local_export_is_multi_turn_with_history() {
     assert_eq!(w.workload.payloads[0].requested_output_tokens, None);
 }
 
+#[test]
+fn speed_bench_category_type_keeps_its_rows() {
+    let p = file_plan(
+        EndpointType::Chat,
+        "speed_bench_qualitative.jsonl",
+        Some("speed_bench_math"),
+    );
+    let w = build(&p);
+    assert_eq!(w.kind, DatasetKind::SpeedBench);
+    assert_eq!(ids(&w), vec![("fedcba9876543210fedcba9876543210", 0)]);
+    assert_eq!(content(&w.workload.payloads[0]), "What is 2+2?");
+}
+
 // ---------------------------------------------------------------- synthetic
 
 #[test]
