@@ -1,5 +1,6 @@
 //! Datasets: synthetic (with AIPerf's extras and multi-turn sessions) or read from a file
-//! (every AIPerf custom dataset type, GenAI-Perf's `inputs.json`, ShareGPT from a local file),
+//! (AIPerf's custom dataset types, GenAI-Perf's `inputs.json`, ShareGPT and the text public
+//! datasets from a local file),
 //! all turned into the frozen [`Workload`] through one entry point, [`build_workload`].
 //! See `docs/datasets.md`.
 //!
