@@ -132,14 +132,14 @@ fn read_single_turn(r: &Row<'_>, osl: &mut OslDraws) -> Result<TurnSpec, Dataset
 
 /// Groups turns into conversations by session id, in order of first appearance; a row
 /// without one is a conversation of its own, numbered `session_NNNNNN` by position.
-struct Grouper {
-    convs: Vec<Conv>,
+pub(crate) struct Grouper {
+    pub(crate) convs: Vec<Conv>,
     index: HashMap<String, usize>,
     history: bool,
 }
 
 impl Grouper {
-    fn new(history: bool) -> Self {
+    pub(crate) fn new(history: bool) -> Self {
         Grouper {
             convs: Vec::new(),
             index: HashMap::new(),
@@ -147,7 +147,7 @@ impl Grouper {
         }
     }
 
-    fn push(&mut self, session: Option<String>, turns: Vec<TurnSpec>) {
+    pub(crate) fn push(&mut self, session: Option<String>, turns: Vec<TurnSpec>) {
         let i = match session {
             Some(id) => *self.index.entry(id.clone()).or_insert_with(|| {
                 self.convs.push(Conv {

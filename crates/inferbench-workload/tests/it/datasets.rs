@@ -468,6 +468,41 @@ fn sharegpt_from_a_local_file_follows_vllm_filters() {
     assert!(err(&p).contains("local file"), "{}", err(&p));
 }
 
+#[test]
+fn mt_bench_from_a_local_export_is_multi_turn_with_history() {
+    let mut p = plan(EndpointType::Chat);
+    p.dataset.public_dataset = Some("spec_al_mtbench".into());
+    p.dataset.public_dataset_path = Some(data("mt_bench_prompts.jsonl"));
+    let w = build(&p);
+    assert_eq!(w.kind, DatasetKind::PublicText);
+    assert_eq!(w.sampling, SamplingStrategy::Sequential);
+    assert_eq!(
+        ids(&w),
+        vec![
+            ("session_000000", 0),
+            ("session_000000", 1),
+            ("session_000001", 0)
+        ]
+    );
+    assert_eq!(content(&w.workload.payloads[1]), "Now a larger one.");
+    assert!(w.workload.payloads[1].history);
+    // No max_tokens of its own: the prompt is bare, as AIPerf sends it.
+    assert_eq!(w.workload.payloads[0].requested_output_tokens, None);
+}
+
+#[test]
+fn speed_bench_category_type_keeps_its_rows() {
+    let p = file_plan(
+        EndpointType::Chat,
+        "speed_bench_qualitative.jsonl",
+        Some("speed_bench_math"),
+    );
+    let w = build(&p);
+    assert_eq!(w.kind, DatasetKind::SpeedBench);
+    assert_eq!(ids(&w), vec![("fedcba9876543210fedcba9876543210", 0)]);
+    assert_eq!(content(&w.workload.payloads[0]), "What is 2+2?");
+}
+
 // ---------------------------------------------------------------- synthetic
 
 #[test]
@@ -657,9 +692,9 @@ fn refused_options_say_why() {
         "{e}"
     );
     let mut p = plan(EndpointType::Chat);
-    p.dataset.public_dataset = Some("aimo".into());
+    p.dataset.public_dataset = Some("mmstar".into());
     p.dataset.public_dataset_path = Some("x".into());
-    assert!(err(&p).contains("only sharegpt"));
+    assert!(err(&p).contains("carry images"));
     let mut p = file_plan(
         EndpointType::Chat,
         "single_turn.jsonl",

@@ -313,7 +313,13 @@ fn unbuilt_trace_types_are_refused_by_name() {
         e.contains("bailian_trace, burst_gpt_trace, sagemaker_data_capture"),
         "{e}"
     );
-    assert!(e.contains("baseten_trace (Parquet/Arrow files)"), "{e}");
+    assert!(e.contains("baseten_trace (Parquet/Arrow files"), "{e}");
+    assert!(
+        e.contains("to compile") && e.contains("speed_bench_*"),
+        "{e}"
+    );
+    let e = build(&plan_for(&data("bailian.jsonl"), Some("weka_trace"))).unwrap_err();
+    assert!(e.contains("concurrent subagent sessions"), "{e}");
 }
 
 // ---------------------------------------------------------------- trace tools

@@ -93,8 +93,9 @@ pub struct ProfileArgs {
     /// genai_perf_inputs (default: detected from the file).
     #[arg(long = "custom-dataset-type")]
     pub custom_dataset_type: Option<String>,
-    /// A public dataset read from a local file (`sharegpt`; no download): give the file with
-    /// --public-dataset-path or --input-file.
+    /// A public dataset read from a local file (no download): `sharegpt`, or a text one
+    /// (aimo, spec_bench, spec_al_*, instruct_coder, blazedit_*) exported as JSON Lines; give
+    /// the file with --public-dataset-path or --input-file.
     #[arg(long = "public-dataset")]
     pub public_dataset: Option<String>,
     /// The local file of --public-dataset.
