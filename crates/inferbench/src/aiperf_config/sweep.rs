@@ -189,7 +189,7 @@ pub fn list_flags(file: &str, sweep: &Value) -> Result<Vec<(Vec<&'static str>, S
     for (path, values) in &params {
         let flags = flag_of(path).ok_or_else(|| {
             format!(
-                "{file}: {}: not built in inferbench (a swept field needs a comma-list flag: concurrency, rate, isl, osl)",
+                "{file}: {}: not built in inferbench (a swept field needs a comma-list flag: concurrency, rate, requests, duration, prefillConcurrency, users, isl, osl (and their mean, stddev), turns (and its mean))",
                 join("sweep.parameters", path)
             )
         })?;
@@ -224,18 +224,32 @@ fn flag_of(path: &str) -> Option<Vec<&'static str>> {
     match phase_field {
         Some("concurrency") => return Some(vec!["--concurrency"]),
         Some("rate") => return Some(vec!["--request-rate"]),
+        Some("requests") => return Some(vec!["--request-count"]),
+        Some("duration") => return Some(vec!["--benchmark-duration"]),
+        Some("prefillConcurrency") => return Some(vec!["--prefill-concurrency"]),
+        Some("users") => return Some(vec!["--num-users"]),
         _ => {}
     }
-    let len = match segs.as_slice() {
-        ["dataset", rest @ ..] | ["datasets", _, rest @ ..] => match rest {
-            ["prompts", l] | [l] => *l,
-            _ => return None,
-        },
+    let rest = match segs.as_slice() {
+        ["dataset", rest @ ..] | ["datasets", _, rest @ ..] => rest,
         _ => return None,
     };
-    match len {
-        "isl" => Some(vec!["--isl", "--isl-stddev"]),
-        "osl" => Some(vec!["--osl", "--osl-stddev"]),
+    let rest = match rest {
+        ["prompts", r @ ..] => r,
+        r => r,
+    };
+    match rest {
+        ["isl"] => Some(vec!["--isl", "--isl-stddev"]),
+        ["osl"] => Some(vec!["--osl", "--osl-stddev"]),
+        ["isl", "mean"] => Some(vec!["--isl"]),
+        ["osl", "mean"] => Some(vec!["--osl"]),
+        ["isl", "stddev"] => Some(vec!["--isl-stddev"]),
+        ["osl", "stddev"] => Some(vec!["--osl-stddev"]),
+        ["turns"] => Some(vec![
+            "--conversation-turn-mean",
+            "--conversation-turn-stddev",
+        ]),
+        ["turns", "mean"] => Some(vec!["--conversation-turn-mean"]),
         _ => None,
     }
 }

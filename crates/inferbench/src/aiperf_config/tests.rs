@@ -377,11 +377,36 @@ fn aiperf_config_a_cli_grid_sweep_becomes_comma_lists_replacing_the_base() {
             "zip",
         ])
     );
+    // Every magic-list field sweeps: the phase's requests, the prompts' isl stddev.
+    let more = yaml
+        .replace("rate: [1.0, 2.0]", "requests: [20, 40]")
+        .replace(
+            "dataset.prompts.isl: [16, 32]",
+            "dataset.prompts.isl.stddev: [0, 5]",
+        );
+    let f = super::flags_from_str("x.yaml", &more, Path::new(""), &opts).unwrap();
+    let tail: Vec<&str> = f.iter().rev().take(6).rev().map(String::as_str).collect();
+    assert_eq!(
+        tail,
+        [
+            "--request-count",
+            "20,40",
+            "--isl-stddev",
+            "0,5",
+            "--sweep-type",
+            "zip"
+        ]
+    );
+    assert!(!f.contains(&"10".to_string()), "{f:?}");
+    assert!(
+        f.contains(&"100".to_string()),
+        "the base's isl mean stays: {f:?}"
+    );
     // A field with no comma-list flag is refused by name; in a plan the sweep is refused.
-    let bad = yaml.replace("rate: [1.0, 2.0]", "requests: [1, 2]");
+    let bad = yaml.replace("rate: [1.0, 2.0]", "gracePeriod: [1, 2]");
     let e = super::flags_from_str("x.yaml", &bad, Path::new(""), &opts).unwrap_err();
     assert!(
-        e.starts_with("x.yaml: sweep.parameters.requests: not built"),
+        e.starts_with("x.yaml: sweep.parameters.gracePeriod: not built"),
         "{e}"
     );
     let e = super::flags_from_str("x.yaml", yaml, Path::new(""), &Options::default()).unwrap_err();

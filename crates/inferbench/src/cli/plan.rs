@@ -87,7 +87,10 @@ fn endpoint_plan(
 }
 
 /// The dataset flags, checked.
-fn dataset_plan(a: &ProfileArgs) -> Result<inferbench_core::dataset_plan::DatasetPlan, String> {
+fn dataset_plan(
+    a: &ProfileArgs,
+    cell: &CellValues,
+) -> Result<inferbench_core::dataset_plan::DatasetPlan, String> {
     let mut input_file = a.input_file.clone();
     let mut public_dataset_path = a.public_dataset_path.clone();
     if a.public_dataset.is_some() && public_dataset_path.is_none() {
@@ -114,10 +117,10 @@ fn dataset_plan(a: &ProfileArgs) -> Result<inferbench_core::dataset_plan::Datase
     if a.batch_size == 0 {
         return Err("--batch-size 0: must be ≥ 1".into());
     }
-    if a.conversation_turn_mean < 1.0 || !a.conversation_turn_mean.is_finite() {
+    if cell.conversation_turn_mean < 1.0 || !cell.conversation_turn_mean.is_finite() {
         return Err(format!(
             "--conversation-turn-mean {}: must be ≥ 1",
-            a.conversation_turn_mean
+            cell.conversation_turn_mean
         ));
     }
     if a.conversation_num == Some(0) {
@@ -153,7 +156,7 @@ fn dataset_plan(a: &ProfileArgs) -> Result<inferbench_core::dataset_plan::Datase
         user_context_prompt_length: a.user_context_prompt_length,
         system_prompt,
         num_conversations: a.conversation_num,
-        conversation_turn_mean: a.conversation_turn_mean,
+        conversation_turn_mean: cell.conversation_turn_mean,
         conversation_turn_stddev: finite("--conversation-turn-stddev", a.conversation_turn_stddev)?,
         turn_delay_mean_ms: delay_ms(
             "--conversation-turn-delay-mean",
@@ -356,8 +359,8 @@ pub fn build_plan(a: &ProfileArgs, argv: &[String], cell: &CellValues) -> Result
         return Err("--synthetic-input-tokens-mean 0: must be ≥ 1".into());
     }
     for (name, v) in [
-        ("--synthetic-input-tokens-stddev", a.isl_stddev),
-        ("--output-tokens-stddev", a.osl_stddev),
+        ("--synthetic-input-tokens-stddev", cell.isl_stddev),
+        ("--output-tokens-stddev", cell.osl_stddev),
     ] {
         if !(v.is_finite() && v >= 0.0) {
             return Err(format!("{name} {v}: must be a number ≥ 0"));
@@ -376,7 +379,7 @@ pub fn build_plan(a: &ProfileArgs, argv: &[String], cell: &CellValues) -> Result
     if concurrency > 100_000 {
         return Err(format!("--concurrency {concurrency}: at most 100000"));
     }
-    let request_count = a
+    let request_count = cell
         .request_count
         .unwrap_or_else(|| (concurrency as u64 * 2).max(10));
     if request_count == 0 {
@@ -397,7 +400,7 @@ pub fn build_plan(a: &ProfileArgs, argv: &[String], cell: &CellValues) -> Result
     let rate = positive("--request-rate", cell.request_rate)?;
     let smoothness = positive("--arrival-smoothness", a.arrival_smoothness)?;
     let ramp_s = span("--request-rate-ramp-duration", a.request_rate_ramp_duration)?;
-    let duration = span("--benchmark-duration", a.benchmark_duration)?;
+    let duration = span("--benchmark-duration", cell.benchmark_duration)?;
     let warmup_duration = span("--warmup-duration", a.warmup_duration)?;
     let concurrency_ramp = span("--concurrency-ramp-duration", a.concurrency_ramp_duration)?;
     if let Some(r) = rate {
@@ -465,7 +468,7 @@ pub fn build_plan(a: &ProfileArgs, argv: &[String], cell: &CellValues) -> Result
     }
     let user_centric = match (
         positive("--user-centric-rate", a.user_centric_rate)?,
-        a.num_users,
+        cell.num_users,
     ) {
         (None, None) => None,
         (Some(_), None) | (None, Some(_)) => {
@@ -490,7 +493,7 @@ pub fn build_plan(a: &ProfileArgs, argv: &[String], cell: &CellValues) -> Result
             "--failed-request-threshold {t}: must be a ratio in [0, 1]"
         ));
     }
-    if a.prefill_concurrency == Some(0) {
+    if cell.prefill_concurrency == Some(0) {
         return Err("--prefill-concurrency 0: must be ≥ 1".into());
     }
     if a.warmup_concurrency == Some(0) {
@@ -618,11 +621,11 @@ pub fn build_plan(a: &ProfileArgs, argv: &[String], cell: &CellValues) -> Result
         use_legacy_max_tokens: a.use_legacy_max_tokens,
         isl: LengthDist {
             mean: cell.isl as f64,
-            stddev: a.isl_stddev,
+            stddev: cell.isl_stddev,
         },
         osl: cell.osl.map(|m| LengthDist {
             mean: m as f64,
-            stddev: a.osl_stddev,
+            stddev: cell.osl_stddev,
         }),
         num_dataset_entries: a.num_dataset_entries,
         random_seed: a.random_seed,
@@ -630,7 +633,7 @@ pub fn build_plan(a: &ProfileArgs, argv: &[String], cell: &CellValues) -> Result
             concurrency,
             request_count,
             warmup_request_count: a.warmup_request_count.unwrap_or(0),
-            request_count_given: a.request_count.is_some(),
+            request_count_given: cell.request_count.is_some(),
             fixed_schedule: inferbench_core::plan::FixedSchedulePlan {
                 enabled: if a.fixed_schedule {
                     Some(true)
@@ -655,7 +658,7 @@ pub fn build_plan(a: &ProfileArgs, argv: &[String], cell: &CellValues) -> Result
             benchmark_grace_period_s: grace,
             warmup_duration_s: warmup_duration,
             concurrency_ramp_s: concurrency_ramp,
-            prefill_concurrency: a.prefill_concurrency,
+            prefill_concurrency: cell.prefill_concurrency,
             warmup_concurrency_ramp_s: warmup_conc_ramp,
             warmup_request_rate_ramp_s: warmup_rate_ramp,
             warmup_prefill_concurrency: a.warmup_prefill_concurrency,
@@ -702,7 +705,7 @@ pub fn build_plan(a: &ProfileArgs, argv: &[String], cell: &CellValues) -> Result
         // Parsed once, by the run's prepare step (before any network probe).
         goodput: a.goodput.clone(),
         confidence_level: a.confidence_level,
-        dataset: dataset_plan(a)?,
+        dataset: dataset_plan(a, cell)?,
         endpoint,
     })
 }

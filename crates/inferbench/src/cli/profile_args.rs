@@ -69,13 +69,13 @@ pub struct ProfileArgs {
     /// Input tokens per prompt; a comma list makes a sweep.
     #[arg(long = "synthetic-input-tokens-mean", visible_aliases = ["prompt-input-tokens-mean", "isl"], value_delimiter = ',', default_value = "550")]
     pub isl: Vec<u64>,
-    #[arg(long = "synthetic-input-tokens-stddev", visible_aliases = ["prompt-input-tokens-stddev", "isl-stddev"], default_value_t = 0.0)]
-    pub isl_stddev: f64,
+    #[arg(long = "synthetic-input-tokens-stddev", visible_aliases = ["prompt-input-tokens-stddev", "isl-stddev"], value_delimiter = ',', default_value = "0")]
+    pub isl_stddev: Vec<f64>,
     /// Output tokens requested (max_completion_tokens); a comma list makes a sweep.
     #[arg(long = "output-tokens-mean", visible_aliases = ["prompt-output-tokens-mean", "osl"], value_delimiter = ',')]
     pub osl: Vec<u64>,
-    #[arg(long = "output-tokens-stddev", visible_aliases = ["prompt-output-tokens-stddev", "osl-stddev"], default_value_t = 0.0)]
-    pub osl_stddev: f64,
+    #[arg(long = "output-tokens-stddev", visible_aliases = ["prompt-output-tokens-stddev", "osl-stddev"], value_delimiter = ',', default_value = "0")]
+    pub osl_stddev: Vec<f64>,
     #[arg(
         long = "num-dataset-entries",
         visible_alias = "num-prompts",
@@ -162,9 +162,10 @@ pub struct ProfileArgs {
     #[arg(
         long = "conversation-turn-mean",
         visible_alias = "session-turns-mean",
-        default_value_t = 1.0
+        value_delimiter = ',',
+        default_value = "1"
     )]
-    pub conversation_turn_mean: f64,
+    pub conversation_turn_mean: Vec<f64>,
     #[arg(
         long = "conversation-turn-stddev",
         visible_alias = "session-turns-stddev",
@@ -216,8 +217,12 @@ pub struct ProfileArgs {
     #[arg(long, value_delimiter = ',')]
     pub concurrency: Vec<usize>,
     /// Requests in the profiling phase. Default max(10, 2 × concurrency).
-    #[arg(long = "request-count", visible_alias = "num-requests")]
-    pub request_count: Option<u64>,
+    #[arg(
+        long = "request-count",
+        visible_alias = "num-requests",
+        value_delimiter = ','
+    )]
+    pub request_count: Vec<u64>,
     #[arg(long = "warmup-request-count", visible_alias = "num-warmup-requests")]
     pub warmup_request_count: Option<u64>,
     /// Replay the dataset's timestamps (on by itself when the first record has one).
@@ -281,8 +286,12 @@ pub struct ProfileArgs {
     #[arg(long = "request-rate-ramp-duration", allow_negative_numbers = true)]
     pub request_rate_ramp_duration: Option<f64>,
     /// Stop issuing after this many seconds (the request count is then not the stop rule).
-    #[arg(long = "benchmark-duration", allow_negative_numbers = true)]
-    pub benchmark_duration: Option<f64>,
+    #[arg(
+        long = "benchmark-duration",
+        allow_negative_numbers = true,
+        value_delimiter = ','
+    )]
+    pub benchmark_duration: Vec<f64>,
     /// Seconds in-flight requests may still finish after --benchmark-duration (`inf`: wait).
     #[arg(long = "benchmark-grace-period", default_value = "30")]
     pub benchmark_grace_period: String,
@@ -291,8 +300,8 @@ pub struct ProfileArgs {
     #[arg(long = "user-centric-rate", allow_negative_numbers = true)]
     pub user_centric_rate: Option<f64>,
     /// Users of --user-centric-rate.
-    #[arg(long = "num-users")]
-    pub num_users: Option<usize>,
+    #[arg(long = "num-users", value_delimiter = ',')]
+    pub num_users: Vec<usize>,
     /// --concurrency-ramp-duration of the warmup phase (default: the profiling one).
     #[arg(
         long = "warmup-concurrency-ramp-duration",
@@ -313,8 +322,8 @@ pub struct ProfileArgs {
     #[arg(long = "failed-request-threshold")]
     pub failed_request_threshold: Option<f64>,
     /// At most this many requests waiting for their first token (streaming).
-    #[arg(long = "prefill-concurrency")]
-    pub prefill_concurrency: Option<usize>,
+    #[arg(long = "prefill-concurrency", value_delimiter = ',')]
+    pub prefill_concurrency: Vec<usize>,
     /// Seconds over which the concurrency (or, with --request-rate, the ceiling) rises from 1.
     #[arg(long = "concurrency-ramp-duration", allow_negative_numbers = true)]
     pub concurrency_ramp_duration: Option<f64>,

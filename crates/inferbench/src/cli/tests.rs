@@ -413,3 +413,77 @@ fn per_chunk_usage_needs_server_counts_chat_and_streaming() {
     assert!(p.endpoint.per_chunk_usage);
     assert!(!parse(&["profile"]).unwrap().endpoint.per_chunk_usage);
 }
+
+fn profile_of(args: &[&str]) -> (ProfileArgs, Vec<String>) {
+    let argv: Vec<String> = ["inferbench", "profile"]
+        .iter()
+        .chain(args)
+        .map(|s| s.to_string())
+        .collect();
+    let m = command_with_unbuilt().try_get_matches_from(&argv).unwrap();
+    let Command::Profile(p) = Cli::from_arg_matches(&m).unwrap().command else {
+        panic!("profile")
+    };
+    (*p, argv)
+}
+
+#[test]
+fn every_magic_list_flag_sweeps() {
+    // Grid of 2 × 2: --isl-stddev comes before --request-count in cell order.
+    let (p, argv) = profile_of(&["--request-count", "20,40", "--isl-stddev", "0,8"]);
+    let c = cells(&p).unwrap();
+    let names: Vec<String> = c.iter().map(|c| c.dir_name.clone().unwrap()).collect();
+    assert_eq!(
+        names,
+        [
+            "isl_stddev_0.0_request_count_20",
+            "isl_stddev_0.0_request_count_40",
+            "isl_stddev_8.0_request_count_20",
+            "isl_stddev_8.0_request_count_40"
+        ]
+    );
+    let plan = build_plan(&p, &argv, &c[3].values).unwrap();
+    assert_eq!(plan.load.request_count, 40);
+    assert_eq!(plan.isl.stddev, 8.0);
+    // Zip pairs the i-th values; a one-value list is held in every cell.
+    let (p, argv) = profile_of(&[
+        "--sweep-type",
+        "zip",
+        "--conversation-turn-mean",
+        "1,3",
+        "--num-users",
+        "2,5",
+        "--user-centric-rate",
+        "4",
+        "--benchmark-duration",
+        "9",
+    ]);
+    let c = cells(&p).unwrap();
+    assert_eq!(c.len(), 2);
+    assert_eq!(
+        c[1].dir_name.as_deref(),
+        Some("conversation_turn_mean_3.0_num_users_5")
+    );
+    assert_eq!(c[1].values.conversation_turn_mean, 3.0);
+    assert_eq!(c[1].values.num_users, Some(5));
+    assert_eq!(c[0].values.benchmark_duration, Some(9.0));
+    assert_eq!(c[1].values.benchmark_duration, Some(9.0));
+    build_plan(&p, &argv, &c[1].values).unwrap();
+    // Zip refuses lists of different lengths, naming them.
+    let (p, _) = profile_of(&[
+        "--sweep-type",
+        "zip",
+        "--prefill-concurrency",
+        "1,2,3",
+        "--osl-stddev",
+        "1,2",
+    ]);
+    let e = cells(&p).unwrap_err();
+    assert!(
+        e.contains("--osl-stddev 2") && e.contains("--prefill-concurrency 3"),
+        "{e}"
+    );
+    // NaN cannot pass as "not given".
+    let (p, _) = profile_of(&["--benchmark-duration", "5,nan"]);
+    assert!(cells(&p).unwrap_err().contains("--benchmark-duration"));
+}
