@@ -434,9 +434,8 @@ fn crosswalk_table(c: &Crosswalk) -> String {
             ]
         })
         .collect();
-    let x = &c.facts;
     format!(
-        "{}<p>Evidence ({} successful requests): reasoning in a separate field {}, &lt;think&gt; in content {}, multi-token content events {} of {}, usage present {} (agrees with the client count {}), OSL as requested {} of {}, role-only first event {}.</p>\n",
+        "{}<p>{}</p>\n",
         table(
             &[
                 &c.from,
@@ -452,16 +451,7 @@ fn crosswalk_table(c: &Crosswalk) -> String {
             ],
             &rows
         ),
-        x.records,
-        x.reasoning_separate,
-        x.think_in_content,
-        x.multi_token_events,
-        x.content_events,
-        x.with_usage,
-        x.usage_agrees,
-        x.osl_as_requested,
-        x.with_requested_osl,
-        x.role_only_first
+        escape(&c.facts.sentence())
     )
 }
 
