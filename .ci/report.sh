@@ -23,7 +23,7 @@ work=target/report-check
 rm -rf "$work"
 mkdir -p "$work"
 "$bin" profile --streaming --request-count 40 --concurrency 4 --isl 32 --osl 8 --ui none \
-  --sim-ttft-ms 5 --sim-itl-ms 1 --server-metrics-interval 0.02 \
+  --sim-ttft-ms 5 --sim-itl-ms 1 --server-metrics-interval 0.02 --gpu-telemetry-interval 0.02 \
   --artifact-dir "$work/run" >/dev/null 2>"$work/profile.err" || { cat "$work/profile.err"; exit 1; }
 "$bin" report "$work/run" --html "$work/report.html"
 page="file://$(pwd)/$work/report.html"

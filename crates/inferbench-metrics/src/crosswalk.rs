@@ -35,6 +35,26 @@ pub struct EvidenceFacts {
     pub tail_after_content: u64,
 }
 
+impl EvidenceFacts {
+    /// The facts as the one plain-text sentence the `crosswalk` command and the HTML report
+    /// print under the table (the report escapes it for HTML).
+    pub fn sentence(&self) -> String {
+        format!(
+            "Evidence ({} successful requests): reasoning in a separate field {}, <think> in content {}, multi-token content events {} of {}, usage present {} (agrees with the client count {}), OSL as requested {} of {}, role-only first event {}.",
+            self.records,
+            self.reasoning_separate,
+            self.think_in_content,
+            self.multi_token_events,
+            self.content_events,
+            self.with_usage,
+            self.usage_agrees,
+            self.osl_as_requested,
+            self.with_requested_osl,
+            self.role_only_first
+        )
+    }
+}
+
 /// One row of the crosswalk.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Mapping {
@@ -503,6 +523,28 @@ mod tests {
     use super::*;
     use inferbench_core::summary::{MetricResult, MetricValue, Stats};
     use inferbench_core::{Event, EvidenceHeader, TokenCounts};
+
+    #[test]
+    fn the_evidence_sentence_puts_each_fact_in_its_place() {
+        // Distinct numbers, so that a swapped argument shows.
+        let f = EvidenceFacts {
+            records: 1,
+            reasoning_separate: 2,
+            think_in_content: 3,
+            content_events: 4,
+            multi_token_events: 5,
+            with_usage: 6,
+            usage_agrees: 7,
+            with_requested_osl: 8,
+            osl_as_requested: 9,
+            role_only_first: 10,
+            tail_after_content: 11,
+        };
+        assert_eq!(
+            f.sentence(),
+            "Evidence (1 successful requests): reasoning in a separate field 2, <think> in content 3, multi-token content events 5 of 4, usage present 6 (agrees with the client count 7), OSL as requested 9 of 8, role-only first event 10."
+        );
+    }
 
     fn dist(tag: &str, avg: f64) -> MetricResult {
         MetricResult {

@@ -16,6 +16,9 @@ pub struct RunPoints {
     pub ttft_ms: Vec<Option<f64>>,
     pub ttfo_ms: Vec<Option<f64>>,
     pub itl_ms: Vec<Option<f64>>,
+    /// Every request's gaps between consecutive chunks (`inter_chunk_latency`), ms, pooled
+    /// in record order.
+    pub chunk_gaps_ms: Vec<f64>,
     pub latency_ms: Vec<Option<f64>>,
     pub osl: Vec<Option<f64>>,
     /// start − credit issued (the schedule's lag), ms.
@@ -46,6 +49,10 @@ impl RunPoints {
             r.ttft_ms.push(metric(l, "time_to_first_token"));
             r.ttfo_ms.push(metric(l, "time_to_first_output_token"));
             r.itl_ms.push(metric(l, "inter_token_latency"));
+            if let Some(gaps) = l["metrics"]["inter_chunk_latency"]["value"].as_array() {
+                r.chunk_gaps_ms
+                    .extend(gaps.iter().filter_map(Value::as_f64));
+            }
             r.latency_ms.push(metric(l, "request_latency"));
             r.osl.push(metric(l, "output_sequence_length"));
             r.lag_ms.push(
@@ -64,6 +71,25 @@ impl RunPoints {
             .filter_map(|(&t, v)| v.map(|v| (t, v)))
             .collect()
     }
+}
+
+/// The two ITL populations the definition sets use (docs/crosswalk.md), as (name, values
+/// in ms): one value per request, (latency − TTFT)/(OSL − 1), which is AIPerf's and
+/// GenAI-Perf's `inter_token_latency` and vLLM's TPOT; and every gap between consecutive
+/// chunks of every request pooled, which is vLLM's `itl` and AIPerf's `inter_chunk_latency`.
+/// A population the run has no value of is left out.
+pub fn itl_populations(r: &RunPoints) -> Vec<(&'static str, Vec<f64>)> {
+    let per_request: Vec<f64> = r.itl_ms.iter().flatten().copied().collect();
+    [
+        ("ITL per request (AIPerf ITL, vLLM TPOT)", per_request),
+        (
+            "chunk gaps pooled (vLLM itl, AIPerf inter_chunk_latency)",
+            r.chunk_gaps_ms.clone(),
+        ),
+    ]
+    .into_iter()
+    .filter(|p| !p.1.is_empty())
+    .collect()
 }
 
 /// The rolling window: a tenth of the requests, between 5 and 200.
@@ -148,6 +174,25 @@ pub fn standard_charts(runs: &[RunPoints]) -> Vec<(&'static str, Chart)> {
             x_label: "ms".into(),
             y_label: "fraction of requests ≤ x".into(),
             series: cdf,
+        },
+    ));
+    let mut itl = Vec::new();
+    for r in runs {
+        for (name, vals) in itl_populations(r) {
+            itl.push(Series::new(
+                format!("{} {name}", r.label),
+                data::cdf(&vals),
+                Style::Step,
+            ));
+        }
+    }
+    out.push((
+        "itl_cdf",
+        Chart {
+            title: "ITL CDFs: per-request average against pooled chunk gaps".into(),
+            x_label: "ms".into(),
+            y_label: "fraction of values ≤ x".into(),
+            series: itl,
         },
     ));
     let mut tput = Vec::new();
@@ -355,6 +400,7 @@ mod tests {
                 "itl_over_time",
                 "latency_over_time",
                 "latency_cdf",
+                "itl_cdf",
                 "throughput_over_time",
                 "concurrency_over_time",
                 "schedule_lag_over_time"
@@ -362,6 +408,45 @@ mod tests {
         );
         // The CDF has TTFT and latency (no TTFO in these lines).
         assert_eq!(charts[3].1.series.len(), 2);
+        // No ITL and no chunk gaps in these lines: an ITL CDF without series.
+        assert!(charts[4].1.series.is_empty());
+    }
+
+    #[test]
+    fn itl_populations_by_hand() {
+        // Request a: latency 30 ms, TTFT 10 ms, 3 tokens: ITL (30 − 10)/2 = 10 ms, chunk gaps
+        // 8 and 12. Request b: one token, no ITL, no gaps. Request c: ITL 5, gaps 5, 5.
+        let mk = |itl: Option<f64>, gaps: &[f64]| {
+            let mut l = line(1_000_000_000, 1_100_000_000, 1_000_000_000, 10.0, 3.0);
+            if let Some(v) = itl {
+                l["metrics"]["inter_token_latency"] = serde_json::json!({"value": v, "unit": "ms"});
+            }
+            if !gaps.is_empty() {
+                l["metrics"]["inter_chunk_latency"] =
+                    serde_json::json!({"value": gaps, "unit": "ms"});
+            }
+            l
+        };
+        let r = RunPoints::from_lines(
+            "a",
+            &[
+                mk(Some(10.0), &[8.0, 12.0]),
+                mk(None, &[]),
+                mk(Some(5.0), &[5.0, 5.0]),
+            ],
+        );
+        let p = itl_populations(&r);
+        assert_eq!(p.len(), 2);
+        assert_eq!(p[0].1, vec![10.0, 5.0]);
+        assert_eq!(p[1].1, vec![8.0, 12.0, 5.0, 5.0]);
+        let charts = standard_charts(&[r]);
+        let itl = &charts.iter().find(|c| c.0 == "itl_cdf").unwrap().1;
+        // Per request: 5 → 1/2, 10 → 2/2. Pooled: 5, 5 → 2/4, 8 → 3/4, 12 → 4/4 (the
+        // per-request mean of the gaps is 10 and 5 either way: the populations differ).
+        assert_eq!(itl.series.len(), 2);
+        assert_eq!(itl.series[0].points.last(), Some(&(10.0, 1.0)));
+        assert!(itl.series[1].points.contains(&(8.0, 0.75)));
+        assert!(itl.series[1].points.contains(&(12.0, 1.0)));
     }
 
     #[test]

@@ -2,6 +2,7 @@
 //! docs/telemetry.md): each gauge as sampled, each counter as its per-second rate between
 //! consecutive scrapes. Histograms and summaries are left out (their window statistics are
 //! in `inferbench_server_metrics.json`; a bucket count over time is not a readable line).
+//! The GPU targets' DCGM pages give GPU series the same way ([`gpu_series`]), keyed by GPU.
 
 use inferbench_telemetry::expo::{MetricType, parse};
 use inferbench_telemetry::scrape::{ScrapeLog, TargetKind};
@@ -41,15 +42,34 @@ pub fn counter_rates(samples: &[(f64, f64)]) -> Vec<(f64, f64)> {
 /// series line up with the request charts). Failed scrapes and bodies that do not parse are
 /// skipped; NaN samples (a ratio of 0 over 0) are left out.
 pub fn server_series(log: &ScrapeLog, t0_unix_ns: u64) -> Vec<MetricSeries> {
-    let servers: Vec<u32> = log
+    kind_series(log, t0_unix_ns, TargetKind::Server, |_| true)
+}
+
+/// Every gauge and counter series of the GPU (DCGM) targets, as [`server_series`] does for
+/// servers. A DCGM sample's labels name the GPU several ways (`gpu`, `UUID`, `device`,
+/// `modelName`, `Hostname`, `pci_bus_id`...); only `gpu` and `UUID` are kept, so that one
+/// GPU is one series (and a line's name stays short).
+pub fn gpu_series(log: &ScrapeLog, t0_unix_ns: u64) -> Vec<MetricSeries> {
+    kind_series(log, t0_unix_ns, TargetKind::Gpu, |k| {
+        k == "gpu" || k == "UUID"
+    })
+}
+
+fn kind_series(
+    log: &ScrapeLog,
+    t0_unix_ns: u64,
+    kind_of_target: TargetKind,
+    keep_label: impl Fn(&str) -> bool,
+) -> Vec<MetricSeries> {
+    let targets: Vec<u32> = log
         .header
         .targets
         .iter()
-        .filter(|t| t.kind == TargetKind::Server)
+        .filter(|t| t.kind == kind_of_target)
         .map(|t| t.index)
         .collect();
     let mut out: Vec<MetricSeries> = Vec::new();
-    for s in log.scrapes.iter().filter(|s| servers.contains(&s.target)) {
+    for s in log.scrapes.iter().filter(|s| targets.contains(&s.target)) {
         if s.error.is_some() || s.first_byte_ns.is_none() {
             continue;
         }
@@ -68,6 +88,7 @@ pub fn server_series(log: &ScrapeLog, t0_unix_ns: u64) -> Vec<MetricSeries> {
                 let labels = sample
                     .labels
                     .iter()
+                    .filter(|(k, _)| keep_label(k))
                     .map(|(k, v)| format!("{k}=\"{v}\""))
                     .collect::<Vec<_>>()
                     .join(",");

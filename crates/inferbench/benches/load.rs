@@ -21,6 +21,9 @@
 //!
 //! Scenario 6 (the client's tail): zero-delay server, concurrency 1: the reported TTFT p99,
 //! which is all the client's own (the server adds nothing).
+//!
+//! `-- ui [ROUNDS]` runs only the progress display's cost: `--ui none` against `--ui simple`,
+//! alternated (ABBA) for ROUNDS rounds (default 5), CPU per request and TTFT error each.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
@@ -170,6 +173,10 @@ fn client(addr: &str, dir: &Path, concurrency: u32, count: u64) -> Command {
     // `INFERBENCH_LOAD_UI=simple` runs every client with that progress display (issue 15:
     // the display must not cost timing accuracy); the default is none.
     let ui = std::env::var("INFERBENCH_LOAD_UI").unwrap_or_else(|_| "none".into());
+    client_ui(addr, dir, concurrency, count, &ui)
+}
+
+fn client_ui(addr: &str, dir: &Path, concurrency: u32, count: u64, ui: &str) -> Command {
     let mut c = Command::new(BIN);
     c.args([
         "profile",
@@ -189,7 +196,7 @@ fn client(addr: &str, dir: &Path, concurrency: u32, count: u64) -> Command {
         "--random-seed",
         "1",
         "--ui",
-        ui.as_str(),
+        ui,
         "--concurrency",
         &concurrency.to_string(),
         "--request-count",
@@ -211,6 +218,13 @@ fn main() {
     let quick = args.iter().any(|a| a == "quick");
     let tmp = std::env::temp_dir().join(format!("inferbench-load-{}", std::process::id()));
     let _ = std::fs::create_dir_all(&tmp);
+    if let Some(i) = args.iter().position(|a| a == "ui") {
+        // `-- ui [ROUNDS]`: only the progress display's cost, display off against on.
+        let rounds = args.get(i + 1).and_then(|a| a.parse().ok()).unwrap_or(5);
+        ui_cost(&tmp, rounds);
+        let _ = std::fs::remove_dir_all(&tmp);
+        return;
+    }
     if let Some(i) = args.iter().position(|a| a == "memory") {
         // `-- memory [N...]`: only the memory scenario, at each request count given.
         let counts: Vec<u64> = args[i + 1..]
@@ -471,4 +485,79 @@ fn memory(tmp: &Path, counts: &[u64]) {
             wall.as_secs_f64()
         );
     }
+}
+
+/// The live progress display's cost (issue 15): the client with `--ui none` against
+/// `--ui simple` (the display that draws without a terminal, a line a second to stderr, so
+/// it runs here where stderr is /dev/null), back to back, in ABBA order each round so that
+/// a drift of the shared machine's load falls on both modes alike. Each run reports the
+/// client's CPU per request (wait4's rusage, start to exit) against a zero-delay one-thread
+/// server, and its mean TTFT minus the TTFT the server waited (50 ms, from `/sim/stats`).
+/// The spread within a mode is printed next to the difference between modes: the
+/// difference means something only when it is larger than the spread.
+fn ui_cost(tmp: &Path, rounds: usize) {
+    let (n_cost, n_acc) = (10_000u64, 640u64);
+    let mut cpu: [Vec<f64>; 2] = [Vec::new(), Vec::new()];
+    let mut err: [Vec<f64>; 2] = [Vec::new(), Vec::new()];
+    const MODES: [&str; 2] = ["none", "simple"];
+    println!(
+        "== progress display cost: {rounds} rounds, ABBA; cost {n_cost} requests at concurrency 64 against a zero-delay one-thread server, accuracy {n_acc} requests at concurrency 64 against ttft 50 ms / itl 10 ms"
+    );
+    let fast = start_one_thread_server(&["--fast"]);
+    let _ = run_measured(&mut client(&fast.addr, &tmp.join("warm"), 64, 2_000));
+    for round in 0..rounds {
+        let order = if round % 2 == 0 { [0, 1] } else { [1, 0] };
+        for m in order {
+            let dir = tmp.join(format!("ui-cost-{round}-{}", MODES[m]));
+            let (_, c, status) =
+                run_measured(&mut client_ui(&fast.addr, &dir, 64, n_cost, MODES[m]));
+            assert_eq!(status, 0, "client failed");
+            let per = c.as_secs_f64() * 1e6 / n_cost as f64;
+            // A fresh server each accuracy run: its /sim/stats mean is then this run's.
+            let slow = start_server(&["--ttft-ms", "50", "--itl-ms", "10"]);
+            let dir = tmp.join(format!("ui-acc-{round}-{}", MODES[m]));
+            let mut cmd = client_ui(&slow.addr, &dir, 64, n_acc, MODES[m]);
+            cmd.args(["--warmup-request-count", "64"]);
+            let (_, _, status) = run_measured(&mut cmd);
+            assert_eq!(status, 0, "client failed");
+            let stats: serde_json::Value =
+                serde_json::from_str(&http_get(&slow.addr, "/sim/stats")).expect("sim stats");
+            let e = summary_avg(&dir, "time_to_first_token")
+                - stats["ttft"]["mean_ms"].as_f64().unwrap_or(f64::NAN);
+            println!(
+                "round {round} ui {:<6}: {per:7.1} µs CPU per request; TTFT error {e:.3} ms",
+                MODES[m]
+            );
+            cpu[m].push(per);
+            err[m].push(e);
+        }
+    }
+    for m in 0..2 {
+        let (c, e) = (spread(&cpu[m]), spread(&err[m]));
+        println!(
+            "ui {:<6}: CPU per request median {:.1} µs (min {:.1}, max {:.1}); TTFT error median {:.3} ms (min {:.3}, max {:.3})",
+            MODES[m], c.1, c.0, c.2, e.1, e.0, e.2
+        );
+    }
+    println!(
+        "simple − none: CPU per request {:+.1} µs, TTFT error {:+.3} ms (medians)",
+        spread(&cpu[1]).1 - spread(&cpu[0]).1,
+        spread(&err[1]).1 - spread(&err[0]).1
+    );
+}
+
+/// (min, median, max); the median of an even count is the mean of the middle two.
+fn spread(v: &[f64]) -> (f64, f64, f64) {
+    let mut s = v.to_vec();
+    s.sort_by(f64::total_cmp);
+    let n = s.len();
+    if n == 0 {
+        return (f64::NAN, f64::NAN, f64::NAN);
+    }
+    let med = if n % 2 == 1 {
+        s[n / 2]
+    } else {
+        (s[n / 2 - 1] + s[n / 2]) / 2.0
+    };
+    (s[0], med, s[n - 1])
 }

@@ -94,20 +94,10 @@ fn render(c: &Crosswalk) -> String {
             m.reasons.join("; "),
         ]);
     }
-    let x = &c.facts;
     format!(
-        "inferbench | Crosswalk {} → {}\n{t}\nEvidence ({} successful requests): reasoning in a separate field {}, <think> in content {}, multi-token content events {} of {}, usage present {} (agrees with client count {}), OSL as requested {} of {}, role-only first event {}.\n",
+        "inferbench | Crosswalk {} → {}\n{t}\n{}\n",
         c.from,
         c.to,
-        x.records,
-        x.reasoning_separate,
-        x.think_in_content,
-        x.multi_token_events,
-        x.content_events,
-        x.with_usage,
-        x.usage_agrees,
-        x.osl_as_requested,
-        x.with_requested_osl,
-        x.role_only_first
+        c.facts.sentence()
     )
 }

@@ -72,15 +72,16 @@ pub fn charts(runs: &[(RunPoints, serde_json::Value)]) -> Vec<(&'static str, Cha
     out
 }
 
-/// At most this many server-metric charts a run (the families that vary, first seen first).
+/// At most this many server-metric (and as many GPU) charts a run (the families that vary, first seen first).
 const MAX_SERVER_CHARTS: usize = 12;
 
 /// Server-metric series over time for each run that kept its raw scrapes
-/// (`inferbench_scrapes.jsonl`), one chart per family that varied: `server_<family>`, with
-/// the run's directory name in front when several runs are drawn. Time 0 is the run's first
+/// (`inferbench_scrapes.jsonl`), one chart per family that varied: `server_<family>`, and
+/// the GPU targets' DCGM families as `gpu_<family>` (one series per GPU), with the run's
+/// directory name in front when several runs are drawn. Time 0 is the run's first
 /// request start, as on the request charts.
 pub fn server_chart_files(dirs: &[PathBuf]) -> Result<Vec<(String, Chart)>, Failure> {
-    use inferbench_report::server_series::{server_charts, server_series};
+    use inferbench_report::server_series::{gpu_series, server_series};
     use inferbench_telemetry::scrape::{SCRAPES_FILE, read_scrapes};
     let mut per_run = Vec::new();
     for d in dirs {
@@ -103,23 +104,13 @@ pub fn server_chart_files(dirs: &[PathBuf]) -> Result<Vec<(String, Chart)>, Fail
             else {
                 continue;
             };
-            let series = server_series(&log, t0);
-            let (charts, flat) = server_charts(&series, MAX_SERVER_CHARTS);
-            let mut drawn: Vec<&str> = Vec::new();
-            for m in &series {
-                if !flat.iter().any(|f| f == &m.family) && !drawn.contains(&m.family.as_str()) {
-                    drawn.push(&m.family);
-                }
-            }
             let label = run
                 .path
                 .file_name()
                 .map_or_else(|| "run".to_string(), |n| n.to_string_lossy().into_owned());
-            let stems: Vec<String> = drawn
-                .iter()
-                .map(|f| format!("server_{}", file_safe(f)))
-                .collect();
-            per_run.push((label, stems.into_iter().zip(charts).collect::<Vec<_>>()));
+            let mut files = family_files("server", &server_series(&log, t0));
+            files.extend(family_files("gpu", &gpu_series(&log, t0)));
+            per_run.push((label, files));
         }
     }
     let several = per_run.len() > 1;
@@ -136,6 +127,25 @@ pub fn server_chart_files(dirs: &[PathBuf]) -> Result<Vec<(String, Chart)>, Fail
             })
         })
         .collect())
+}
+
+/// One chart per family that varied (`server_charts`), named `<prefix>_<family>`.
+fn family_files(
+    prefix: &str,
+    series: &[inferbench_report::server_series::MetricSeries],
+) -> Vec<(String, Chart)> {
+    let (charts, flat) = inferbench_report::server_series::server_charts(series, MAX_SERVER_CHARTS);
+    let mut drawn: Vec<&str> = Vec::new();
+    for m in series {
+        if !flat.iter().any(|f| f == &m.family) && !drawn.contains(&m.family.as_str()) {
+            drawn.push(&m.family);
+        }
+    }
+    drawn
+        .iter()
+        .map(|f| format!("{prefix}_{}", file_safe(f)))
+        .zip(charts)
+        .collect()
 }
 
 /// A metric family or directory name as a file name: letters, digits, `_`, `-` and `.`

@@ -10,18 +10,18 @@ use inferbench_run::gate::verdict::VERDICT_SCHEMA;
 use inferbench_run::gate::{GateInput, GateSpec, evaluate};
 use inferbench_run::offline::{self, Loaded};
 use inferbench_run::{Failure, Layout, RunDir};
-use inferbench_telemetry::scrape::{SCRAPES_FILE, read_scrapes};
+use inferbench_telemetry::scrape::{SCRAPES_FILE, TargetKind, read_scrapes};
 use serde_json::Value;
 
 use super::{ReportSpec, escape, note, pre, table};
 use crate::charts::{RunPoints, standard_charts};
-use crate::server_series::{server_charts, server_series};
+use crate::server_series::{MetricSeries, gpu_series, server_charts, server_series};
 use crate::svg::render;
 
 /// The sets the crosswalk maps between (the `crosswalk` command's defaults).
 const CROSSWALK_FROM: &str = "genai-perf-0.0.13";
 const CROSSWALK_TO: &str = "aiperf-0.13";
-/// At most this many server-metric charts per run (the rest are named).
+/// At most this many server-metric (and as many GPU) charts per run (the rest are named).
 const MAX_SERVER_CHARTS: usize = 12;
 
 pub(super) struct Section {
@@ -291,21 +291,17 @@ fn server_metrics(run: &RunDir, loaded: &Loaded) -> String {
                 // The time origin of the request charts: the first request start (else the
                 // run's clock anchor).
                 let t0 = first_start_unix_ns(run).unwrap_or(loaded.evidence.header.anchor_unix_ns);
-                let (charts, flat) = server_charts(&server_series(&log, t0), MAX_SERVER_CHARTS);
-                if charts.is_empty() {
-                    s.push_str(&note("no server gauge or counter varied during the run"));
-                } else {
-                    s.push_str("<div class=\"charts\">");
-                    for c in &charts {
-                        s.push_str(&render(c));
-                    }
-                    s.push_str("</div>\n");
+                if log
+                    .header
+                    .targets
+                    .iter()
+                    .any(|t| t.kind == TargetKind::Server)
+                {
+                    s.push_str(&family_charts(&server_series(&log, t0), "server"));
                 }
-                if !flat.is_empty() {
-                    s.push_str(&note(&format!(
-                        "not drawn (constant, a single rate point, or past the first {MAX_SERVER_CHARTS}): {}",
-                        flat.join(", ")
-                    )));
+                if log.header.targets.iter().any(|t| t.kind == TargetKind::Gpu) {
+                    s.push_str("<h4>GPU telemetry</h4>\n");
+                    s.push_str(&family_charts(&gpu_series(&log, t0), "GPU"));
                 }
             }
             Err(e) => s.push_str(&note(&format!("{}: {e}", scrapes.display()))),
@@ -313,6 +309,30 @@ fn server_metrics(run: &RunDir, loaded: &Loaded) -> String {
     }
     if export.exists() {
         s.push_str(&export_table(&export));
+    }
+    s
+}
+
+/// The charts of the families that varied, and a note naming those left out.
+fn family_charts(series: &[MetricSeries], what: &str) -> String {
+    let mut s = String::new();
+    let (charts, flat) = server_charts(series, MAX_SERVER_CHARTS);
+    if charts.is_empty() {
+        s.push_str(&note(&format!(
+            "no {what} gauge or counter varied during the run"
+        )));
+    } else {
+        s.push_str("<div class=\"charts\">");
+        for c in &charts {
+            s.push_str(&render(c));
+        }
+        s.push_str("</div>\n");
+    }
+    if !flat.is_empty() {
+        s.push_str(&note(&format!(
+            "not drawn (constant, a single rate point, or past the first {MAX_SERVER_CHARTS}): {}",
+            flat.join(", ")
+        )));
     }
     s
 }
@@ -414,9 +434,8 @@ fn crosswalk_table(c: &Crosswalk) -> String {
             ]
         })
         .collect();
-    let x = &c.facts;
     format!(
-        "{}<p>Evidence ({} successful requests): reasoning in a separate field {}, &lt;think&gt; in content {}, multi-token content events {} of {}, usage present {} (agrees with the client count {}), OSL as requested {} of {}, role-only first event {}.</p>\n",
+        "{}<p>{}</p>\n",
         table(
             &[
                 &c.from,
@@ -432,16 +451,7 @@ fn crosswalk_table(c: &Crosswalk) -> String {
             ],
             &rows
         ),
-        x.records,
-        x.reasoning_separate,
-        x.think_in_content,
-        x.multi_token_events,
-        x.content_events,
-        x.with_usage,
-        x.usage_agrees,
-        x.osl_as_requested,
-        x.with_requested_osl,
-        x.role_only_first
+        escape(&c.facts.sentence())
     )
 }
 

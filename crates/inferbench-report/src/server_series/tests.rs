@@ -79,3 +79,73 @@ fn charts_keep_families_that_vary() {
     assert!(none.is_empty());
     assert_eq!(flat.len(), 2);
 }
+
+/// Two scrapes of one DCGM target 2 s apart, two GPUs each with the labels a DCGM exporter
+/// sets, and one server scrape in between that the GPU series must not pick up.
+fn dcgm_log() -> ScrapeLog {
+    let page = |u0: u32, u1: u32, e0: u64, e1: u64| {
+        format!(
+            concat!(
+                "# TYPE DCGM_FI_DEV_GPU_UTIL gauge\\n",
+                "DCGM_FI_DEV_GPU_UTIL{{gpu=\\\"0\\\",UUID=\\\"GPU-a\\\",device=\\\"nvidia0\\\",modelName=\\\"H100\\\",Hostname=\\\"h\\\"}} {}\\n",
+                "DCGM_FI_DEV_GPU_UTIL{{gpu=\\\"1\\\",UUID=\\\"GPU-b\\\",device=\\\"nvidia1\\\",modelName=\\\"H100\\\",Hostname=\\\"h\\\"}} {}\\n",
+                "# TYPE DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION counter\\n",
+                "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION{{gpu=\\\"0\\\",UUID=\\\"GPU-a\\\",device=\\\"nvidia0\\\"}} {}\\n",
+                "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION{{gpu=\\\"1\\\",UUID=\\\"GPU-b\\\",device=\\\"nvidia1\\\"}} {}\\n",
+            ),
+            u0, u1, e0, e1
+        )
+    };
+    let text = format!(
+        concat!(
+            "{{\"header\":{{\"schema_version\":1,\"anchor_unix_ns\":1000,\"targets\":[",
+            "{{\"index\":0,\"kind\":\"gpu\",\"origin\":\"flag\",\"url\":\"g\",\"interval_ns\":1}},",
+            "{{\"index\":1,\"kind\":\"server\",\"origin\":\"flag\",\"url\":\"u\",\"interval_ns\":1}}]}}}}\n",
+            "{{\"scrape\":{{\"target\":0,\"seq\":0,\"trigger\":\"start\",\"send_ns\":0,\"first_byte_ns\":1,\"end_ns\":2,\"wall_unix_ns\":1000000000,\"status\":200,\"body\":\"{p0}\"}}}}\n",
+            "{{\"scrape\":{{\"target\":1,\"seq\":0,\"trigger\":\"start\",\"send_ns\":0,\"first_byte_ns\":1,\"end_ns\":2,\"wall_unix_ns\":2000000000,\"status\":200,\"body\":\"# TYPE q gauge\\nq 3\\n\"}}}}\n",
+            "{{\"scrape\":{{\"target\":0,\"seq\":1,\"trigger\":\"end\",\"send_ns\":0,\"first_byte_ns\":1,\"end_ns\":2,\"wall_unix_ns\":3000000000,\"status\":200,\"body\":\"{p1}\"}}}}\n",
+        ),
+        p0 = page(10, 0, 1000, 500),
+        p1 = page(90, 0, 1600, 500)
+    );
+    read_scrapes(text.as_bytes()).expect("scrape file")
+}
+
+#[test]
+fn gpu_series_one_per_gpu_by_hand() {
+    // Origin at 1 s: the GPU scrapes sit at 0 s and 2 s; the server's q is not a GPU series.
+    let s = gpu_series(&dcgm_log(), 1_000_000_000);
+    let names: Vec<(&str, &str)> = s
+        .iter()
+        .map(|m| (m.family.as_str(), m.labels.as_str()))
+        .collect();
+    assert_eq!(
+        names,
+        vec![
+            ("DCGM_FI_DEV_GPU_UTIL", "UUID=\"GPU-a\",gpu=\"0\""),
+            ("DCGM_FI_DEV_GPU_UTIL", "UUID=\"GPU-b\",gpu=\"1\""),
+            (
+                "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION",
+                "UUID=\"GPU-a\",gpu=\"0\""
+            ),
+            (
+                "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION",
+                "UUID=\"GPU-b\",gpu=\"1\""
+            ),
+        ]
+    );
+    assert_eq!(s[0].points, vec![(0.0, 10.0), (2.0, 90.0)]);
+    assert_eq!(s[1].points, vec![(0.0, 0.0), (2.0, 0.0)]);
+    // GPU 0: 1000 → 1600 mJ over 2 s = 300 mJ/s; GPU 1 did not move: 0/s.
+    assert_eq!(s[2].points, vec![(2.0, 300.0)]);
+    assert_eq!(s[3].points, vec![(2.0, 0.0)]);
+    // Only GPU utilization varies with two points: one chart, both GPUs on it.
+    let (charts, flat) = server_charts(&s, 10);
+    assert_eq!(charts.len(), 1);
+    assert_eq!(charts[0].title, "DCGM_FI_DEV_GPU_UTIL");
+    assert_eq!(charts[0].series.len(), 2);
+    assert_eq!(
+        flat,
+        vec!["DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION".to_string()]
+    );
+}

@@ -29,11 +29,12 @@ fn profile(dir: &std::path::Path, concurrency: &str) {
     assert!(o.status.success(), "{}", stderr(&o));
 }
 
-const CHARTS: [&str; 7] = [
+const CHARTS: [&str; 8] = [
     "ttft_over_time",
     "itl_over_time",
     "latency_over_time",
     "latency_cdf",
+    "itl_cdf",
     "throughput_over_time",
     "concurrency_over_time",
     "schedule_lag_over_time",
@@ -120,7 +121,7 @@ fn the_default_writes_both_formats() {
 }
 
 #[test]
-fn a_run_with_server_scrapes_gets_its_server_metric_charts() {
+fn a_run_with_scrapes_gets_its_server_metric_and_gpu_charts() {
     let d = tmpdir("plot-server");
     let o = run(&[
         "profile",
@@ -140,6 +141,8 @@ fn a_run_with_server_scrapes_gets_its_server_metric_charts() {
         "--sim-itl-ms",
         "2",
         "--server-metrics-interval",
+        "0.02",
+        "--gpu-telemetry-interval",
         "0.02",
         "--artifact-dir",
         d.to_str().unwrap(),
@@ -167,8 +170,21 @@ fn a_run_with_server_scrapes_gets_its_server_metric_charts() {
         "no server chart among {:?}",
         std::fs::read_dir(&out).unwrap().count()
     );
-    for n in &server {
+    // The simulated DCGM page's GPU utilization and power follow the running requests.
+    let gpu: Vec<String> = std::fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("gpu_") && n.ends_with(".svg"))
+        .collect();
+    assert!(
+        gpu.iter().any(|n| n == "gpu_DCGM_FI_DEV_POWER_USAGE.svg"),
+        "{gpu:?}"
+    );
+    for n in server.iter().chain(&gpu) {
         let s = std::fs::read_to_string(out.join(n)).unwrap();
         assert!(s.starts_with("<svg ") && s.contains("<polyline"), "{n}");
     }
+    // The ITL CDF draws both populations: per-request ITL and pooled chunk gaps.
+    let itl = std::fs::read_to_string(out.join("itl_cdf.svg")).unwrap();
+    assert!(itl.contains("ITL per request") && itl.contains("chunk gaps pooled"));
 }
