@@ -9,6 +9,8 @@ use serde::{Deserialize, Serialize};
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct RatePoint {
+    /// AIPerf also reads its camelCase alias.
+    #[serde(alias = "timeS")]
     pub time_s: f64,
     pub qps: f64,
 }
@@ -155,6 +157,8 @@ mod tests {
             RateSeries::parse_json(r#"{"points":[{"time_s":0,"qps":2},{"time_s":10,"qps":4}]}"#)
                 .unwrap();
         assert_eq!(a, b);
+        let c = RateSeries::parse_json(r#"[{"timeS":0,"qps":2},{"timeS":10,"qps":4}]"#).unwrap();
+        assert_eq!(a, c);
         assert_eq!(a.points(), &[pt(0.0, 2.0), pt(10.0, 4.0)]);
     }
 

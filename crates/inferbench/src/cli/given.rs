@@ -23,6 +23,10 @@ const WARMUP_LOAD: &[(&str, &str)] = &[
     ("warmup_prefill_concurrency", "--warmup-prefill-concurrency"),
     ("warmup_arrival_pattern", "--warmup-arrival-pattern"),
     ("warmup_grace_period", "--warmup-grace-period"),
+    (
+        "warmup_prefill_concurrency_ramp_duration",
+        "--warmup-prefill-concurrency-ramp-duration",
+    ),
 ];
 
 /// Flags `inspect` takes (it shares profile's flags) but never uses: it sends `--count`
@@ -71,6 +75,15 @@ const INSPECT_IGNORES: &[(&str, &str)] = &[
     ("warmup_request_rate", "--warmup-request-rate"),
     ("warmup_arrival_pattern", "--warmup-arrival-pattern"),
     ("warmup_grace_period", "--warmup-grace-period"),
+    ("request_rate_series", "--request-rate-series"),
+    (
+        "prefill_concurrency_ramp_duration",
+        "--prefill-concurrency-ramp-duration",
+    ),
+    (
+        "warmup_prefill_concurrency_ramp_duration",
+        "--warmup-prefill-concurrency-ramp-duration",
+    ),
     ("parameter_sweep_mode", "--parameter-sweep-mode"),
     ("parameter_sweep_same_seed", "--parameter-sweep-same-seed"),
     ("set_consistent_seed", "--set-consistent-seed"),
