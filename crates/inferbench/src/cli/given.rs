@@ -159,9 +159,10 @@ fn profile_errors(m: &ArgMatches) -> Result<(), String> {
             if warmup.len() == 1 { "needs" } else { "need" }
         ));
     }
-    if given(m, "arrival_pattern") && !given(m, "request_rate") {
+    if given(m, "arrival_pattern") && !given(m, "request_rate") && !given(m, "request_rate_series")
+    {
         return Err(
-            "--arrival-pattern needs --request-rate: without a rate, each request is sent as a concurrency slot frees"
+            "--arrival-pattern needs --request-rate or --request-rate-series: without a rate, each request is sent as a concurrency slot frees"
                 .into(),
         );
     }

@@ -658,3 +658,48 @@ fn live_artifacts_validate_against_the_schemas() {
         );
     }
 }
+
+#[test]
+fn a_rate_series_plans_its_steps_and_is_recorded_in_the_manifest() {
+    let dir = tmpdir("series");
+    let file = dir.with_extension("series.json");
+    // One 0.1 s step at 100 req/s (a gap every 10 ms), then 200 req/s (5 ms).
+    std::fs::write(
+        &file,
+        r#"[{"time_s": 0, "qps": 100}, {"time_s": 0.1, "qps": 200}]"#,
+    )
+    .unwrap();
+    let mut args = vec![
+        "profile",
+        "--request-rate-series",
+        file.to_str().unwrap(),
+        "--arrival-pattern",
+        "constant",
+        "--request-count",
+        "14",
+        "--artifact-dir",
+        dir.to_str().unwrap(),
+    ];
+    args.extend(FAST);
+    let o = run(&args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let ms = |v: &[u64]| v.iter().map(|x| x * 1_000_000).collect::<Vec<_>>();
+    assert_eq!(
+        planned_offsets(&dir),
+        ms(&[0, 10, 20, 30, 40, 50, 60, 70, 80, 90, 100, 105, 110, 115])
+    );
+    let m = read_json(&dir.join("inferbench_manifest.json"));
+    let rate = &m["plan"]["load"]["request_rate"];
+    assert_eq!(rate["rate"], 100.0);
+    assert_eq!(
+        rate["series"][1],
+        serde_json::json!({"time_s": 0.1, "qps": 200.0})
+    );
+    let schema: Value = read_json(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/schemas/manifest.schema.json"),
+    );
+    let v = jsonschema::validator_for(&schema).unwrap();
+    let errors: Vec<String> = v.iter_errors(&m).map(|e| e.to_string()).collect();
+    assert!(errors.is_empty(), "{errors:?}");
+    let _ = std::fs::remove_file(&file);
+}
