@@ -468,15 +468,13 @@ fn a_sweep_runs_every_cell_into_its_own_directory() {
     );
 }
 
-#[test]
-fn prefill_concurrency_keeps_one_request_waiting_for_its_first_token() {
-    let dir = tmpdir("prefill");
-    let o = run(&[
-        "profile",
-        "--concurrency",
-        "4",
-        "--prefill-concurrency",
-        "1",
+/// Runs 12 streamed requests at concurrency 4 with `prefill` flags and checks that no two
+/// requests ever waited for their first token at once, while decode overlapped.
+fn one_request_waits_for_its_first_token_at_a_time(name: &str, prefill: &[&str]) {
+    let dir = tmpdir(name);
+    let mut args = vec!["profile", "--concurrency", "4"];
+    args.extend(prefill);
+    args.extend([
         "--request-count",
         "12",
         "--streaming",
@@ -493,6 +491,7 @@ fn prefill_concurrency_keeps_one_request_waiting_for_its_first_token() {
         "--artifact-dir",
         dir.to_str().unwrap(),
     ]);
+    let o = run(&args);
     assert!(o.status.success(), "{}", stderr(&o));
     let (_, recs) = evidence(&dir);
     // (start, first token) of every request: with one place, these never overlap.
@@ -520,6 +519,26 @@ fn prefill_concurrency_keeps_one_request_waiting_for_its_first_token() {
     // Decode overlaps: several requests are in flight at once.
     let s = summary(&dir);
     assert!(s["in_flight_requests"]["max"].as_f64().unwrap() >= 2.0);
+}
+
+#[test]
+fn prefill_concurrency_keeps_one_request_waiting_for_its_first_token() {
+    one_request_waits_for_its_first_token_at_a_time("prefill", &["--prefill-concurrency", "1"]);
+}
+
+#[test]
+fn a_prefill_ramp_starts_the_cap_at_one() {
+    // Cap 4 ramped over 600 s: limit 1 + ⌊3·t/600⌋ stays 1 for the first 200 s, far longer
+    // than this run, so the ramp alone keeps one request waiting at a time.
+    one_request_waits_for_its_first_token_at_a_time(
+        "prefill-ramp",
+        &[
+            "--prefill-concurrency",
+            "4",
+            "--prefill-concurrency-ramp-duration",
+            "600",
+        ],
+    );
 }
 
 #[test]
