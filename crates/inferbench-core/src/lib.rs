@@ -13,6 +13,7 @@ pub mod inputs_json;
 pub mod manifest;
 pub mod plan;
 pub mod py;
+pub mod rate_series;
 pub mod record;
 pub mod routing_plan;
 pub mod schedule;

@@ -381,6 +381,13 @@ pub struct LoadPlan {
     /// `--prefill-concurrency`: at most this many requests waiting for their first token.
     #[serde(default)]
     pub prefill_concurrency: Option<usize>,
+    /// `--prefill-concurrency-ramp-duration`: the prefill cap opens from 1 to its target over
+    /// this many seconds.
+    #[serde(default)]
+    pub prefill_concurrency_ramp_s: Option<f64>,
+    /// `--warmup-prefill-concurrency-ramp-duration` (falls back to the profiling one).
+    #[serde(default)]
+    pub warmup_prefill_concurrency_ramp_s: Option<f64>,
     /// `--concurrency-ramp-duration`: slots (or the rate mode's ceiling) open from 1 to N over
     /// this many seconds.
     #[serde(default)]
@@ -480,6 +487,10 @@ pub struct RatePlan {
     pub ramp_s: Option<f64>,
     /// With `--concurrency`: at most this many requests in flight.
     pub ceiling: Option<usize>,
+    /// `--request-rate-series`: the rate's points after the ramp (then `rate` is the first
+    /// point's rate, the ramp's target).
+    #[serde(default)]
+    pub series: Option<crate::rate_series::RateSeries>,
 }
 
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq)]

@@ -312,6 +312,8 @@ pub fn phases_of(
             pattern,
             rate,
             ramp: rate_ramp,
+            // The warmup does not follow the series (only the profiling phase has one).
+            series: None,
             ceiling,
             ceiling_ramp: conc_ramp,
         },
@@ -354,6 +356,9 @@ pub fn phases_of(
             duration: dur(l.warmup_duration_s),
             grace: l.warmup_duration_s.and(dur(l.warmup_grace_period_s)),
             prefill_concurrency: l.warmup_prefill_concurrency.or(l.prefill_concurrency),
+            prefill_ramp: dur(l
+                .warmup_prefill_concurrency_ramp_s
+                .or(l.prefill_concurrency_ramp_s)),
             // Only profiling requests count toward the threshold, as in AIPerf.
             failed_request_threshold: None,
         });
@@ -370,14 +375,24 @@ pub fn phases_of(
                 users: u.users,
                 rate: u.rate,
             },
-            (None, None) => mode(
-                l.request_rate.as_ref().map(|r| r.rate),
-                profiling_pattern,
-                l.concurrency,
-                l.request_rate.as_ref().and_then(|r| r.ceiling),
-                dur(l.concurrency_ramp_s),
-                dur(l.request_rate.as_ref().and_then(|r| r.ramp_s)),
-            ),
+            (None, None) => {
+                let mut m = mode(
+                    l.request_rate.as_ref().map(|r| r.rate),
+                    profiling_pattern,
+                    l.concurrency,
+                    l.request_rate.as_ref().and_then(|r| r.ceiling),
+                    dur(l.concurrency_ramp_s),
+                    dur(l.request_rate.as_ref().and_then(|r| r.ramp_s)),
+                );
+                if let LoadMode::Rate { series, .. } = &mut m {
+                    *series = l
+                        .request_rate
+                        .as_ref()
+                        .and_then(|r| r.series.clone())
+                        .map(Arc::new);
+                }
+                m
+            }
         },
         // With a duration, the request count is not the stop rule (as in AIPerf). A fixed
         // schedule ends with the trace unless a count was given.
@@ -389,6 +404,7 @@ pub fn phases_of(
         duration: dur(l.benchmark_duration_s),
         grace: l.benchmark_duration_s.and(dur(l.benchmark_grace_period_s)),
         prefill_concurrency: l.prefill_concurrency,
+        prefill_ramp: dur(l.prefill_concurrency_ramp_s),
         failed_request_threshold: l
             .failed_request_threshold
             .map(|t| (t, (l.concurrency as u64).max(10))),

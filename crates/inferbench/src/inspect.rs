@@ -86,6 +86,7 @@ fn inspect(a: &InspectArgs, prepared: &inferbench_run::Prepared) -> Result<u8, F
         duration: None,
         grace: None,
         prefill_concurrency: None,
+        prefill_ramp: None,
         failed_request_threshold: None,
     }];
     cfg.keep_raw = true;

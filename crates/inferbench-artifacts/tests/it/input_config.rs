@@ -37,6 +37,7 @@ fn the_model_the_load_and_the_slices_are_where_aiperf_reads_them() {
         smoothness: None,
         ramp_s: None,
         ceiling: None,
+        series: None,
     });
     plan.load.warmup_request_count = 5;
     let c = aiperf_input_config(&plan);

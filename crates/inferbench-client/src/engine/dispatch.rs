@@ -192,9 +192,7 @@ pub(super) async fn run_phase(
         completed: AtomicU64::new(0),
         errors: AtomicU64::new(0),
         abort: watch::channel(false).0,
-        prefill: spec
-            .prefill_concurrency
-            .map(|n| Arc::new(tokio::sync::Semaphore::new(n))),
+        prefill: prefill_places(engine, spec, start_ns),
         failed_threshold: spec.failed_request_threshold,
         sink: sink.clone(),
     });
@@ -240,14 +238,18 @@ pub(super) async fn run_phase(
             pattern,
             rate,
             ramp,
+            series,
             ceiling,
             ceiling_ramp,
         } => {
             let label = format!("arrivals.{}", spec.phase.as_str());
             // The plan checked the parameters; a schedule that cannot be made issues nothing.
-            if let Ok(mut schedule) =
-                RateSchedule::new(*pattern, *rate, *ramp, engine.cfg.seed, &label)
+            if let Ok(schedule) = RateSchedule::new(*pattern, *rate, *ramp, engine.cfg.seed, &label)
             {
+                let mut schedule = match series {
+                    Some(s) => schedule.with_series(s.clone()),
+                    None => schedule,
+                };
                 let state2 = state.clone();
                 let (ceiling, ceiling_ramp) = (*ceiling, *ceiling_ramp);
                 let offsets: Offsets = Box::new(move || Some((schedule.next_offset_ns(), None)));
@@ -414,19 +416,7 @@ pub(super) async fn rate_dispatcher(
         }))
     });
     if let (Some(r), Some(sem)) = (ceiling_ramp, slots.clone()) {
-        let clock = engine.clock;
-        tokio::spawn(async move {
-            let mut opened = 1;
-            while let Some(t) = r.next_increase_ns(clock.now_ns().saturating_sub(start_ns)) {
-                let at = clock.instant_at(start_ns + t);
-                tokio::time::sleep_until(tokio::time::Instant::from_std(at)).await;
-                let limit = r.limit_at(clock.now_ns().saturating_sub(start_ns));
-                if limit > opened {
-                    sem.add_permits(limit - opened);
-                    opened = limit;
-                }
-            }
-        });
+        open_as_ramped(sem, r, engine.clock, start_ns);
     }
     let mut tasks = tokio::task::JoinSet::new();
     while let Some((claim, planned_ns, due)) = rx.recv().await {
@@ -496,4 +486,49 @@ pub(super) fn lower_timer_slack() {
     unsafe {
         libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong, 0, 0, 0);
     }
+}
+
+/// `sem` holds one permit; add the others as the ramp's limit rises (a task that ends when
+/// the target is reached).
+fn open_as_ramped(
+    sem: Arc<tokio::sync::Semaphore>,
+    r: ConcurrencyRamp,
+    clock: Clock,
+    start_ns: u64,
+) {
+    tokio::spawn(async move {
+        let mut opened = 1;
+        while let Some(t) = r.next_increase_ns(clock.now_ns().saturating_sub(start_ns)) {
+            let at = clock.instant_at(start_ns + t);
+            tokio::time::sleep_until(tokio::time::Instant::from_std(at)).await;
+            let limit = r.limit_at(clock.now_ns().saturating_sub(start_ns));
+            if limit > opened {
+                sem.add_permits(limit - opened);
+                opened = limit;
+            }
+        }
+    });
+}
+
+/// The phase's `--prefill-concurrency` places; with a prefill ramp they start at one and
+/// open as `--concurrency-ramp-duration` opens slots (AIPerf ramps both the same way).
+fn prefill_places(
+    engine: &Arc<Engine>,
+    spec: &PhaseSpec,
+    start_ns: u64,
+) -> Option<Arc<tokio::sync::Semaphore>> {
+    let n = spec.prefill_concurrency?;
+    // The plan checked the duration; an invalid one leaves the cap unramped.
+    let ramp = spec
+        .prefill_ramp
+        .and_then(|d| ConcurrencyRamp::new(n, d).ok());
+    let sem = Arc::new(tokio::sync::Semaphore::new(if ramp.is_some() {
+        1
+    } else {
+        n
+    }));
+    if let Some(r) = ramp {
+        open_as_ramped(sem.clone(), r, engine.clock, start_ns);
+    }
+    Some(sem)
 }

@@ -16,6 +16,7 @@ use bytes::Bytes;
 use inferbench_core::connection_plan::ReuseStrategy;
 use inferbench_core::evidence::{PhaseWindow, StopReason};
 use inferbench_core::plan::EndpointType;
+use inferbench_core::rate_series::RateSeries;
 use inferbench_core::record::{Phase, Record};
 use inferbench_core::schedule::ArrivalPattern;
 use tokio::sync::{mpsc, watch};
@@ -79,6 +80,8 @@ pub enum LoadMode {
         pattern: ArrivalPattern,
         rate: f64,
         ramp: Option<Duration>,
+        /// `--request-rate-series`: after the ramp the rate follows these points.
+        series: Option<Arc<RateSeries>>,
         ceiling: Option<usize>,
         /// `--concurrency-ramp-duration` with a ceiling: the ceiling rises from 1 to N.
         ceiling_ramp: Option<Duration>,
@@ -114,6 +117,9 @@ pub struct PhaseSpec {
     /// request waits for a place before it starts (its planned time stays, so the wait shows
     /// as schedule lag).
     pub prefill_concurrency: Option<usize>,
+    /// `--prefill-concurrency-ramp-duration`: the prefill places open from 1 to
+    /// `prefill_concurrency` over it, as the concurrency ramp opens slots.
+    pub prefill_ramp: Option<Duration>,
     /// `--failed-request-threshold`: (ratio, records needed before it is armed). Once at
     /// least that many records ended, a failed/total ratio above it cancels the run.
     pub failed_request_threshold: Option<(f64, u64)>,
@@ -168,6 +174,7 @@ impl EngineConfig {
                 duration: None,
                 grace: None,
                 prefill_concurrency: None,
+                prefill_ramp: None,
                 failed_request_threshold: None,
             });
         }
@@ -181,6 +188,7 @@ impl EngineConfig {
             duration: None,
             grace: None,
             prefill_concurrency: None,
+            prefill_ramp: None,
             failed_request_threshold: None,
         });
         v

@@ -310,6 +310,7 @@ async fn a_fixed_schedule_plans_each_request_at_its_offset() {
             duration: None,
             grace: None,
             prefill_concurrency: None,
+            prefill_ramp: None,
             failed_request_threshold: None,
         }],
         cancellation: None,

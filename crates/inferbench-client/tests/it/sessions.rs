@@ -114,6 +114,7 @@ fn config(addr: std::net::SocketAddr, mode: LoadMode, count: Option<u64>) -> Eng
             duration: None,
             grace: None,
             prefill_concurrency: None,
+            prefill_ramp: None,
             failed_request_threshold: None,
         }],
         cancellation: None,

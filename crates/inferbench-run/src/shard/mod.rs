@@ -194,6 +194,7 @@ pub fn apply(p: &mut Prepared) -> Result<(), Failure> {
             pattern,
             rate,
             ramp,
+            series,
             ceiling,
             ceiling_ramp,
         } => {
@@ -206,12 +207,15 @@ pub fn apply(p: &mut Prepared) -> Result<(), Failure> {
             let label = format!("arrivals.{}", phase.phase.as_str());
             let mut schedule = RateSchedule::new(pattern, rate, ramp, seed, &label)
                 .map_err(|e| Failure::input(e.to_string()))?;
+            if let Some(s) = &series {
+                schedule = schedule.with_series(s.clone());
+            }
             let mut draw = || Some((Some(schedule.next_offset_ns()), order()));
             let list = frozen(count, &turns, &mut draw, limit, until)?;
             concurrency = ceiling
                 .map(|c| split_concurrency(c, count, index, "--concurrency"))
                 .transpose()?;
-            describe = json!({"mode": "rate", "rate": rate, "pattern": format!("{pattern:?}"), "ramp_ns": ramp.map(|d| d.as_nanos() as u64), "ceiling": ceiling});
+            describe = json!({"mode": "rate", "rate": rate, "pattern": format!("{pattern:?}"), "ramp_ns": ramp.map(|d| d.as_nanos() as u64), "series": series.as_deref(), "ceiling": ceiling});
             phase.mode = fixed_of(&list, index, concurrency);
             sessions = Some(list);
         }
@@ -240,6 +244,11 @@ pub fn apply(p: &mut Prepared) -> Result<(), Failure> {
                 "--user-centric-rate with --shard-count: not built (a user's requests are planned from its index among all users)",
             ));
         }
+    }
+    if phase.prefill_ramp.is_some() {
+        return Err(Failure::input(
+            "--prefill-concurrency-ramp-duration with --shard-count: not built (each shard would open its own places from 1)",
+        ));
     }
     if let Some(pc) = phase.prefill_concurrency {
         phase.prefill_concurrency = Some(split_concurrency(

@@ -34,6 +34,7 @@ fn rate_plan() -> inferbench_core::RunPlan {
         smoothness: None,
         ramp_s: None,
         ceiling: None,
+        series: None,
     });
     plan
 }

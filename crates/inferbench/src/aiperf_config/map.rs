@@ -493,10 +493,23 @@ fn profiling_phase(file: &str, at: &str, p: &Value, out: &mut Vec<String>) -> Re
     match ty.as_str() {
         "concurrency" => {}
         "poisson" | "gamma" | "constant" => {
-            let Some(rate) = p.num("rate")? else {
-                return Err(p.err("rate", "missing"));
-            };
-            out.extend(["--request-rate".into(), fmt_num(rate)]);
+            match (p.num("rate")?, p.take("rateSeries")) {
+                (Some(_), Some(_)) => {
+                    return Err(p.err("rateSeries", "rate and rateSeries are mutually exclusive"));
+                }
+                (Some(rate), None) => out.extend(["--request-rate".into(), fmt_num(rate)]),
+                (None, Some(v)) => match v.get("path").and_then(Value::as_str) {
+                    Some(path) => out.extend(["--request-rate-series".into(), path.into()]),
+                    // Inline points would need a file for the flag; the path form maps.
+                    None => {
+                        return Err(p.err(
+                            "rateSeries.points",
+                            "inline points are not built: write them to a JSON file and give rateSeries.path",
+                        ));
+                    }
+                },
+                (None, None) => return Err(p.err("rate", "missing (or rateSeries)")),
+            }
             out.extend(["--arrival-pattern".into(), ty.clone()]);
             if ty == "gamma"
                 && let Some(s) = p.num("smoothness")?
@@ -540,6 +553,9 @@ fn profiling_phase(file: &str, at: &str, p: &Value, out: &mut Vec<String>) -> Re
     if let Some(r) = p.seconds("concurrencyRamp")? {
         out.extend(["--concurrency-ramp-duration".into(), fmt_num(r)]);
     }
+    if let Some(r) = p.seconds("prefillRamp")? {
+        out.extend(["--prefill-concurrency-ramp-duration".into(), fmt_num(r)]);
+    }
     if let Some(t) = p.num("failedRequestThreshold")? {
         out.extend(["--failed-request-threshold".into(), fmt_num(t)]);
     }
@@ -568,6 +584,12 @@ fn warmup_phase(file: &str, at: &str, p: &Value, out: &mut Vec<String>) -> Resul
     }
     if let Some(r) = p.seconds("concurrencyRamp")? {
         out.extend(["--warmup-concurrency-ramp-duration".into(), fmt_num(r)]);
+    }
+    if let Some(r) = p.seconds("prefillRamp")? {
+        out.extend([
+            "--warmup-prefill-concurrency-ramp-duration".into(),
+            fmt_num(r),
+        ]);
     }
     p.done()
 }

@@ -455,3 +455,19 @@ fn aiperf_config_cli_maps_multirun_artifacts_and_slos() {
         "x.yaml: multiRun.setConsistentSeed false: not built in inferbench plans"
     );
 }
+
+#[test]
+fn aiperf_config_rate_series_and_prefill_ramps_map_to_their_flags() {
+    let f = ok("ours/rate_series.yaml", &Options::default());
+    let has = |pair: &[&str]| f.windows(2).any(|w| w == s(pair).as_slice());
+    assert!(has(&["--request-rate-series", "series.json"]), "{f:?}");
+    assert!(!f.iter().any(|x| x == "--request-rate"), "{f:?}");
+    assert!(
+        has(&["--prefill-concurrency-ramp-duration", "1.5"]),
+        "{f:?}"
+    );
+    assert!(
+        has(&["--warmup-prefill-concurrency-ramp-duration", "2"]),
+        "{f:?}"
+    );
+}

@@ -96,6 +96,23 @@ pub struct AiperfArgs {
     /// How settling is judged: ci_width (default) or cv.
     #[arg(long = "convergence-mode", value_enum)]
     pub convergence_mode: Option<ConvergenceModeArg>,
+    /// A JSON file of request-rate points (`[{"time_s": 0, "qps": 2}, …]` or
+    /// `{"points": […]}`): the rate follows them piecewise-linearly after any rate ramp,
+    /// in place of --request-rate (docs/load-shapes.md).
+    #[arg(long = "request-rate-series", value_name = "FILE.json")]
+    pub request_rate_series: Option<String>,
+    /// Seconds over which the --prefill-concurrency cap rises from 1 to its target.
+    #[arg(
+        long = "prefill-concurrency-ramp-duration",
+        allow_negative_numbers = true
+    )]
+    pub prefill_concurrency_ramp_duration: Option<f64>,
+    /// --prefill-concurrency-ramp-duration of the warmup phase (default: the profiling one).
+    #[arg(
+        long = "warmup-prefill-concurrency-ramp-duration",
+        allow_negative_numbers = true
+    )]
+    pub warmup_prefill_concurrency_ramp_duration: Option<f64>,
 }
 
 impl AiperfArgs {

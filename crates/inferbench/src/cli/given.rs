@@ -23,6 +23,10 @@ const WARMUP_LOAD: &[(&str, &str)] = &[
     ("warmup_prefill_concurrency", "--warmup-prefill-concurrency"),
     ("warmup_arrival_pattern", "--warmup-arrival-pattern"),
     ("warmup_grace_period", "--warmup-grace-period"),
+    (
+        "warmup_prefill_concurrency_ramp_duration",
+        "--warmup-prefill-concurrency-ramp-duration",
+    ),
 ];
 
 /// Flags `inspect` takes (it shares profile's flags) but never uses: it sends `--count`
@@ -71,6 +75,15 @@ const INSPECT_IGNORES: &[(&str, &str)] = &[
     ("warmup_request_rate", "--warmup-request-rate"),
     ("warmup_arrival_pattern", "--warmup-arrival-pattern"),
     ("warmup_grace_period", "--warmup-grace-period"),
+    ("request_rate_series", "--request-rate-series"),
+    (
+        "prefill_concurrency_ramp_duration",
+        "--prefill-concurrency-ramp-duration",
+    ),
+    (
+        "warmup_prefill_concurrency_ramp_duration",
+        "--warmup-prefill-concurrency-ramp-duration",
+    ),
     ("parameter_sweep_mode", "--parameter-sweep-mode"),
     ("parameter_sweep_same_seed", "--parameter-sweep-same-seed"),
     ("set_consistent_seed", "--set-consistent-seed"),
@@ -146,9 +159,10 @@ fn profile_errors(m: &ArgMatches) -> Result<(), String> {
             if warmup.len() == 1 { "needs" } else { "need" }
         ));
     }
-    if given(m, "arrival_pattern") && !given(m, "request_rate") {
+    if given(m, "arrival_pattern") && !given(m, "request_rate") && !given(m, "request_rate_series")
+    {
         return Err(
-            "--arrival-pattern needs --request-rate: without a rate, each request is sent as a concurrency slot frees"
+            "--arrival-pattern needs --request-rate or --request-rate-series: without a rate, each request is sent as a concurrency slot frees"
                 .into(),
         );
     }

@@ -20,6 +20,7 @@ mod declare;
 mod gate_args;
 mod given;
 mod limits;
+mod load_shape_args;
 mod plan;
 mod plan_args;
 mod profile_args;

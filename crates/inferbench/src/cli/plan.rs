@@ -397,20 +397,25 @@ pub fn build_plan(a: &ProfileArgs, argv: &[String], cell: &CellValues) -> Result
     let span = |name: &str, v: Option<f64>| -> Result<Option<f64>, String> {
         v.map(|x| positive_seconds(name, x).map(|_| x)).transpose()
     };
-    let rate = positive("--request-rate", cell.request_rate)?;
+    let series = super::load_shape_args::rate_series(a)?;
+    let (prefill_ramp, warmup_prefill_ramp) = super::load_shape_args::prefill_ramps(a)?;
+    // A series sets the rate: its first point is where it starts (the ramp's target).
+    let rate = match &series {
+        Some(s) => Some(s.initial_qps()),
+        None => positive("--request-rate", cell.request_rate)?,
+    };
     let smoothness = positive("--arrival-smoothness", a.arrival_smoothness)?;
     let ramp_s = span("--request-rate-ramp-duration", a.request_rate_ramp_duration)?;
     let duration = span("--benchmark-duration", cell.benchmark_duration)?;
     let warmup_duration = span("--warmup-duration", a.warmup_duration)?;
     let concurrency_ramp = span("--concurrency-ramp-duration", a.concurrency_ramp_duration)?;
     if let Some(r) = rate {
-        rate_fits(
-            "--request-rate",
-            r,
-            request_count,
-            ramp_s.unwrap_or(0.0),
-            duration,
-        )?;
+        let (flag, r) = match &series {
+            // The slowest point bounds the run's span.
+            Some(s) => ("--request-rate-series", s.min_qps()),
+            None => ("--request-rate", r),
+        };
+        rate_fits(flag, r, request_count, ramp_s.unwrap_or(0.0), duration)?;
     }
     if concurrency_ramp.is_some() && rate.is_some() && cell.concurrency.is_none() {
         return Err(
@@ -452,7 +457,7 @@ pub fn build_plan(a: &ProfileArgs, argv: &[String], cell: &CellValues) -> Result
     };
     if a.aiperf.warmup_arrival_pattern.is_some()
         && a.warmup_request_rate.is_none()
-        && cell.request_rate.is_none()
+        && rate.is_none()
     {
         return Err("--warmup-arrival-pattern needs --warmup-request-rate or --request-rate (a warmup without a rate is paced by concurrency)".into());
     }
@@ -547,6 +552,7 @@ pub fn build_plan(a: &ProfileArgs, argv: &[String], cell: &CellValues) -> Result
         smoothness,
         ramp_s,
         ceiling: cell.concurrency,
+        series: series.clone(),
     });
     let tokenizer = TokenizerSpec::from_flag(a.tokenizer.as_deref());
     let explicit_dir = a.artifact_dir.is_some();
@@ -659,6 +665,8 @@ pub fn build_plan(a: &ProfileArgs, argv: &[String], cell: &CellValues) -> Result
             warmup_duration_s: warmup_duration,
             concurrency_ramp_s: concurrency_ramp,
             prefill_concurrency: cell.prefill_concurrency,
+            prefill_concurrency_ramp_s: prefill_ramp,
+            warmup_prefill_concurrency_ramp_s: warmup_prefill_ramp,
             warmup_concurrency_ramp_s: warmup_conc_ramp,
             warmup_request_rate_ramp_s: warmup_rate_ramp,
             warmup_prefill_concurrency: a.warmup_prefill_concurrency,

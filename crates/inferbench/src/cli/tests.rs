@@ -168,8 +168,8 @@ fn unbuilt_flags_are_errors_that_say_so() {
         e.contains("--no-sweep-table") && e.contains("not implement"),
         "{e}"
     );
-    let e = parse(&["profile", "--request-rate-series", "[]"]).unwrap_err();
-    assert!(e.contains("--request-rate-series"), "{e}");
+    let e = parse(&["profile", "--num-warmup-sessions", "2"]).unwrap_err();
+    assert!(e.contains("--num-warmup-sessions"), "{e}");
     let e = parse(&["profile", "--endpoint-type", "image_generation"]).unwrap_err();
     assert!(
         e.contains("image_generation") && e.contains("not implemented"),
@@ -486,4 +486,97 @@ fn every_magic_list_flag_sweeps() {
     // NaN cannot pass as "not given".
     let (p, _) = profile_of(&["--benchmark-duration", "5,nan"]);
     assert!(cells(&p).unwrap_err().contains("--benchmark-duration"));
+}
+
+#[test]
+fn a_rate_series_file_sets_the_rate_and_lands_in_the_plan() {
+    let dir = std::env::temp_dir().join(format!("ib-series-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let good = dir.join("good.json");
+    std::fs::write(
+        &good,
+        r#"{"points":[{"time_s":0,"qps":4},{"time_s":2,"qps":1}]}"#,
+    )
+    .unwrap();
+    let good = good.to_str().unwrap();
+    let p = parse(&["profile", "--request-rate-series", good]).unwrap();
+    let r = p.load.request_rate.unwrap();
+    // The first point is the starting rate; the points are kept as given.
+    assert_eq!(r.rate, 4.0);
+    let pts = r.series.unwrap();
+    assert_eq!(pts.points().len(), 2);
+    assert_eq!((pts.points()[1].time_s, pts.points()[1].qps), (2.0, 1.0));
+    // It replaces --request-rate, so the two together are an error.
+    let e = parse(&[
+        "profile",
+        "--request-rate-series",
+        good,
+        "--request-rate",
+        "2",
+    ])
+    .unwrap_err();
+    assert!(
+        e.contains("--request-rate-series and --request-rate"),
+        "{e}"
+    );
+    // A bad file: one line naming the flag, the file and the point.
+    let bad = dir.join("bad.json");
+    std::fs::write(&bad, r#"[{"time_s":0,"qps":4},{"time_s":0,"qps":1}]"#).unwrap();
+    let bad = bad.to_str().unwrap();
+    let e = parse(&["profile", "--request-rate-series", bad]).unwrap_err();
+    assert!(
+        e.starts_with(&format!("--request-rate-series {bad}: point 1: time_s")),
+        "{e}"
+    );
+    let e = parse(&["profile", "--request-rate-series", "/nonexistent/x.json"]).unwrap_err();
+    assert!(e.contains("cannot read"), "{e}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn prefill_ramps_need_a_prefill_cap_and_fall_back_for_the_warmup() {
+    let e = parse(&["profile", "--prefill-concurrency-ramp-duration", "2"]).unwrap_err();
+    assert!(e.contains("needs --prefill-concurrency"), "{e}");
+    let e = parse(&[
+        "profile",
+        "--prefill-concurrency",
+        "2",
+        "--prefill-concurrency-ramp-duration",
+        "0",
+    ])
+    .unwrap_err();
+    assert!(e.contains("--prefill-concurrency-ramp-duration"), "{e}");
+    let e = parse(&[
+        "profile",
+        "--warmup-request-count",
+        "2",
+        "--warmup-prefill-concurrency-ramp-duration",
+        "1",
+    ])
+    .unwrap_err();
+    assert!(
+        e.contains("needs --warmup-prefill-concurrency or --prefill-concurrency"),
+        "{e}"
+    );
+    let p = parse(&[
+        "profile",
+        "--prefill-concurrency",
+        "4",
+        "--prefill-concurrency-ramp-duration",
+        "2.5",
+    ])
+    .unwrap();
+    assert_eq!(p.load.prefill_concurrency_ramp_s, Some(2.5));
+    assert_eq!(p.load.warmup_prefill_concurrency_ramp_s, None);
+    let p = parse(&[
+        "profile",
+        "--warmup-request-count",
+        "2",
+        "--warmup-prefill-concurrency",
+        "3",
+        "--warmup-prefill-concurrency-ramp-duration",
+        "1",
+    ])
+    .unwrap();
+    assert_eq!(p.load.warmup_prefill_concurrency_ramp_s, Some(1.0));
 }

@@ -7,9 +7,6 @@ use super::Cli;
 /// AIPerf `profile` flags that inferbench accepts by name but has not built yet. Using one
 /// is an error that says so, never a silent no-op. (name, takes a value)
 pub const UNBUILT_FLAGS: &[(&str, bool)] = &[
-    ("prefill-concurrency-ramp-duration", true),
-    ("request-rate-series", true),
-    ("warmup-prefill-concurrency-ramp-duration", true),
     ("num-warmup-sessions", true),
     ("variant", true),
     ("sweep-variant", true),

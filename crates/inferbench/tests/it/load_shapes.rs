@@ -468,15 +468,13 @@ fn a_sweep_runs_every_cell_into_its_own_directory() {
     );
 }
 
-#[test]
-fn prefill_concurrency_keeps_one_request_waiting_for_its_first_token() {
-    let dir = tmpdir("prefill");
-    let o = run(&[
-        "profile",
-        "--concurrency",
-        "4",
-        "--prefill-concurrency",
-        "1",
+/// Runs 12 streamed requests at concurrency 4 with `prefill` flags and checks that no two
+/// requests ever waited for their first token at once, while decode overlapped.
+fn one_request_waits_for_its_first_token_at_a_time(name: &str, prefill: &[&str]) {
+    let dir = tmpdir(name);
+    let mut args = vec!["profile", "--concurrency", "4"];
+    args.extend(prefill);
+    args.extend([
         "--request-count",
         "12",
         "--streaming",
@@ -493,6 +491,7 @@ fn prefill_concurrency_keeps_one_request_waiting_for_its_first_token() {
         "--artifact-dir",
         dir.to_str().unwrap(),
     ]);
+    let o = run(&args);
     assert!(o.status.success(), "{}", stderr(&o));
     let (_, recs) = evidence(&dir);
     // (start, first token) of every request: with one place, these never overlap.
@@ -520,6 +519,26 @@ fn prefill_concurrency_keeps_one_request_waiting_for_its_first_token() {
     // Decode overlaps: several requests are in flight at once.
     let s = summary(&dir);
     assert!(s["in_flight_requests"]["max"].as_f64().unwrap() >= 2.0);
+}
+
+#[test]
+fn prefill_concurrency_keeps_one_request_waiting_for_its_first_token() {
+    one_request_waits_for_its_first_token_at_a_time("prefill", &["--prefill-concurrency", "1"]);
+}
+
+#[test]
+fn a_prefill_ramp_starts_the_cap_at_one() {
+    // Cap 4 ramped over 600 s: limit 1 + ⌊3·t/600⌋ stays 1 for the first 200 s, far longer
+    // than this run, so the ramp alone keeps one request waiting at a time.
+    one_request_waits_for_its_first_token_at_a_time(
+        "prefill-ramp",
+        &[
+            "--prefill-concurrency",
+            "4",
+            "--prefill-concurrency-ramp-duration",
+            "600",
+        ],
+    );
 }
 
 #[test]
@@ -657,4 +676,49 @@ fn live_artifacts_validate_against_the_schemas() {
             "profile_export.jsonl line",
         );
     }
+}
+
+#[test]
+fn a_rate_series_plans_its_steps_and_is_recorded_in_the_manifest() {
+    let dir = tmpdir("series");
+    let file = dir.with_extension("series.json");
+    // One 0.1 s step at 100 req/s (a gap every 10 ms), then 200 req/s (5 ms).
+    std::fs::write(
+        &file,
+        r#"[{"time_s": 0, "qps": 100}, {"time_s": 0.1, "qps": 200}]"#,
+    )
+    .unwrap();
+    let mut args = vec![
+        "profile",
+        "--request-rate-series",
+        file.to_str().unwrap(),
+        "--arrival-pattern",
+        "constant",
+        "--request-count",
+        "14",
+        "--artifact-dir",
+        dir.to_str().unwrap(),
+    ];
+    args.extend(FAST);
+    let o = run(&args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let ms = |v: &[u64]| v.iter().map(|x| x * 1_000_000).collect::<Vec<_>>();
+    assert_eq!(
+        planned_offsets(&dir),
+        ms(&[0, 10, 20, 30, 40, 50, 60, 70, 80, 90, 100, 105, 110, 115])
+    );
+    let m = read_json(&dir.join("inferbench_manifest.json"));
+    let rate = &m["plan"]["load"]["request_rate"];
+    assert_eq!(rate["rate"], 100.0);
+    assert_eq!(
+        rate["series"][1],
+        serde_json::json!({"time_s": 0.1, "qps": 200.0})
+    );
+    let schema: Value = read_json(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/schemas/manifest.schema.json"),
+    );
+    let v = jsonschema::validator_for(&schema).unwrap();
+    let errors: Vec<String> = v.iter_errors(&m).map(|e| e.to_string()).collect();
+    assert!(errors.is_empty(), "{errors:?}");
+    let _ = std::fs::remove_file(&file);
 }
