@@ -79,6 +79,8 @@ pub enum EndpointType {
     /// Anthropic Messages API.
     Messages,
     Embeddings,
+    /// NVIDIA NIM embeddings: OpenAI's body for text inputs (image inputs are refused).
+    NimEmbeddings,
     NimRankings,
     HfTeiRankings,
     CohereRankings,
@@ -90,12 +92,13 @@ pub enum EndpointType {
 }
 
 impl EndpointType {
-    pub const ALL: [EndpointType; 11] = [
+    pub const ALL: [EndpointType; 12] = [
         EndpointType::Chat,
         EndpointType::Completions,
         EndpointType::Responses,
         EndpointType::Messages,
         EndpointType::Embeddings,
+        EndpointType::NimEmbeddings,
         EndpointType::NimRankings,
         EndpointType::HfTeiRankings,
         EndpointType::CohereRankings,
@@ -111,6 +114,7 @@ impl EndpointType {
             EndpointType::Responses => "responses",
             EndpointType::Messages => "messages",
             EndpointType::Embeddings => "embeddings",
+            EndpointType::NimEmbeddings => "nim_embeddings",
             EndpointType::NimRankings => "nim_rankings",
             EndpointType::HfTeiRankings => "hf_tei_rankings",
             EndpointType::CohereRankings => "cohere_rankings",
@@ -132,7 +136,7 @@ impl EndpointType {
             EndpointType::Completions => "/v1/completions",
             EndpointType::Responses => "/v1/responses",
             EndpointType::Messages => "/v1/messages",
-            EndpointType::Embeddings => "/v1/embeddings",
+            EndpointType::Embeddings | EndpointType::NimEmbeddings => "/v1/embeddings",
             EndpointType::NimRankings => "/v1/ranking",
             EndpointType::HfTeiRankings => "/rerank",
             EndpointType::CohereRankings => "/v2/rerank",
@@ -155,6 +159,7 @@ impl EndpointType {
         !matches!(
             self,
             EndpointType::Embeddings
+                | EndpointType::NimEmbeddings
                 | EndpointType::NimRankings
                 | EndpointType::HfTeiRankings
                 | EndpointType::CohereRankings
@@ -166,6 +171,7 @@ impl EndpointType {
         !matches!(
             self,
             EndpointType::Embeddings
+                | EndpointType::NimEmbeddings
                 | EndpointType::NimRankings
                 | EndpointType::HfTeiRankings
                 | EndpointType::CohereRankings

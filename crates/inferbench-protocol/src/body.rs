@@ -195,6 +195,7 @@ pub fn max_output_tokens(endpoint: EndpointType, body: &Map<String, Value>) -> O
                 .or_else(tgi);
         }
         EndpointType::Embeddings
+        | EndpointType::NimEmbeddings
         | EndpointType::NimRankings
         | EndpointType::HfTeiRankings
         | EndpointType::CohereRankings => &[],

@@ -140,6 +140,7 @@ pub fn decode_stream_message(
         EndpointType::HuggingfaceGenerate => other::decode_tgi_event(data),
         // These APIs do not stream; a server that sends an event anyway sends the body.
         EndpointType::Embeddings
+        | EndpointType::NimEmbeddings
         | EndpointType::NimRankings
         | EndpointType::HfTeiRankings
         | EndpointType::CohereRankings => other::decode_vectors(endpoint, data),
@@ -156,6 +157,7 @@ pub fn decode_response_body(endpoint: EndpointType, data: &str) -> Result<Decode
         EndpointType::Messages => messages::decode_body(data),
         EndpointType::HuggingfaceGenerate => other::decode_tgi_body(data),
         EndpointType::Embeddings
+        | EndpointType::NimEmbeddings
         | EndpointType::NimRankings
         | EndpointType::HfTeiRankings
         | EndpointType::CohereRankings => other::decode_vectors(endpoint, data),

@@ -15,7 +15,7 @@ pub(super) fn decode_vectors(endpoint: EndpointType, data: &str) -> Result<Decod
         return Ok(error_decoded(e));
     }
     let (ok, expected) = match endpoint {
-        EndpointType::Embeddings => (
+        EndpointType::Embeddings | EndpointType::NimEmbeddings => (
             v.get("data")
                 .and_then(Value::as_array)
                 .is_some_and(|items| {
@@ -345,6 +345,10 @@ mod tests {
         let d = decode_response_body(EndpointType::Embeddings, body).unwrap();
         assert_eq!(d.content, None);
         assert_eq!(d.usage, Some(json!({"prompt_tokens":8,"total_tokens":8})));
+        // NIM answers in OpenAI's shape.
+        let nim = decode_response_body(EndpointType::NimEmbeddings, body).unwrap();
+        assert_eq!((nim.content, nim.usage), (None, d.usage.clone()));
+        assert!(decode_response_body(EndpointType::NimEmbeddings, r#"{"data":[]}"#).is_err());
         for bad in [
             r#"{"data":[]}"#,
             r#"{"data":[{"object":"list"}]}"#,

@@ -305,7 +305,8 @@ pub fn build_turn_body(
                 body.insert("tools".into(), tools.clone());
             }
         }
-        EndpointType::Embeddings => {
+        // NIM's API is a superset of OpenAI's: for text inputs its body is the same.
+        EndpointType::Embeddings | EndpointType::NimEmbeddings => {
             body.insert("model".into(), Value::from(model));
             body.insert("input".into(), Value::from(non_empty(&turn.texts)));
         }

@@ -392,6 +392,14 @@ fn embeddings_and_rankings_bodies() {
         body_of(&p, &texts(&["a", "b"])),
         r#"{"model":"m","input":["a","b"],"encoding_format":"float"}"#
     );
+    // NIM embeddings with text inputs: the same body as OpenAI's (AIPerf's NIM endpoint only
+    // differs when images are given).
+    p.endpoint_type = EndpointType::NimEmbeddings;
+    assert_eq!(
+        body_of(&p, &texts(&["a", "", "b"])),
+        r#"{"model":"m","input":["a","b"],"encoding_format":"float"}"#
+    );
+    p.endpoint_type = EndpointType::Embeddings;
     let turn = TurnInput {
         query: Some("q".into()),
         passages: vec!["p1".into(), "p2".into()],

@@ -201,6 +201,7 @@ pub fn endpoint_type(arg: EndpointArg) -> Result<EndpointType, String> {
         EndpointArg::Responses => EndpointType::Responses,
         EndpointArg::Messages => EndpointType::Messages,
         EndpointArg::Embeddings => EndpointType::Embeddings,
+        EndpointArg::NimEmbeddings => EndpointType::NimEmbeddings,
         EndpointArg::NimRankings => EndpointType::NimRankings,
         EndpointArg::HfTeiRankings => EndpointType::HfTeiRankings,
         EndpointArg::CohereRankings => EndpointType::CohereRankings,

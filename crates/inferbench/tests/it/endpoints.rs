@@ -43,6 +43,7 @@ fn every_endpoint_type_runs_against_the_simulated_server() {
     ];
     let vector_endpoints = [
         "embeddings",
+        "nim_embeddings",
         "nim_rankings",
         "hf_tei_rankings",
         "cohere_rankings",
