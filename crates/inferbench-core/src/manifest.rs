@@ -45,6 +45,18 @@ pub struct TokenizerIdentity {
     /// `--apply-chat-template`: the template ISL was counted through.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub chat_template: Option<ChatTemplateIdentity>,
+    /// `--tokenizer-revision`: the revision asked for and the commit the local files are.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub revision: Option<TokenizerRevision>,
+}
+
+/// A tokenizer revision checked against a Hugging Face cache snapshot (never fetched).
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct TokenizerRevision {
+    /// As given: a branch, a tag or a commit hash.
+    pub requested: String,
+    /// The commit of the snapshot the tokenizer's files are in.
+    pub commit: String,
 }
 
 /// The chat template a run applied to its ISL counts, frozen: its file and hash, what it

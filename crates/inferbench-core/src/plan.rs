@@ -568,6 +568,10 @@ pub struct RunPlan {
     pub extra_inputs: serde_json::Map<String, serde_json::Value>,
     pub request_timeout_seconds: f64,
     pub tokenizer: TokenizerSpec,
+    /// `--tokenizer-revision`, checked against the tokenizer's cache snapshot (the manifest's
+    /// `tokenizer.revision` records the commit).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tokenizer_revision: Option<String>,
     pub use_server_token_count: bool,
     pub use_legacy_max_tokens: bool,
     pub isl: LengthDist,

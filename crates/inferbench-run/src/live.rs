@@ -10,7 +10,7 @@ use inferbench_client::resources::{ResourceSample, ResourceSummary};
 use inferbench_client::{Clock, Engine, EngineEvent, StopSignal};
 use inferbench_core::evidence::{EvidenceEnd, EvidenceHeader, StopReason};
 use inferbench_core::manifest::{Manifest, ServerIdentity, TokenizerIdentity};
-use inferbench_core::plan::{RunPlan, Target};
+use inferbench_core::plan::{RunPlan, Target, TokenizerSpec};
 use inferbench_core::record::EVIDENCE_SCHEMA_VERSION;
 use inferbench_telemetry::scrape::Trigger;
 
@@ -400,6 +400,15 @@ fn first_manifest(
             name: p.tokenizer.name().to_string(),
             sha256: p.tokenizer.sha256().to_string(),
             chat_template: crate::identity::chat_template_identity(&p.tokenizer),
+            // Checked when the plan was built; checked again here so that the manifest
+            // records what the files are at run time.
+            revision: match (&plan.tokenizer_revision, &plan.tokenizer) {
+                (Some(r), TokenizerSpec::HuggingFace { path }) => Some(
+                    inferbench_workload::tokenizer_revision::check_revision(path, r)
+                        .map_err(Failure::input)?,
+                ),
+                _ => None,
+            },
         },
         dataset: p.dataset.clone(),
         random_seed: Some(p.seed),

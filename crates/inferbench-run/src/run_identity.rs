@@ -237,6 +237,10 @@ pub fn measured(f: &Facts<'_>) -> Identity {
         put("server_models", json!(d));
     }
     put("tokenizer_digest", json!(sha(&m.tokenizer.sha256)));
+    // `--tokenizer-revision` was checked against the cache snapshot: the commit is known.
+    if let Some(r) = &m.tokenizer.revision {
+        put("tokenizer_revision", json!(r.commit));
+    }
     if let Some(b) = &m.tool.binary_sha256 {
         put("client_binary_digest", json!(sha(b)));
     }

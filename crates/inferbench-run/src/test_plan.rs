@@ -26,6 +26,7 @@ pub fn plan() -> RunPlan {
         extra_inputs: Default::default(),
         request_timeout_seconds: 600.0,
         tokenizer: TokenizerSpec::Builtin,
+        tokenizer_revision: None,
         use_server_token_count: false,
         use_legacy_max_tokens: false,
         isl: LengthDist {

@@ -12,6 +12,7 @@ pub mod sampler;
 pub mod sim_vocab;
 pub mod synthetic;
 pub mod tokenizer;
+pub mod tokenizer_revision;
 
 pub use corpus::Corpus;
 pub use error::WorkloadError;

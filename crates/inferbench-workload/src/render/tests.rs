@@ -21,6 +21,7 @@ fn plan(endpoint: EndpointType) -> RunPlan {
         extra_inputs: extra,
         request_timeout_seconds: 600.0,
         tokenizer: TokenizerSpec::Builtin,
+        tokenizer_revision: None,
         use_server_token_count: false,
         use_legacy_max_tokens: false,
         isl: LengthDist {

@@ -61,6 +61,11 @@ pub struct AiperfArgs {
     /// the flag is refused with that reason.
     #[arg(long = "tokenizer-trust-remote-code", action = ArgAction::SetTrue)]
     pub tokenizer_trust_remote_code: bool,
+    /// The revision the tokenizer must be (a branch, tag or commit; AIPerf's default is
+    /// main). Checked against the local Hugging Face cache snapshot the tokenizer's files are
+    /// in, never fetched; the manifest records the commit.
+    #[arg(long = "tokenizer-revision", value_name = "REV")]
+    pub tokenizer_revision: Option<String>,
     /// The order of a sweep's trials: repeated (trials outer) or independent (cells outer).
     #[arg(long = "parameter-sweep-mode", value_enum, default_value = "repeated")]
     pub parameter_sweep_mode: SweepModeArg,

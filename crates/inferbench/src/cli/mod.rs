@@ -29,6 +29,7 @@ mod routing_args;
 mod shard_args;
 mod telemetry_args;
 mod tls_args;
+mod tokenizer_flag;
 mod unbuilt;
 mod values;
 

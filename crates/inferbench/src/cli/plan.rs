@@ -556,6 +556,7 @@ pub fn build_plan(a: &ProfileArgs, argv: &[String], cell: &CellValues) -> Result
         series: series.clone(),
     });
     let tokenizer = TokenizerSpec::from_flag(a.tokenizer.as_deref());
+    let tokenizer_revision = super::tokenizer_flag::tokenizer_revision(a, &tokenizer)?;
     let explicit_dir = a.artifact_dir.is_some();
     let dir = a
         .artifact_dir
@@ -623,6 +624,7 @@ pub fn build_plan(a: &ProfileArgs, argv: &[String], cell: &CellValues) -> Result
         headers,
         extra_inputs,
         request_timeout_seconds: a.request_timeout_seconds,
+        tokenizer_revision,
         tokenizer,
         use_server_token_count: a.use_server_token_count,
         use_legacy_max_tokens: a.use_legacy_max_tokens,

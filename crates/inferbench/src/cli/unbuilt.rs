@@ -11,7 +11,6 @@ pub const UNBUILT_FLAGS: &[(&str, bool)] = &[
     ("variant", true),
     ("sweep-variant", true),
     ("no-sweep-table", false),
-    ("tokenizer-revision", true),
 ];
 
 /// Add the unbuilt flags to the `profile` subcommand, hidden, so that clap accepts them and

@@ -37,6 +37,7 @@ mod sweep_trials;
 mod telemetry;
 mod timeslices;
 mod tls;
+mod tokenizer_revision;
 mod trace_tools;
 mod version;
 mod warmup_flags;

@@ -247,6 +247,7 @@ pub fn plan() -> RunPlan {
         extra_inputs: serde_json::from_str(r#"{"ignore_eos":true,"min_tokens":16}"#).unwrap(),
         request_timeout_seconds: 21600.0,
         tokenizer: TokenizerSpec::Builtin,
+        tokenizer_revision: None,
         use_server_token_count: false,
         use_legacy_max_tokens: false,
         isl: LengthDist {
@@ -313,6 +314,7 @@ pub fn manifest() -> Manifest {
         plan: plan(),
         tokenizer: TokenizerIdentity {
             chat_template: None,
+            revision: None,
             name: "builtin:o200k_base".into(),
             sha256: "ab".repeat(32),
         },
