@@ -173,6 +173,9 @@ pub fn flags_for(
         if let Some(n) = t.string("name")? {
             out.extend(["--tokenizer".into(), n]);
         }
+        if let Some(r) = t.string("revision")? {
+            out.extend(["--tokenizer-revision".into(), r]);
+        }
         if t.take("applyChatTemplate") == Some(Value::Bool(true)) {
             out.push("--apply-chat-template".into());
         }
@@ -547,13 +550,25 @@ fn profiling_phase(file: &str, at: &str, p: &Value, out: &mut Vec<String>) -> Re
     if let Some(g) = p.seconds("gracePeriod")? {
         out.extend(["--benchmark-grace-period".into(), fmt_num(g)]);
     }
-    if let Some(c) = p.uint("prefillConcurrency")? {
+    let prefill_cap = p.uint("prefillConcurrency")?;
+    if let Some(c) = prefill_cap {
         out.extend(["--prefill-concurrency".into(), c.to_string()]);
     }
     if let Some(r) = p.seconds("concurrencyRamp")? {
         out.extend(["--concurrency-ramp-duration".into(), fmt_num(r)]);
     }
     if let Some(r) = p.seconds("prefillRamp")? {
+        // AIPerf runs such a phase and skips the ramp in silence; here a setting that would
+        // do nothing is refused, as the flag is (docs/aiperf-config.md).
+        if prefill_cap.is_none() {
+            return Err(p.err(
+                "prefillRamp",
+                format!(
+                    "{} s without prefillConcurrency in the phase: refused (the ramp opens the prefill cap, and there is none to open; AIPerf ignores it)",
+                    fmt_num(r)
+                ),
+            ));
+        }
         out.extend(["--prefill-concurrency-ramp-duration".into(), fmt_num(r)]);
     }
     if let Some(t) = p.num("failedRequestThreshold")? {

@@ -86,7 +86,9 @@ const TEMPLATES: &[(&str, usize, Option<&str>)] = &[
     (
         "ramping.yaml",
         1,
-        Some("benchmark.phases[1].prefillRamp 30.0: not built"),
+        Some(
+            "benchmark.phases[1].prefillRamp: 30 s without prefillConcurrency in the phase: refused",
+        ),
     ),
     (
         "request_cancellation.yaml",
@@ -240,6 +242,56 @@ fn every_template_validates_and_expands_or_is_refused_by_name() {
             assert!(e.contains(&format!("{f}: {part}")), "{name}: {e}");
             assert_eq!(e.lines().count(), 1, "{name}: one line: {e}");
         }
+    }
+}
+
+/// Every one-cell template inferbench runs, run against the simulated server at a small
+/// size (the sizes overridden on the command line, as AIPerf lets flags override a file): it
+/// completes, its requests succeed, and its summary is written. The sweeps run in
+/// `profile_config_runs_a_grid_sweep_of_the_file`.
+#[test]
+fn every_runnable_template_runs_small_against_the_simulated_server() {
+    let runnable: Vec<&str> = TEMPLATES
+        .iter()
+        .filter(|(_, cells, refused)| *cells == 1 && refused.is_none())
+        .map(|t| t.0)
+        .collect();
+    assert!(runnable.len() >= 5, "{runnable:?}");
+    for name in runnable {
+        let f = template(name).display().to_string();
+        let dir = crate::common::tmpdir("template-run");
+        let d = dir.display().to_string();
+        let o = run(&[
+            "profile",
+            "-f",
+            &f,
+            "--simulated",
+            "--request-count",
+            "4",
+            "--isl",
+            "16",
+            "--osl",
+            "4",
+            "--benchmark-duration",
+            "0.5",
+            "--benchmark-grace-period",
+            "5",
+            "--warmup-request-count",
+            "2",
+            "--ui",
+            "none",
+            "--artifact-dir",
+            &d,
+        ]);
+        assert_eq!(o.status.code(), Some(0), "{name}: {}", stderr(&o));
+        let s = crate::common::read_json(&dir.join("profile_export_aiperf.json"));
+        let ok = s["request_count"]["avg"].as_f64().unwrap_or(0.0);
+        assert!(ok >= 1.0, "{name}: {}", s["request_count"]);
+        assert_eq!(
+            s["error_request_count"]["avg"].as_f64().unwrap_or(0.0),
+            0.0,
+            "{name}"
+        );
     }
 }
 
