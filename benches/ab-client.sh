@@ -10,12 +10,15 @@ A=$1
 B=$2
 ROUNDS=${3:-3}
 WORK=$(mktemp -d)
-trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$WORK"' EXIT
+# The servers start inside command substitutions (not jobs of this shell): their pids go to
+# a file, and the exit trap stops them.
+trap 'kill $(cat "$WORK"/*.pid 2>/dev/null) 2>/dev/null || true; rm -rf "$WORK"' EXIT
 
 start() { # start LOG ARGS... : a mock-server; prints its URL
     local log=$1
     shift
     "$@" >/dev/null 2>"$log" &
+    echo $! >"$log.pid"
     for _ in $(seq 100); do
         grep -q "listening on" "$log" 2>/dev/null && break
         sleep 0.1
