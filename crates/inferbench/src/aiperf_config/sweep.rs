@@ -32,25 +32,37 @@ pub fn parameters(file: &str, sweep: &Value) -> Result<Vec<(String, Vec<Value>)>
         .collect()
 }
 
+/// The most cells a sweep may have (the command line's comma lists have the same limit).
+pub const MAX_CELLS: usize = 1000;
+
+/// Every combination of one index per list (`lens[k]` values in list k), the first list
+/// outermost; None once there would be more than `cap` (stopped early, never built).
+pub fn grid(lens: &[usize], cap: usize) -> Option<Vec<Vec<usize>>> {
+    let mut out: Vec<Vec<usize>> = vec![Vec::new()];
+    for &n in lens {
+        out = out
+            .into_iter()
+            .flat_map(|c| {
+                (0..n).map(move |i| {
+                    let mut c = c.clone();
+                    c.push(i);
+                    c
+                })
+            })
+            .collect();
+        if out.len() > cap {
+            return None;
+        }
+    }
+    Some(out)
+}
+
 /// The index of each parameter's value, per cell: grid (first parameter outermost) or zip.
 pub fn combos(file: &str, ty: &str, lens: &[usize]) -> Result<Vec<Vec<usize>>, String> {
     match ty {
-        "grid" => {
-            let mut out: Vec<Vec<usize>> = vec![Vec::new()];
-            for &n in lens {
-                out = out
-                    .into_iter()
-                    .flat_map(|c| {
-                        (0..n).map(move |i| {
-                            let mut c = c.clone();
-                            c.push(i);
-                            c
-                        })
-                    })
-                    .collect();
-            }
-            Ok(out)
-        }
+        "grid" => grid(lens, MAX_CELLS).ok_or_else(|| {
+            format!("{file}: sweep.parameters: more than {MAX_CELLS} cells: at most {MAX_CELLS}")
+        }),
         "zip" => {
             let n = lens.first().copied().unwrap_or(1);
             if lens.iter().any(|m| *m != n) {

@@ -471,3 +471,21 @@ fn aiperf_config_rate_series_and_prefill_ramps_map_to_their_flags() {
         "{f:?}"
     );
 }
+
+#[test]
+fn a_grid_is_every_combination_first_list_outermost_and_stops_past_its_cap() {
+    use super::sweep::grid;
+    assert_eq!(
+        grid(&[2, 3], 6),
+        Some(vec![
+            vec![0, 0],
+            vec![0, 1],
+            vec![0, 2],
+            vec![1, 0],
+            vec![1, 1],
+            vec![1, 2]
+        ])
+    );
+    assert_eq!(grid(&[2, 3], 5), None);
+    assert_eq!(grid(&[], 1), Some(vec![vec![]]));
+}

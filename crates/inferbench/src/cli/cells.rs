@@ -85,23 +85,10 @@ fn dims(a: &ProfileArgs) -> Vec<Dim> {
 fn combos(dims: &[Dim], zip: bool) -> Result<Vec<Vec<usize>>, String> {
     let lens: Vec<usize> = dims.iter().map(|d| d.values.len()).collect();
     if !zip {
-        let mut out: Vec<Vec<usize>> = vec![Vec::new()];
-        for &n in &lens {
-            out = out
-                .into_iter()
-                .flat_map(|c| {
-                    (0..n).map(move |i| {
-                        let mut c = c.clone();
-                        c.push(i);
-                        c
-                    })
-                })
-                .collect();
-            if out.len() > 1000 {
-                return Err("the sweep has more than 1000 cells: at most 1000".into());
-            }
-        }
-        return Ok(out);
+        use crate::aiperf_config::sweep::{MAX_CELLS, grid};
+        return grid(&lens, MAX_CELLS).ok_or_else(|| {
+            format!("the sweep has more than {MAX_CELLS} cells: at most {MAX_CELLS}")
+        });
     }
     let n = lens.iter().copied().find(|n| *n > 1).unwrap_or(1);
     if lens.iter().any(|m| *m > 1 && *m != n) {
@@ -135,9 +122,10 @@ pub fn cells(a: &ProfileArgs) -> Result<Vec<Cell>, String> {
         &dims,
         matches!(a.aiperf.sweep_type, super::SweepTypeArg::Zip),
     )?;
-    if combos.len() > 1000 {
+    let max = crate::aiperf_config::sweep::MAX_CELLS;
+    if combos.len() > max {
         return Err(format!(
-            "the sweep has {} cells: at most 1000",
+            "the sweep has {} cells: at most {max}",
             combos.len()
         ));
     }
