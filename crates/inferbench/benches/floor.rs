@@ -14,7 +14,10 @@
 use std::io::{BufRead, BufReader, Write};
 use std::net::TcpStream;
 use std::os::fd::AsRawFd;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
+
+#[path = "common/pin.rs"]
+mod pin;
 
 const BIN: &str = env!("CARGO_BIN_EXE_inferbench");
 const CONCURRENCY: usize = 64;
@@ -49,20 +52,7 @@ fn main() {
     } else {
         100_000
     };
-    let cpus = std::thread::available_parallelism().map_or(1, |c| c.get());
-    let has_taskset = Command::new("taskset")
-        .arg("-V")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success());
-    let mut cmd = if has_taskset && cpus > 1 {
-        let mut c = Command::new("taskset");
-        c.args(["-c", &(cpus - 1).to_string(), BIN]);
-        c
-    } else {
-        Command::new(BIN)
-    };
+    let mut cmd = pin::on_last_cpu(BIN);
     let mut server = cmd
         .args(["mock-server", "--port", "0", "--host", "127.0.0.1"])
         .args(["--workers", "1", "--fast"])

@@ -31,6 +31,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+#[path = "common/pin.rs"]
+mod pin;
+
 const BIN: &str = env!("CARGO_BIN_EXE_inferbench");
 
 struct Server {
@@ -45,20 +48,7 @@ fn start_server(extra: &[&str]) -> Server {
 /// The server on one runtime worker, pinned to the machine's last CPU when `taskset` exists
 /// (the client's threads then compete with it only there).
 fn start_one_thread_server(extra: &[&str]) -> Server {
-    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let has_taskset = Command::new("taskset")
-        .arg("-V")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success());
-    let cmd = if has_taskset && cpus > 1 {
-        let mut c = Command::new("taskset");
-        c.args(["-c", &(cpus - 1).to_string(), BIN]);
-        c
-    } else {
-        Command::new(BIN)
-    };
+    let cmd = pin::on_last_cpu(BIN);
     let mut args = vec!["--workers", "1"];
     args.extend_from_slice(extra);
     start_server_with(cmd, &args)
