@@ -8,6 +8,7 @@ pub mod engine;
 pub mod headers;
 pub mod probe;
 pub mod resources;
+pub mod rx_stamp;
 pub mod scrape;
 pub mod tls;
 pub mod transport;

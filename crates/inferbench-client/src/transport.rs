@@ -12,7 +12,8 @@ use hyper::body::{Body, Frame, SizeHint};
 use hyper_util::rt::TokioIo;
 
 use crate::clock::Clock;
-use crate::resources::{Fd, SocketRegistration, SocketRegistry};
+use crate::resources::{Fd, InternalQueues, SocketRegistration, SocketRegistry};
+use crate::rx_stamp;
 
 /// A one-shot request body that records (ns from the run anchor) when its bytes were taken
 /// by the connection: the closest observable point to "request sent" without a custom I/O.
@@ -87,8 +88,10 @@ pub fn error_chain(e: &(dyn std::error::Error + 'static)) -> String {
 
 /// Time (ns from the run anchor) of the latest socket read that returned bytes on one
 /// connection ([`Conn::stamp`]), so that a body frame is stamped with the moment its bytes
-/// left the kernel, not the later moment the request's task got to run: with many streams
-/// ready at once, that queueing is the largest timing error a client adds.
+/// reached the socket, not the later moment the request's task got to run: with many streams
+/// ready at once, that queueing is the largest timing error a client adds. Where the kernel
+/// stamps arrivals (`SO_TIMESTAMPNS`, [`crate::rx_stamp`]) the time is the kernel's arrival
+/// stamp of the read's last segment; otherwise the read's own time.
 ///
 /// Why the latest read is the right one for a frame: hyper's HTTP/1 dispatcher reads the
 /// socket only when the body channel has room, i.e. after the request's task took the
@@ -97,15 +100,28 @@ pub fn error_chain(e: &(dyn std::error::Error + 'static)) -> String {
 /// completed the frame (or an earlier one, when one read carried several frames: they then
 /// share it, as they arrived together).
 #[derive(Clone, Debug)]
-pub struct ReadStamp(Arc<AtomicU64>);
+pub struct ReadStamp(Arc<StampCell>);
+
+#[derive(Debug, Default)]
+struct StampCell {
+    t_ns: AtomicU64,
+    /// Reads that returned bytes: tells "bytes arrived" apart even when two reads carry the
+    /// same time.
+    reads: AtomicU64,
+}
 
 impl ReadStamp {
     /// The latest read's time, or None before the first read.
     pub fn get(&self) -> Option<u64> {
-        match self.0.load(Ordering::Relaxed) {
+        match self.0.t_ns.load(Ordering::Relaxed) {
             0 => None,
             t => Some(t),
         }
+    }
+
+    /// How many reads returned bytes so far.
+    pub fn reads(&self) -> u64 {
+        self.0.reads.load(Ordering::Relaxed)
     }
 }
 
@@ -125,7 +141,11 @@ enum Layer {
 struct StampedTcp {
     tcp: tokio::net::TcpStream,
     clock: Clock,
-    stamp: Arc<AtomicU64>,
+    stamp: Arc<StampCell>,
+    /// The kernel stamps this socket's arrivals (reads go through `recvmsg`).
+    kernel_stamps: bool,
+    /// Where each read's lag is counted (the engine's queues), when the engine opened it.
+    queues: Option<Arc<InternalQueues>>,
     /// The fd's place in the sampler's socket registry.
     registration: Option<SocketRegistration>,
 }
@@ -138,17 +158,66 @@ impl Drop for StampedTcp {
     }
 }
 
+impl StampedTcp {
+    /// A read of `n > 0` bytes just returned, with the kernel's arrival stamp if any.
+    fn stamp_read(&self, kernel: Option<u64>) {
+        let user_t = self.clock.now_ns();
+        let timed = kernel.and_then(|k| rx_stamp::to_run_clock(user_t, rx_stamp::realtime_ns(), k));
+        let t = timed.map_or(user_t, |(t, _)| t).max(1);
+        self.stamp.t_ns.store(t, Ordering::Relaxed);
+        self.stamp.reads.fetch_add(1, Ordering::Relaxed);
+        if let Some(q) = &self.queues {
+            q.read(timed.map(|(_, lag)| lag));
+        }
+    }
+
+    /// One `recvmsg` when the socket is readable, its kernel stamp kept.
+    #[cfg(unix)]
+    fn poll_recv_stamped(
+        &mut self,
+        cx: &mut Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        let fd = raw_fd(&self.tcp);
+        loop {
+            std::task::ready!(self.tcp.poll_read_ready(cx))?;
+            // SAFETY: the bytes `recv` reports are initialised by the kernel before
+            // `assume_init`; nothing is read from the uninitialised part.
+            let unfilled = unsafe { buf.unfilled_mut() };
+            match self.tcp.try_io(tokio::io::Interest::READABLE, || {
+                rx_stamp::recv(fd, unfilled)
+            }) {
+                Ok((n, kernel)) => {
+                    // SAFETY: `recv` wrote `n` bytes at the start of the unfilled part.
+                    unsafe { buf.assume_init(n) };
+                    buf.advance(n);
+                    if n > 0 {
+                        self.stamp_read(kernel);
+                    }
+                    return Poll::Ready(Ok(()));
+                }
+                // Readiness was cleared by `try_io`: wait for the next.
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => continue,
+                Err(e) => return Poll::Ready(Err(e)),
+            }
+        }
+    }
+}
+
 impl tokio::io::AsyncRead for StampedTcp {
     fn poll_read(
         mut self: Pin<&mut Self>,
         cx: &mut Context<'_>,
         buf: &mut tokio::io::ReadBuf<'_>,
     ) -> Poll<std::io::Result<()>> {
+        #[cfg(unix)]
+        if self.kernel_stamps {
+            return self.poll_recv_stamped(cx, buf);
+        }
         let before = buf.filled().len();
         let r = Pin::new(&mut self.tcp).poll_read(cx, buf);
         if matches!(r, Poll::Ready(Ok(()))) && buf.filled().len() > before {
-            let t = self.clock.now_ns().max(1);
-            self.stamp.store(t, Ordering::Relaxed);
+            self.stamp_read(None);
         }
         r
     }
@@ -331,14 +400,22 @@ pub struct Conn {
 /// Open a connection (`TCP_NODELAY`, reads stamped, TLS for `https://`) and hand-shake
 /// HTTP/1.1.
 pub async fn connect(target: &Target, clock: Clock) -> Result<Conn, String> {
-    connect_registered(target, clock, None).await
+    connect_registered(target, clock, ConnProbes::default()).await
 }
 
-/// [`connect`], with the connection's fd in `sockets` (when given) for as long as it is open.
+/// What an engine's connection reports to: the sampler's socket registry (the fd is in it for
+/// as long as the connection is open) and the queues that count every read's lag.
+#[derive(Clone, Copy, Default)]
+pub struct ConnProbes<'a> {
+    pub sockets: Option<&'a SocketRegistry>,
+    pub queues: Option<&'a Arc<InternalQueues>>,
+}
+
+/// [`connect`], reporting to `probes`.
 pub async fn connect_registered(
     target: &Target,
     clock: Clock,
-    sockets: Option<&SocketRegistry>,
+    probes: ConnProbes<'_>,
 ) -> Result<Conn, String> {
     let at = format!("{}:{}", target.host, target.port);
     let bare = target.host.trim_start_matches('[').trim_end_matches(']');
@@ -376,13 +453,15 @@ pub async fn connect_registered(
     setup.connect_end_ns = clock.now_ns();
     tcp.set_nodelay(true)
         .map_err(|e| format!("TCP_NODELAY on {at}: {e}"))?;
-    let stamp = Arc::new(AtomicU64::new(0));
+    let stamp = Arc::new(StampCell::default());
     let fd = raw_fd(&tcp);
-    let registration = sockets.map(|r| r.register(raw_fd(&tcp)));
+    let registration = probes.sockets.map(|r| r.register(raw_fd(&tcp)));
     let tcp = StampedTcp {
         tcp,
         clock,
         stamp: stamp.clone(),
+        kernel_stamps: rx_stamp::enable(fd),
+        queues: probes.queues.cloned(),
         registration,
     };
     let inner = match &target.tls {

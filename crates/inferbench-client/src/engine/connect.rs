@@ -11,7 +11,7 @@ use inferbench_core::connection_plan::ReuseStrategy;
 use super::Engine;
 use crate::clock::Clock;
 use crate::resources::Fd;
-use crate::transport::{Conn, Target, connect_registered};
+use crate::transport::{Conn, ConnProbes, Target, connect_registered};
 
 /// Keeps the slot's idle connection only if it can carry a request: not ended, not holding
 /// an unfinished response, and not closed by the server while idle. Servers such as
@@ -75,7 +75,11 @@ fn socket_idle(_fd: Fd) -> bool {
 
 /// A new connection to `target`, numbered in the run's opening order.
 pub(super) async fn open(engine: &Engine, target: &Target, clock: Clock) -> Result<Conn, String> {
-    let mut c = connect_registered(target, clock, Some(&engine.sockets)).await?;
+    let probes = ConnProbes {
+        sockets: Some(&engine.sockets),
+        queues: Some(&engine.queues),
+    };
+    let mut c = connect_registered(target, clock, probes).await?;
     c.id = engine.next_conn_id.fetch_add(1, Ordering::Relaxed);
     Ok(c)
 }

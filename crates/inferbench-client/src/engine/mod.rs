@@ -343,6 +343,8 @@ impl Engine {
             }
         }
         let target = Target::from_uri(&cfg.uri);
+        // Kernel receive stamps on before the first connection (docs/timing.md).
+        crate::rx_stamp::warm();
         let cancel_seed = u64::from_le_bytes(
             inferbench_core::seed::derive_seed(cfg.seed, "cancellation")[..8]
                 .try_into()

@@ -273,7 +273,7 @@ pub(super) async fn execute(
             setup.apply_to(&mut evidence);
         }
         rec.connection = Some(evidence);
-        let read_before = stamp.get();
+        let read_before = stamp.reads();
         let attempt = match req.take() {
             Some(r) => match drive!(io, done, sender.ready()) {
                 Ok(Ok(())) => drive!(io, done, sender.send_request(r)),
@@ -286,7 +286,7 @@ pub(super) async fn execute(
             Ok(Ok(r)) => break r,
             Ok(Err(e)) => {
                 *done = true;
-                let bytes_arrived = stamp.get() != read_before;
+                let bytes_arrived = stamp.reads() != read_before;
                 if connect::resend(reused, bytes_arrived, reconnects) {
                     reconnects += 1;
                     if let Some(c) = rec.connection.as_mut() {
@@ -377,7 +377,10 @@ pub(super) async fn execute(
         let t = stamp_now();
         match frame {
             None => {
+                // The body ended with the read that carried its last bytes: the end is that
+                // read's time, not the moment this task got to it.
                 body_complete = true;
+                rec.end_ns = t;
                 break;
             }
             Some(Err(e)) => {

@@ -19,6 +19,15 @@ pub struct InternalQueues {
     records_sent: AtomicU64,
     /// Records the writer has written (the evidence line and the sink).
     records_written: AtomicU64,
+    /// Socket reads that returned bytes (every connection's, TLS under its layer).
+    reads: AtomicU64,
+    /// Of those, the reads timed by the kernel's receive stamp (`crate::rx_stamp`).
+    reads_kernel_stamped: AtomicU64,
+    /// Kernel-stamped reads whose lag (read time − arrival) passed 100 µs, and 1 ms.
+    read_lag_over_100us: AtomicU64,
+    read_lag_over_1ms: AtomicU64,
+    /// The longest read lag since the sampler last took it.
+    read_lag_max_ns: AtomicU64,
 }
 
 /// One reading of the queues.
@@ -32,6 +41,21 @@ pub struct QueueSample {
     pub records_written: u64,
     /// `records_sent − records_written`: records waiting for the writer thread.
     pub writer_backlog: u64,
+    /// Socket reads that returned bytes, since the run started (cumulative; absent in files
+    /// written before the kernel stamps).
+    #[serde(default)]
+    pub reads: u64,
+    /// Of `reads`, those timed by the kernel's receive stamp (cumulative).
+    #[serde(default)]
+    pub reads_kernel_stamped: u64,
+    /// Kernel-stamped reads whose lag passed 100 µs, and 1 ms (cumulative).
+    #[serde(default)]
+    pub read_lag_over_100us: u64,
+    #[serde(default)]
+    pub read_lag_over_1ms: u64,
+    /// The longest read lag since the previous sample, ns.
+    #[serde(default)]
+    pub read_lag_max_ns: u64,
 }
 
 impl InternalQueues {
@@ -55,6 +79,25 @@ impl InternalQueues {
         self.records_written.fetch_add(1, Ordering::Relaxed);
     }
 
+    /// A socket read returned bytes; `lag` is how long after the kernel's arrival stamp it
+    /// was read, None when the read had no believable stamp.
+    #[inline]
+    pub fn read(&self, lag: Option<u64>) {
+        self.reads.fetch_add(1, Ordering::Relaxed);
+        if let Some(lag) = lag {
+            self.reads_kernel_stamped.fetch_add(1, Ordering::Relaxed);
+            if lag > 100_000 {
+                self.read_lag_over_100us.fetch_add(1, Ordering::Relaxed);
+                if lag > 1_000_000 {
+                    self.read_lag_over_1ms.fetch_add(1, Ordering::Relaxed);
+                }
+            }
+            if lag > self.read_lag_max_ns.load(Ordering::Relaxed) {
+                self.read_lag_max_ns.fetch_max(lag, Ordering::Relaxed);
+            }
+        }
+    }
+
     /// The current values; resets the peak to the current depth.
     pub fn sample(&self) -> QueueSample {
         let now = self.planned_not_sent.load(Ordering::Relaxed);
@@ -68,6 +111,11 @@ impl InternalQueues {
             records_sent: sent,
             records_written: written,
             writer_backlog: sent - written,
+            reads: self.reads.load(Ordering::Relaxed),
+            reads_kernel_stamped: self.reads_kernel_stamped.load(Ordering::Relaxed),
+            read_lag_over_100us: self.read_lag_over_100us.load(Ordering::Relaxed),
+            read_lag_over_1ms: self.read_lag_over_1ms.load(Ordering::Relaxed),
+            read_lag_max_ns: self.read_lag_max_ns.swap(0, Ordering::Relaxed),
         }
     }
 }

@@ -266,6 +266,21 @@ pub struct QueueSummary {
     pub growth_rule: String,
     /// The highest number of records waiting for the writer thread.
     pub writer_backlog_max: u64,
+    /// Socket reads over the samples (the last sample's count minus the first's).
+    #[serde(default)]
+    pub reads: u64,
+    /// The share of those reads timed by the kernel's arrival stamp (docs/timing.md).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kernel_stamped_fraction: Option<f64>,
+    /// The shares of the kernel-stamped reads made more than 100 µs, and more than 1 ms,
+    /// after their bytes arrived: the client's own read lag, kept out of every timestamp.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_lag_over_100us_fraction: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_lag_over_1ms_fraction: Option<f64>,
+    /// The longest read lag, ns.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_lag_max_ns: Option<u64>,
 }
 
 /// The rule for `planned_not_sent_growing`, as printed in the summary.
@@ -514,5 +529,30 @@ fn queue_summary(samples: &[ResourceSample]) -> Option<QueueSummary> {
         planned_not_sent_growing: matches!((first_third, last_third), (Some(a), Some(b)) if b > a + 1.0),
         growth_rule: GROWTH_RULE.to_string(),
         writer_backlog_max: with.iter().map(|s| s.writer_backlog).max().unwrap_or(0),
+        ..read_lag(&with)
     })
+}
+
+/// The read-lag fields of [`QueueSummary`]: counter growth from the first sample to the last
+/// (the first sample's `read_lag_max_ns` covers the time before it, so it is left out).
+fn read_lag(with: &[super::QueueSample]) -> QueueSummary {
+    let (first, last) = (with[0], with[with.len() - 1]);
+    let d = |f: fn(&super::QueueSample) -> u64| f(&last).saturating_sub(f(&first));
+    let reads = d(|q| q.reads);
+    let stamped = d(|q| q.reads_kernel_stamped);
+    let share = |n: u64, of: u64| (of > 0).then(|| n as f64 / of as f64);
+    QueueSummary {
+        reads,
+        kernel_stamped_fraction: share(stamped, reads),
+        read_lag_over_100us_fraction: share(d(|q| q.read_lag_over_100us), stamped),
+        read_lag_over_1ms_fraction: share(d(|q| q.read_lag_over_1ms), stamped),
+        read_lag_max_ns: (stamped > 0).then(|| {
+            with[1..]
+                .iter()
+                .map(|q| q.read_lag_max_ns)
+                .max()
+                .unwrap_or(0)
+        }),
+        ..QueueSummary::default()
+    }
 }

@@ -388,10 +388,50 @@ fn queue_run(depths: &[u64]) -> Vec<ResourceSample> {
                 records_sent: 10 * i as u64,
                 records_written: 10 * i as u64 - (i as u64 % 2),
                 writer_backlog: i as u64 % 2,
+                ..QueueSample::default()
             }),
             ..ResourceSample::default()
         })
         .collect()
+}
+
+#[test]
+fn read_lag_shares_over_the_samples() {
+    // Cumulative counters at three samples; the first sample's max (900 µs) was before the
+    // window and is left out.
+    let at = |i: u64, reads, stamped, o100, o1ms, max| ResourceSample {
+        t_ns: i * 1_000_000_000,
+        queues: Some(QueueSample {
+            reads,
+            reads_kernel_stamped: stamped,
+            read_lag_over_100us: o100,
+            read_lag_over_1ms: o1ms,
+            read_lag_max_ns: max,
+            ..QueueSample::default()
+        }),
+        ..ResourceSample::default()
+    };
+    let q = summarize(&[
+        at(0, 100, 100, 5, 1, 900_000),
+        at(1, 600, 580, 15, 2, 400_000),
+        at(2, 1_100, 1_060, 25, 5, 2_500_000),
+    ])
+    .queues
+    .unwrap();
+    // 1,000 reads, 960 of them stamped; 20 of those over 100 µs, 4 over 1 ms.
+    assert_eq!(q.reads, 1_000);
+    assert_eq!(q.kernel_stamped_fraction, Some(0.96));
+    assert_eq!(q.read_lag_over_100us_fraction, Some(20.0 / 960.0));
+    assert_eq!(q.read_lag_over_1ms_fraction, Some(4.0 / 960.0));
+    assert_eq!(q.read_lag_max_ns, Some(2_500_000));
+    // No kernel stamp at all: no shares, no max.
+    let q = summarize(&[at(0, 0, 0, 0, 0, 0), at(1, 50, 0, 0, 0, 0)])
+        .queues
+        .unwrap();
+    assert_eq!(q.reads, 50);
+    assert_eq!(q.kernel_stamped_fraction, Some(0.0));
+    assert_eq!(q.read_lag_over_100us_fraction, None);
+    assert_eq!(q.read_lag_max_ns, None);
 }
 
 #[test]
