@@ -8,6 +8,7 @@
 
 pub mod adapter;
 pub mod aiperf;
+pub mod column;
 pub mod confidence;
 pub mod correctness;
 pub mod crosswalk;

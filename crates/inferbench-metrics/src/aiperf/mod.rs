@@ -23,6 +23,7 @@ use inferbench_core::summary::{
 };
 use inferbench_core::{Evidence, EvidenceHeader, Phase, PhaseWindow, Record};
 
+use crate::column::Column;
 use crate::stats::{adj_stats, scaled, stats, stats_std_in_order};
 use crate::sweepline::{CompactSweep, sweepline_metrics_compact};
 use crate::{Computed, PerRecord};
@@ -70,8 +71,9 @@ fn is_ms(tag: &str) -> bool {
 pub struct Accumulator {
     ctx: Ctx,
     anchor: u64,
-    /// Base-unit values per tag, in record order (the order matters for pairwise sums).
-    pooled: HashMap<&'static str, Vec<f64>>,
+    /// Base-unit values per tag, in record order (the order matters for pairwise sums),
+    /// compactly encoded (`Column`: most are integers).
+    pooled: HashMap<&'static str, Column>,
     errors: Vec<(ErrorKey, u64)>,
     n_valid: u64,
     n_errors: u64,
@@ -79,8 +81,8 @@ pub struct Accumulator {
     max_end: f64,
     osl_mismatches: Option<u64>,
     discrepancies: Option<u64>,
-    credit_to_start: Vec<f64>,
-    effective: Vec<f64>,
+    credit_to_start: Column,
+    effective: Column,
     /// (start, first token, end, ISL, OSL, how many chunk gaps) of every record, wall clock,
     /// for the time-weighted sweep-line metrics; the gaps themselves are the pooled
     /// `inter_chunk_latency` values, not a second copy.
@@ -105,8 +107,8 @@ impl Accumulator {
             max_end: f64::NEG_INFINITY,
             osl_mismatches: None,
             discrepancies: None,
-            credit_to_start: Vec::new(),
-            effective: Vec::new(),
+            credit_to_start: Column::new(),
+            effective: Column::new(),
             sweep: CompactSweep::default(),
             slos: Vec::new(),
             good: 0,
@@ -256,14 +258,14 @@ impl Accumulator {
         let mut out: Vec<MetricResult> = Vec::new();
         for tag in RECORD_METRICS {
             if let Some(vals) = pooled.get(tag).filter(|v| !v.is_empty()) {
-                let s = stats(vals);
+                let s = stats(&vals.to_vec());
                 let s = if is_ms(tag) { scaled(s, NS_TO_MS) } else { s };
                 out.push(result(tag, MetricValue::Distribution { stats: s }));
             }
         }
         for (tag, _, unit) in http_trace::HTTP_METRICS {
             if let Some(vals) = pooled.get(tag).filter(|v| !v.is_empty()) {
-                let s = scaled(stats(vals), http_trace::display_factor(unit));
+                let s = scaled(stats(&vals.to_vec()), http_trace::display_factor(unit));
                 out.push(result(tag, MetricValue::Distribution { stats: s }));
             }
         }
@@ -357,7 +359,7 @@ impl Accumulator {
         if n_errors > 0 {
             for tag in ADJ_METRICS {
                 if let Some(vals) = pooled.get(tag).filter(|v| !v.is_empty()) {
-                    let s = scaled(adj_stats(vals, n_errors), NS_TO_MS);
+                    let s = scaled(adj_stats(&vals.to_vec(), n_errors), NS_TO_MS);
                     let adj = format!("adj_{tag}");
                     out.push(result(&adj, MetricValue::Distribution { stats: s }));
                 }
@@ -373,13 +375,13 @@ impl Accumulator {
             out.push(result(
                 "credit_to_start_latency",
                 MetricValue::Distribution {
-                    stats: stats_std_in_order(&credit_to_start),
+                    stats: stats_std_in_order(&credit_to_start.to_vec()),
                 },
             ));
             out.push(result(
                 "effective_latency",
                 MetricValue::Distribution {
-                    stats: stats_std_in_order(&effective),
+                    stats: stats_std_in_order(&effective.to_vec()),
                 },
             ));
         }
@@ -389,11 +391,11 @@ impl Accumulator {
         if let Some(w) = window {
             let icl_aware = sweep.has_gaps();
             let gaps = pooled
-                .get("inter_chunk_latency")
-                .map_or(&[][..], Vec::as_slice);
+                .remove("inter_chunk_latency")
+                .map_or_else(Vec::new, |c| c.to_vec());
             out.extend(sweepline_metrics_compact(
                 &sweep,
-                gaps,
+                &gaps,
                 (anchor + w.start_ns, anchor + w.requests_end_ns),
                 icl_aware,
             ));

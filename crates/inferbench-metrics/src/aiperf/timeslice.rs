@@ -145,11 +145,14 @@ impl TimesliceAccumulator {
         });
         acc.push(r);
         // The phase's curves, in record order: the slice keeps no sweep rows of its own.
-        let pooled = acc
+        // A record that added gaps added them in the column's last batch.
+        let last = acc
             .pooled
             .get("inter_chunk_latency")
-            .map_or(&[][..], Vec::as_slice);
-        acc.sweep.move_last(pooled, &mut self.sweep, &mut self.gaps);
+            .map(|c| c.last_batch())
+            .unwrap_or_default();
+        acc.sweep
+            .move_last_with(&last, &mut self.sweep, &mut self.gaps);
     }
 
     /// Every non-empty slice, in time order.

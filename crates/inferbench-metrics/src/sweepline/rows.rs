@@ -119,13 +119,23 @@ impl CompactSweep {
     /// Moves the last record to `to`, its gaps copied from `gaps` (this sweep's pooled
     /// values) to the end of `to_gaps` (`to`'s).
     pub fn move_last(&mut self, gaps: &[f64], to: &mut CompactSweep, to_gaps: &mut Vec<f64>) {
+        let Some(r) = self.rows.last() else {
+            return;
+        };
+        let a = (r.gap_start as usize).min(gaps.len());
+        let b = (a + r.gaps as usize).min(gaps.len());
+        self.move_last_with(&gaps[a..b], to, to_gaps);
+    }
+
+    /// [`CompactSweep::move_last`] with the last record's own gaps given (`last`: the values
+    /// it added; ignored when it added none).
+    pub fn move_last_with(&mut self, last: &[f64], to: &mut CompactSweep, to_gaps: &mut Vec<f64>) {
         let Some(r) = self.rows.pop() else {
             return;
         };
         self.gaps -= u64::from(r.gaps);
-        let a = (r.gap_start as usize).min(gaps.len());
-        let b = (a + r.gaps as usize).min(gaps.len());
-        to_gaps.extend_from_slice(&gaps[a..b]);
+        let n = (r.gaps as usize).min(last.len());
+        to_gaps.extend_from_slice(&last[last.len() - n..]);
         to.rows.push(Packed {
             gap_start: to.gaps,
             ..r
