@@ -33,11 +33,18 @@ pub fn run(a: &crate::cli::ConfigArgs) -> Result<u8, Failure> {
                 }
             }
             match refused.first() {
-                None => println!(
-                    "{file}: inferbench runs it ({} cell{})",
-                    cells.len(),
-                    if cells.len() == 1 { "" } else { "s" }
-                ),
+                None => {
+                    println!(
+                        "{file}: inferbench runs it ({} cell{})",
+                        cells.len(),
+                        if cells.len() == 1 { "" } else { "s" }
+                    );
+                    if let Some(name) = cells.iter().find_map(|(_, f)| public_dataset(f)) {
+                        println!(
+                            "{file}: note: --public-dataset {name} is read from a local file: give it with --public-dataset-path FILE (inferbench does not download datasets)"
+                        );
+                    }
+                }
                 Some(e) => println!("{file}: inferbench refuses it: {e}"),
             }
             Ok(0)
@@ -116,6 +123,13 @@ fn init(i: &crate::cli::ConfigInitArgs) -> Result<u8, Failure> {
         }
     }
     Ok(0)
+}
+
+/// The `--public-dataset` a cell's flags name.
+fn public_dataset(flags: &Result<Vec<String>, String>) -> Option<String> {
+    let f = flags.as_ref().ok()?;
+    let i = f.iter().position(|x| x == "--public-dataset")?;
+    f.get(i + 1).cloned()
 }
 
 /// Whether `profile` accepts the mapped flags (an unbuilt flag such as `--slice-duration`

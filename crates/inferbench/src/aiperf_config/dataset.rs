@@ -46,12 +46,9 @@ pub(super) fn dataset(
                 // The run asks for the local file (--public-dataset-path): no download.
                 out.extend(["--public-dataset".into(), name]);
             }
-            if let Some(v) = d.take("entries") {
-                return Err(d.refuse_why(
-                    "entries",
-                    &v,
-                    "a public dataset is read whole; cut the local file instead",
-                ));
+            // The most records kept (docs/datasets.md: the loader stops at this many).
+            if let Some(n) = d.uint("entries")? {
+                out.extend(["--num-dataset-entries".into(), n.to_string()]);
             }
             if let Some(p) = d.take("prompts") {
                 prompt_selection(&d, &p)?;
@@ -391,7 +388,10 @@ fn lengths(
     match dist(owner, k, v)? {
         Dist::Normal { mean, stddev } => {
             out.extend([mean_flag.into(), whole(owner, k, mean)?.to_string()]);
-            out.extend([stddev_flag.into(), fmt_num(stddev)]);
+            // A plain number is a fixed length: the stddev flag keeps its default, 0.
+            if !v.is_number() {
+                out.extend([stddev_flag.into(), fmt_num(stddev)]);
+            }
             Ok(())
         }
         Dist::Mixture(_) => Err(owner.refuse_why(

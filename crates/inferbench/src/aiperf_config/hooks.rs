@@ -354,7 +354,7 @@ fn plain_ok(s: &str) -> bool {
     let lower = s.to_ascii_lowercase();
     if matches!(
         lower.as_str(),
-        "null" | "~" | "yes" | "no" | "on" | "off" | "y" | "n" | ".inf" | "-.inf" | ".nan"
+        "null" | "~" | "yes" | "no" | "on" | "off" | ".inf" | "-.inf" | ".nan"
     ) {
         return false;
     }

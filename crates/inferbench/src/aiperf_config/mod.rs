@@ -20,6 +20,8 @@ mod subst;
 pub mod sweep;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_parts;
 
 pub use hooks::RunHooks;
 
