@@ -28,7 +28,12 @@ pub fn run(a: &crate::cli::ConfigArgs) -> Result<u8, Failure> {
                     cli: true,
                 };
                 let whole = crate::aiperf_config::profile_flags(path, &opts);
-                if let Some(e) = whole.as_ref().err().cloned().or_else(|| parses(&whole).err()) {
+                if let Some(e) = whole
+                    .as_ref()
+                    .err()
+                    .cloned()
+                    .or_else(|| parses(&whole).err())
+                {
                     refused.push(e);
                 }
             }

@@ -18,12 +18,12 @@ pub struct Hooked {
     failure: Mutex<Option<String>>,
 }
 
+/// The observer to run with, and the hooks it carries (to ask for their failure after).
+type Wrapped = (Arc<dyn Observer>, Option<Arc<Hooked>>);
+
 /// The printer, wrapped when `--config` asks for run hooks; the hooks are checked here
 /// (user files rendered once) before any request is sent.
-pub fn wrap(
-    a: &ProfileArgs,
-    inner: Arc<dyn Observer>,
-) -> Result<(Arc<dyn Observer>, Option<Arc<Hooked>>), Failure> {
+pub fn wrap(a: &ProfileArgs, inner: Arc<dyn Observer>) -> Result<Wrapped, Failure> {
     let Some(path) = &a.aiperf.config else {
         return Ok((inner, None));
     };
@@ -32,8 +32,7 @@ pub fn wrap(
         simulated: a.aiperf.simulated,
         cli: true,
     };
-    let Some(hooks) = RunHooks::from_config(Path::new(path), &opts).map_err(Failure::input)?
-    else {
+    let Some(hooks) = RunHooks::from_config(Path::new(path), &opts).map_err(Failure::input)? else {
         return Ok((inner, None));
     };
     let model = a.model.first().cloned().unwrap_or_default();

@@ -177,7 +177,10 @@ fn file_dataset(d: &mut Part<'_>, base: &Path, out: &mut Vec<String>) -> Result<
             out.extend(["--custom-dataset-type".into(), f]);
         }
         (None, None) => {
-            return Err(d.err("path", "missing: a file dataset names its file (or records)"));
+            return Err(d.err(
+                "path",
+                "missing: a file dataset names its file (or records)",
+            ));
         }
     }
     if d.boolean("ignoreTraceDelays")? == Some(true) {
@@ -267,7 +270,10 @@ pub(super) fn file_in(d: &Part<'_>, k: &str, p: &str, base: &Path) -> Result<Str
 /// or a weighted mixture of normals (`peaks`, or `points` of fixed values).
 #[derive(Clone, Debug, PartialEq)]
 pub(super) enum Dist {
-    Normal { mean: f64, stddev: f64 },
+    Normal {
+        mean: f64,
+        stddev: f64,
+    },
     /// (weight as a fraction of 1, mean, stddev)
     Mixture(Vec<(f64, f64, f64)>),
 }
@@ -344,14 +350,16 @@ fn dist_at(file: &str, at: &str, v: &Value) -> Result<Dist, String> {
 
 fn mixture(file: &str, at: &str, parts: Vec<(f64, f64, f64)>) -> Result<Dist, String> {
     let total: f64 = parts.iter().map(|x| x.0).sum();
-    if parts.is_empty() || !(total.is_finite() && total > 0.0) || parts.iter().any(|x| x.0 < 0.0)
-    {
+    if parts.is_empty() || !(total.is_finite() && total > 0.0) || parts.iter().any(|x| x.0 < 0.0) {
         return Err(format!(
             "{file}: {at}: the weights must be ≥ 0 with a positive sum"
         ));
     }
     Ok(Dist::Mixture(
-        parts.into_iter().map(|(w, m, s)| (w / total, m, s)).collect(),
+        parts
+            .into_iter()
+            .map(|(w, m, s)| (w / total, m, s))
+            .collect(),
     ))
 }
 

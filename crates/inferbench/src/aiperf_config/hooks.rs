@@ -388,9 +388,17 @@ mod tests {
     #[test]
     fn user_files_refuse_escaping_paths_and_mismatched_formats() {
         let bad = serde_json::json!([{"path": "../x", "content": "t"}]);
-        assert!(user_files("f.yaml", &bad).unwrap_err().contains("userFiles[0].path"));
+        assert!(
+            user_files("f.yaml", &bad)
+                .unwrap_err()
+                .contains("userFiles[0].path")
+        );
         let bad = serde_json::json!([{"path": "a.json", "format": "json", "content": "t"}]);
-        assert!(user_files("f.yaml", &bad).unwrap_err().contains("format json needs structured"));
+        assert!(
+            user_files("f.yaml", &bad)
+                .unwrap_err()
+                .contains("format json needs structured")
+        );
         let ok = serde_json::json!([{"path": "a", "content": {"k": 1}}]);
         assert_eq!(user_files("f.yaml", &ok).unwrap()[0].format, "json");
     }

@@ -18,13 +18,25 @@ pub const CATEGORY_ORDER: &[&str] = &[
 /// (name, text) of every embedded template.
 const TEXTS: &[(&str, &str)] = &[
     ("first_run", include_str!("templates/first_run.yaml")),
-    ("warmup_then_rate", include_str!("templates/warmup_then_rate.yaml")),
+    (
+        "warmup_then_rate",
+        include_str!("templates/warmup_then_rate.yaml"),
+    ),
     ("slo_goodput", include_str!("templates/slo_goodput.yaml")),
     ("timed_soak", include_str!("templates/timed_soak.yaml")),
-    ("chat_sessions", include_str!("templates/chat_sessions.yaml")),
-    ("inline_prompts", include_str!("templates/inline_prompts.yaml")),
+    (
+        "chat_sessions",
+        include_str!("templates/chat_sessions.yaml"),
+    ),
+    (
+        "inline_prompts",
+        include_str!("templates/inline_prompts.yaml"),
+    ),
     ("rate_grid", include_str!("templates/rate_grid.yaml")),
-    ("derived_sizes", include_str!("templates/derived_sizes.yaml")),
+    (
+        "derived_sizes",
+        include_str!("templates/derived_sizes.yaml"),
+    ),
 ];
 
 /// A template's metadata.
@@ -140,7 +152,12 @@ pub fn search(q: &str) -> Vec<TemplateInfo> {
 /// The listing as text: one block per category, `NAME  TITLE  DESCRIPTION` rows (with
 /// `--verbose`, tags and difficulty too).
 pub fn table(templates: &[TemplateInfo], verbose: bool) -> String {
-    let width = templates.iter().map(|t| t.name.len()).max().unwrap_or(4).max(4);
+    let width = templates
+        .iter()
+        .map(|t| t.name.len())
+        .max()
+        .unwrap_or(4)
+        .max(4);
     let mut out = String::new();
     let mut cats: Vec<&str> = CATEGORY_ORDER.to_vec();
     for t in templates {
@@ -156,7 +173,10 @@ pub fn table(templates: &[TemplateInfo], verbose: bool) -> String {
         out.push_str(cat);
         out.push('\n');
         for t in group {
-            out.push_str(&format!("  {:width$}  {} — {}", t.name, t.title, t.description));
+            out.push_str(&format!(
+                "  {:width$}  {} — {}",
+                t.name, t.title, t.description
+            ));
             if verbose {
                 out.push_str(&format!(" [{}; {}]", t.tags.join(", "), t.difficulty));
             }
@@ -222,7 +242,12 @@ mod tests {
         for t in all() {
             assert!(!t.title.is_empty(), "{}", t.name);
             assert!(!t.description.is_empty(), "{}", t.name);
-            assert!(CATEGORY_ORDER.contains(&t.category.as_str()), "{}: {}", t.name, t.category);
+            assert!(
+                CATEGORY_ORDER.contains(&t.category.as_str()),
+                "{}: {}",
+                t.name,
+                t.category
+            );
             assert!(
                 ["beginner", "intermediate", "advanced"].contains(&t.difficulty.as_str()),
                 "{}",
@@ -238,23 +263,43 @@ mod tests {
         assert_eq!(names[0], "first_run");
         let cats: Vec<usize> = all()
             .iter()
-            .map(|t| CATEGORY_ORDER.iter().position(|c| *c == t.category).unwrap())
+            .map(|t| {
+                CATEGORY_ORDER
+                    .iter()
+                    .position(|c| *c == t.category)
+                    .unwrap()
+            })
             .collect();
         assert!(cats.windows(2).all(|w| w[0] <= w[1]), "{cats:?}");
         // "rate" is in two names and in other templates' text.
         let hits: Vec<&str> = search("RATE").iter().map(|t| t.name).collect();
         assert_eq!(&hits[..2], &["warmup_then_rate", "rate_grid"]);
-        assert!(list(Some("sweep")).iter().all(|t| t.category == "Sweep & Multi-Run"));
+        assert!(
+            list(Some("sweep"))
+                .iter()
+                .all(|t| t.category == "Sweep & Multi-Run")
+        );
         assert!(search("no-such-word").is_empty());
     }
 
     #[test]
     fn render_fills_model_and_url_and_drops_the_license_header() {
-        let t = render("first_run", Some("org/m: v2"), Some("http://h:9/v1/chat/completions"))
-            .unwrap();
+        let t = render(
+            "first_run",
+            Some("org/m: v2"),
+            Some("http://h:9/v1/chat/completions"),
+        )
+        .unwrap();
         assert!(!t.contains("SPDX"), "{t}");
         assert!(t.contains("  model: 'org/m: v2'\n"), "{t}");
-        assert!(t.contains("    url: http://h:9/v1/chat/completions\n"), "{t}");
-        assert!(render("nope", None, None).unwrap_err().contains("first_run"));
+        assert!(
+            t.contains("    url: http://h:9/v1/chat/completions\n"),
+            "{t}"
+        );
+        assert!(
+            render("nope", None, None)
+                .unwrap_err()
+                .contains("first_run")
+        );
     }
 }

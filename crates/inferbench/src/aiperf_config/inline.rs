@@ -16,7 +16,9 @@ use super::part::Part;
 
 /// Writes `records` (the value at `d.records`) and returns the path for `--input-file`.
 pub(super) fn write_records(d: &Part<'_>, records: &Value, format: &str) -> Result<String, String> {
-    let err = |e: std::io::Error, p: &Path| d.err("records", format!("cannot write {}: {e}", p.display()));
+    let err = |e: std::io::Error, p: &Path| {
+        d.err("records", format!("cannot write {}: {e}", p.display()))
+    };
     match records {
         Value::Array(items) => {
             let text = jsonl(d, "records", items)?;
@@ -31,7 +33,10 @@ pub(super) fn write_records(d: &Part<'_>, records: &Value, format: &str) -> Resu
                     return Err(d.err(&format!("records.{name}"), "expected a list of records"));
                 };
                 if name.is_empty() || name.contains(['/', '\\']) || name == "." || name == ".." {
-                    return Err(d.err(&format!("records.{name}"), "not a pool name (it becomes a file name)"));
+                    return Err(d.err(
+                        &format!("records.{name}"),
+                        "not a pool name (it becomes a file name)",
+                    ));
                 }
                 files.push((name.clone(), jsonl(d, &format!("records.{name}"), items)?));
             }

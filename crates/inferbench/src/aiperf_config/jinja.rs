@@ -53,7 +53,11 @@ pub fn render_doc(file: &str, doc: &Map<String, Value>) -> Result<Map<String, Va
 }
 
 /// The context AIPerf builds (module doc).
-fn context(file: &str, e: &Environment<'_>, doc: &Map<String, Value>) -> Result<Map<String, Value>, String> {
+fn context(
+    file: &str,
+    e: &Environment<'_>,
+    doc: &Map<String, Value>,
+) -> Result<Map<String, Value>, String> {
     let mut ctx = Map::new();
     lift(doc, &mut ctx);
     if let Some(Value::Object(b)) = doc.get("benchmark") {
@@ -231,10 +235,14 @@ fn render_string(
 ) -> Result<Value, String> {
     // An opener without its closer would otherwise pass through as text.
     if s.contains("{{") && !s.contains("}}") {
-        return Err(format!("{file}: {at}: \"{s}\": Jinja: \"{{{{\" without \"}}}}\""));
+        return Err(format!(
+            "{file}: {at}: \"{s}\": Jinja: \"{{{{\" without \"}}}}\""
+        ));
     }
     if s.contains("{%") && !s.contains("%}") {
-        return Err(format!("{file}: {at}: \"{s}\": Jinja: \"{{%\" without \"%}}\""));
+        return Err(format!(
+            "{file}: {at}: \"{s}\": Jinja: \"{{%\" without \"%}}\""
+        ));
     }
     if !(s.contains("{{") || s.contains("{%")) {
         return Ok(Value::String(s.to_string()));
@@ -244,10 +252,7 @@ fn render_string(
         if let Some(i) = msg.find(" (in ") {
             msg.truncate(i);
         }
-        format!(
-            "{file}: {at}: \"{s}\": Jinja: {}",
-            msg.replace('\n', " ")
-        )
+        format!("{file}: {at}: \"{s}\": Jinja: {}", msg.replace('\n', " "))
     })?;
     Ok(coerce(&text))
 }
@@ -325,7 +330,11 @@ fn py_float(text: &str) -> Option<f64> {
     if t.starts_with('-') {
         s.push('-');
     }
-    s.push_str(if int_clean.is_empty() { "0" } else { &int_clean });
+    s.push_str(if int_clean.is_empty() {
+        "0"
+    } else {
+        &int_clean
+    });
     if let Some(f) = frac_clean {
         s.push('.');
         s.push_str(if f.is_empty() { "0" } else { &f });

@@ -64,7 +64,10 @@ fn user_files_and_request_templates_are_left_for_later() {
         },
     }));
     let r = render_doc("f.yaml", &d).unwrap();
-    assert_eq!(r["benchmark"]["endpoint"]["template"]["body"], json!("{{ text }}"));
+    assert_eq!(
+        r["benchmark"]["endpoint"]["template"]["body"],
+        json!("{{ text }}")
+    );
     assert_eq!(
         r["benchmark"]["artifacts"]["userFiles"][0]["content"],
         json!("{{ epoch }}")
@@ -75,11 +78,17 @@ fn user_files_and_request_templates_are_left_for_later() {
 fn errors_name_the_file_and_the_field() {
     let d = doc(json!({"benchmark": {"dataset": {"entries": "{{ nope * 2 }}"}}}));
     let e = render_doc("f.yaml", &d).unwrap_err();
-    assert!(e.starts_with("f.yaml: benchmark.dataset.entries: \"{{ nope * 2 }}\": Jinja: "), "{e}");
+    assert!(
+        e.starts_with("f.yaml: benchmark.dataset.entries: \"{{ nope * 2 }}\": Jinja: "),
+        "{e}"
+    );
     assert!(!e.contains('\n'), "{e}");
     let d = doc(json!({"benchmark": {"phases": [{"rate": "{{ 3"}]}}));
     let e = render_doc("f.yaml", &d).unwrap_err();
-    assert!(e.starts_with("f.yaml: benchmark.phases[0].rate: \"{{ 3\": Jinja: "), "{e}");
+    assert!(
+        e.starts_with("f.yaml: benchmark.phases[0].rate: \"{{ 3\": Jinja: "),
+        "{e}"
+    );
     let d = doc(json!({"variables": {"a": "{{ b }}", "b": "{{ a }}"}, "benchmark": {}}));
     let e = render_doc("f.yaml", &d).unwrap_err();
     assert_eq!(e, "f.yaml: variables: a circular reference among a, b");
@@ -107,7 +116,9 @@ fn coercion_follows_python() {
     assert_eq!(coerce(".5"), json!(0.5));
     assert_eq!(coerce("5."), json!(5.0));
     // Not numbers: kept as text (inf and nan have no JSON number either).
-    for s in ["1__0", "_1", "1_", "abc", "", "1.2.3", "inf", "nan", "--1", "0x10"] {
+    for s in [
+        "1__0", "_1", "1_", "abc", "", "1.2.3", "inf", "nan", "--1", "0x10",
+    ] {
         assert_eq!(coerce(s), json!(s), "{s}");
     }
 }

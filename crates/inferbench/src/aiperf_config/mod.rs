@@ -155,10 +155,7 @@ fn sweep_keys(
             None => return Err(refused(file, "sweep.sameSeed", &v)),
         }
     }
-    if let Some(v) = rest
-        .shift_remove("iterationOrder")
-        .filter(|v| !v.is_null())
-    {
+    if let Some(v) = rest.shift_remove("iterationOrder").filter(|v| !v.is_null()) {
         match v.as_str() {
             Some(m @ ("repeated" | "independent")) => {
                 if !one_cell {

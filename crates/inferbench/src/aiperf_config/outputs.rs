@@ -221,7 +221,9 @@ pub(super) fn multi_run(file: &str, m: &Value, out: &mut Vec<String>) -> Result<
 /// `minRuns: 2`; another `minRuns` has no flag.
 fn convergence(file: &str, c: &Value, out: &mut Vec<String>) -> Result<(), String> {
     let mut c = Part::new(file, "multiRun.convergence", c)?;
-    let metric = c.string("metric")?.ok_or_else(|| c.err("metric", "missing"))?;
+    let metric = c
+        .string("metric")?
+        .ok_or_else(|| c.err("metric", "missing"))?;
     out.extend(["--convergence-metric".into(), metric]);
     if let Some(s) = c.string("stat")? {
         out.extend(["--convergence-stat".into(), s]);

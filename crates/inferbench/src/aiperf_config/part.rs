@@ -131,7 +131,6 @@ pub(super) fn fmt_num(x: f64) -> String {
     format!("{x}")
 }
 
-
 /// ` "text"`, ` 12`, ` true`: a short view of a refused value (nothing for tables and lists).
 pub(super) fn shown(v: &Value) -> String {
     match v {

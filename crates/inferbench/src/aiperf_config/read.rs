@@ -74,8 +74,18 @@ static PROPERTY_NAMES: LazyLock<std::collections::HashSet<String>> = LazyLock::n
 /// Tables whose keys are the user's own (names, metric tags, body fields, sweep paths):
 /// never renamed.
 const FREE_FORM: &[&str] = &[
-    "variables", "slos", "extra", "headers", "content", "records", "plot", "parameters",
-    "filters", "template", "sla", "values",
+    "variables",
+    "slos",
+    "extra",
+    "headers",
+    "content",
+    "records",
+    "plot",
+    "parameters",
+    "filters",
+    "template",
+    "sla",
+    "values",
 ];
 
 /// `snake_case` keys renamed to the schema's `camelCase` name where the schema has one.
@@ -85,13 +95,14 @@ fn camel_keys(v: &mut Value) {
             let keys: Vec<String> = m.keys().cloned().collect();
             for k in keys {
                 let camel = to_camel(&k);
-                let name = if camel != k && PROPERTY_NAMES.contains(&camel) && !m.contains_key(&camel) {
-                    let x = m.shift_remove(&k).unwrap_or(Value::Null);
-                    m.insert(camel.clone(), x);
-                    camel
-                } else {
-                    k
-                };
+                let name =
+                    if camel != k && PROPERTY_NAMES.contains(&camel) && !m.contains_key(&camel) {
+                        let x = m.shift_remove(&k).unwrap_or(Value::Null);
+                        m.insert(camel.clone(), x);
+                        camel
+                    } else {
+                        k
+                    };
                 if !FREE_FORM.contains(&name.as_str())
                     && let Some(x) = m.get_mut(&name)
                 {
@@ -122,7 +133,10 @@ fn to_camel(k: &str) -> String {
 }
 
 /// The `benchmark` table of a config.
-pub(super) fn benchmark_of(file: &str, doc: &Map<String, Value>) -> Result<Map<String, Value>, String> {
+pub(super) fn benchmark_of(
+    file: &str,
+    doc: &Map<String, Value>,
+) -> Result<Map<String, Value>, String> {
     doc.get("benchmark")
         .and_then(Value::as_object)
         .cloned()
@@ -241,9 +255,10 @@ pub(super) fn resolve_scenario(
     for (k, v) in run {
         match k.as_str() {
             "name" | "values" => {}
-            "benchmark" | "variables" => {
-                merge(&mut merged, &Value::Object(Map::from_iter([(k.clone(), v)])))
-            }
+            "benchmark" | "variables" => merge(
+                &mut merged,
+                &Value::Object(Map::from_iter([(k.clone(), v)])),
+            ),
             _ => return Err(refused(file, &format!("sweep.runs[{i}].{k}"), &v)),
         }
     }
@@ -320,4 +335,3 @@ fn merge(base: &mut Value, over: &Value) {
 fn named(v: &Value) -> bool {
     v.get("name").and_then(Value::as_str).is_some()
 }
-

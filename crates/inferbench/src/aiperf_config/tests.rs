@@ -453,7 +453,10 @@ fn aiperf_config_cli_maps_multirun_artifacts_and_slos() {
     );
     let f = super::flags_from_str("x.yaml", &conv, Path::new(""), &opts).unwrap();
     let has = |w: &[&str]| f.windows(w.len()).any(|x| x == s(w).as_slice());
-    assert!(has(&["--set-consistent-seed", "false", "--vary-seed-per-trial"]), "{f:?}");
+    assert!(
+        has(&["--set-consistent-seed", "false", "--vary-seed-per-trial"]),
+        "{f:?}"
+    );
     assert!(
         has(&[
             "--convergence-metric",

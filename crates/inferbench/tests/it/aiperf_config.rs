@@ -29,7 +29,9 @@ const TEMPLATES: &[(&str, usize, Option<&str>)] = &[
     (
         "env_var_production.yaml",
         1,
-        Some("benchmark.dataset.prompts.isl.peaks[0].median 214: not built in inferbench (a log-normal length"),
+        Some(
+            "benchmark.dataset.prompts.isl.peaks[0].median 214: not built in inferbench (a log-normal length",
+        ),
     ),
     ("fixed_schedule.yaml", 1, None),
     ("goodput_slo.yaml", 1, None),
@@ -37,14 +39,18 @@ const TEMPLATES: &[(&str, usize, Option<&str>)] = &[
     (
         "http_trace_metrics.yaml",
         1,
-        Some("benchmark.artifacts.showTraceTiming true: not built in inferbench (the console has no HTTP trace timing table"),
+        Some(
+            "benchmark.artifacts.showTraceTiming true: not built in inferbench (the console has no HTTP trace timing table",
+        ),
     ),
     ("inline_dataset.yaml", 1, None),
     ("jinja2_variables.yaml", 1, None),
     (
         "kv_cache_test.yaml",
         1,
-        Some("benchmark.phases[0].type \"user_centric\": not built in inferbench (a warmup phase runs at a concurrency or a request rate)"),
+        Some(
+            "benchmark.phases[0].type \"user_centric\": not built in inferbench (a warmup phase runs at a concurrency or a request rate)",
+        ),
     ),
     ("latency_test.yaml", 1, None),
     ("long_context.yaml", 1, None),
@@ -52,7 +58,9 @@ const TEMPLATES: &[(&str, usize, Option<&str>)] = &[
     (
         "multi_turn_conversation.yaml",
         1,
-        Some("benchmark.profiling.sessions 100: not built in inferbench (a phase stops by requests or time, not by sessions)"),
+        Some(
+            "benchmark.profiling.sessions 100: not built in inferbench (a phase stops by requests or time, not by sessions)",
+        ),
     ),
     ("multi_url_load_balancing.yaml", 1, None),
     (
@@ -73,13 +81,17 @@ const TEMPLATES: &[(&str, usize, Option<&str>)] = &[
     (
         "scenario_workload_profiles.yaml",
         5,
-        Some("benchmark.dataset.prompts.isl.median 904: not built in inferbench (a log-normal length"),
+        Some(
+            "benchmark.dataset.prompts.isl.median 904: not built in inferbench (a log-normal length",
+        ),
     ),
     // 11 speed_bench_* formats (a small file of ours at the template's relative path).
     (
         "speed_bench_sweep.yaml",
         11,
-        Some("sweep.parameters.datasets.main.format: not built in inferbench (a swept field needs a comma-list flag"),
+        Some(
+            "sweep.parameters.datasets.main.format: not built in inferbench (a swept field needs a comma-list flag",
+        ),
     ),
     // 3 ISLs × 3 rates.
     ("sweep_distributions.yaml", 9, None),
@@ -93,7 +105,9 @@ const TEMPLATES: &[(&str, usize, Option<&str>)] = &[
     (
         "trace_replay.yaml",
         1,
-        Some("benchmark.dataset.synthesis.speedupRatio 2.0: not built in inferbench (trace synthesis is not built"),
+        Some(
+            "benchmark.dataset.synthesis.speedupRatio 2.0: not built in inferbench (trace synthesis is not built",
+        ),
     ),
     ("user_files.yaml", 1, None),
     ("warmup_profiling.yaml", 1, None),
@@ -109,10 +123,7 @@ fn every_template_is_listed_here() {
         .filter(|n| n.ends_with(".yaml"))
         .collect();
     on_disk.sort();
-    let mut listed: Vec<String> = TEMPLATES
-        .iter()
-        .map(|t| t.0.to_string())
-        .collect();
+    let mut listed: Vec<String> = TEMPLATES.iter().map(|t| t.0.to_string()).collect();
     listed.sort();
     assert_eq!(on_disk, listed);
     // AIPerf ships 27 templates.
@@ -272,13 +283,18 @@ fn every_runnable_template_runs_small_against_the_simulated_server() {
                 "{j}"
             );
             let y = std::fs::read_to_string(dir.join("meta/run.yaml")).unwrap();
-            assert!(y.contains("tags:\n- dense-agg\n- isl=1024\n- osl=1024\n"), "{y}");
+            assert!(
+                y.contains("tags:\n- dense-agg\n- isl=1024\n- osl=1024\n"),
+                "{y}"
+            );
             let t = std::fs::read_to_string(dir.join("README.md")).unwrap();
             assert!(t.contains("- Concurrency: 128 (32/GPU x 4 GPUs)\n"), "{t}");
         }
         let _ = std::fs::remove_dir_all(&dir);
     }
-    let f = template("scenario_workload_profiles.yaml").display().to_string();
+    let f = template("scenario_workload_profiles.yaml")
+        .display()
+        .to_string();
     let dir = crate::common::tmpdir("template-run");
     let mut args = small(&f, &dir.display().to_string());
     args.extend(["--scenario".into(), "chatbot".into()]);
@@ -294,15 +310,28 @@ fn inline_records_are_the_dataset() {
     let dir = crate::common::tmpdir("inline-run");
     let d = dir.display().to_string();
     let o = run(&[
-        "profile", "-f", &f, "--simulated", "--request-count", "5", "--concurrency", "1",
-        "--ui", "none", "--artifact-dir", &d,
+        "profile",
+        "-f",
+        &f,
+        "--simulated",
+        "--request-count",
+        "5",
+        "--concurrency",
+        "1",
+        "--ui",
+        "none",
+        "--artifact-dir",
+        &d,
     ]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let inputs = std::fs::read_to_string(dir.join("inputs.json")).unwrap();
     let at = |s: &str| inputs.find(s).unwrap_or_else(|| panic!("{s}: {inputs}"));
     assert!(at("What is machine learning?") < at("Explain GANs in two sentences."));
     assert!(at("Explain GANs in two sentences.") < at("Define reinforcement learning."));
-    assert!(inputs.contains("\"max_completion_tokens\": 200"), "{inputs}");
+    assert!(
+        inputs.contains("\"max_completion_tokens\": 200"),
+        "{inputs}"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -339,7 +368,9 @@ fn jinja_values_become_the_flags() {
     assert_eq!(o.status.code(), Some(2));
     let e = stderr(&o);
     assert!(
-        e.contains(&format!("{b}: benchmark.phases.concurrency: \"{{{{ nope }}}}\": Jinja: ")),
+        e.contains(&format!(
+            "{b}: benchmark.phases.concurrency: \"{{{{ nope }}}}\": Jinja: "
+        )),
         "{e}"
     );
     let _ = std::fs::remove_dir_all(&dir);
@@ -364,22 +395,41 @@ fn config_init_templates_list_search_and_run() {
     ];
     let mut last = 0;
     for n in names {
-        let i = list.find(&format!("  {n} ")).unwrap_or_else(|| panic!("{n}: {list}"));
+        let i = list
+            .find(&format!("  {n} "))
+            .unwrap_or_else(|| panic!("{n}: {list}"));
         assert!(i > last, "{n} out of order: {list}");
         last = i;
     }
     assert!(list.starts_with("Getting Started\n"), "{list}");
     let o = run(&["config", "init", "--search", "sweep"]);
     let found = stdout(&o);
-    assert!(found.contains("  rate_grid ") && !found.contains("  first_run "), "{found}");
+    assert!(
+        found.contains("  rate_grid ") && !found.contains("  first_run "),
+        "{found}"
+    );
     let o = run(&["config", "init", "--list", "--category", "datasets"]);
     let cat = stdout(&o);
-    assert!(cat.contains("  chat_sessions ") && cat.contains("  inline_prompts "), "{cat}");
+    assert!(
+        cat.contains("  chat_sessions ") && cat.contains("  inline_prompts "),
+        "{cat}"
+    );
     assert!(!cat.contains("  first_run "), "{cat}");
     let o = run(&["config", "init", "--template", "nope"]);
     assert_eq!(o.status.code(), Some(2));
-    assert!(stderr(&o).contains("available templates: chat_sessions, derived_sizes"), "{}", stderr(&o));
-    let o = run(&["config", "init", "--template", "first_run", "--model", "org/x"]);
+    assert!(
+        stderr(&o).contains("available templates: chat_sessions, derived_sizes"),
+        "{}",
+        stderr(&o)
+    );
+    let o = run(&[
+        "config",
+        "init",
+        "--template",
+        "first_run",
+        "--model",
+        "org/x",
+    ]);
     assert!(stdout(&o).contains("\n  model: org/x\n"), "{}", stdout(&o));
 
     let dir = crate::common::tmpdir("init-run");
@@ -390,7 +440,10 @@ fn config_init_templates_list_search_and_run() {
         assert_eq!(o.status.code(), Some(0), "{n}: {}", stderr(&o));
         let o = run(&["config", "validate", &fs]);
         let out = stdout(&o);
-        assert!(out.contains(&format!("{fs}: inferbench runs it (")), "{n}: {out}");
+        assert!(
+            out.contains(&format!("{fs}: inferbench runs it (")),
+            "{n}: {out}"
+        );
         let art = dir.join(format!("{n}-run"));
         let mut args = small(&fs, &art.display().to_string());
         // One rate: the grid's list is overridden (its three cells run in the sweep test).
