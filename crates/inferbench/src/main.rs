@@ -6,6 +6,7 @@ mod bridge_cmd;
 mod cli;
 mod compare_cmd;
 mod config_cmd;
+mod config_hooks;
 mod crosswalk;
 mod gate_cmd;
 mod grade_cmd;

@@ -33,8 +33,10 @@ pub fn run(a: &ProfileArgs, argv: &[String]) -> Result<u8, Failure> {
         streaming_given,
         progress: Mutex::new(None),
     });
-    let outcome = inferbench_run::run_sweep_declared(&sweep, &declared, printer)?;
-    match outcome.failure {
+    // `--config`'s user files and auto-plot, after each run (config_hooks.rs).
+    let (observer, hooked) = crate::config_hooks::wrap(a, printer)?;
+    let outcome = inferbench_run::run_sweep_declared(&sweep, &declared, observer)?;
+    match outcome.failure.or_else(|| hooked.and_then(|h| h.failure())) {
         Some(f) => Err(f),
         None => Ok(outcome.code),
     }

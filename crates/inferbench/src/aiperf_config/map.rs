@@ -7,127 +7,13 @@ use std::path::Path;
 
 use serde_json::{Map, Value};
 
-use super::{join, refused};
-
-/// One table of the config, consumed key by key.
-struct Part<'a> {
-    file: &'a str,
-    at: String,
-    m: Map<String, Value>,
-}
-
-impl<'a> Part<'a> {
-    fn new(file: &'a str, at: &str, v: &Value) -> Result<Part<'a>, String> {
-        match v {
-            Value::Object(m) => Ok(Part {
-                file,
-                at: at.to_string(),
-                m: m.clone(),
-            }),
-            _ => Err(format!("{file}: {at}: expected a table")),
-        }
-    }
-
-    fn take(&mut self, k: &str) -> Option<Value> {
-        // shift_remove: what is left keeps the file's order, so the first refused part is
-        // the first in the file.
-        self.m.shift_remove(k).filter(|v| !v.is_null())
-    }
-
-    fn path(&self, k: &str) -> String {
-        join(&self.at, k)
-    }
-
-    fn err(&self, k: &str, msg: impl std::fmt::Display) -> String {
-        format!("{}: {}: {msg}", self.file, self.path(k))
-    }
-
-    fn refuse(&self, k: &str, v: &Value) -> String {
-        refused(self.file, &self.path(k), v)
-    }
-
-    fn uint(&mut self, k: &str) -> Result<Option<u64>, String> {
-        match self.take(k) {
-            None => Ok(None),
-            Some(v) => v
-                .as_u64()
-                .map(Some)
-                .ok_or_else(|| self.err(k, format!("{v}: expected a whole number"))),
-        }
-    }
-
-    fn num(&mut self, k: &str) -> Result<Option<f64>, String> {
-        match self.take(k) {
-            None => Ok(None),
-            Some(v) => v
-                .as_f64()
-                .map(Some)
-                .ok_or_else(|| self.err(k, format!("{v}: expected a number"))),
-        }
-    }
-
-    fn string(&mut self, k: &str) -> Result<Option<String>, String> {
-        match self.take(k) {
-            None => Ok(None),
-            Some(Value::String(s)) => Ok(Some(s)),
-            Some(v) => Err(self.err(k, format!("{v}: expected a string"))),
-        }
-    }
-
-    fn boolean(&mut self, k: &str) -> Result<Option<bool>, String> {
-        match self.take(k) {
-            None => Ok(None),
-            Some(Value::Bool(b)) => Ok(Some(b)),
-            Some(v) => Err(self.err(k, format!("{v}: expected true or false"))),
-        }
-    }
-
-    /// Seconds, from a number or a duration string (`30s`, `5m`, `2h`).
-    fn seconds(&mut self, k: &str) -> Result<Option<f64>, String> {
-        match self.take(k) {
-            None => Ok(None),
-            Some(Value::Number(n)) => Ok(n.as_f64()),
-            Some(Value::String(s)) => duration(&s)
-                .map(Some)
-                .ok_or_else(|| self.err(k, format!("\"{s}\": not a finite duration"))),
-            Some(v) => Err(self.refuse(k, &v)),
-        }
-    }
-
-    /// Every key not taken is refused, by name.
-    fn done(self) -> Result<(), String> {
-        match self.m.iter().find(|(_, v)| !v.is_null()) {
-            Some((k, v)) => Err(self.refuse(k, v)),
-            None => Ok(()),
-        }
-    }
-}
-
-/// `30`, `30s`, `30 sec`, `5m`, `5min`, `2h`, `2hr`, `2hour` → seconds (AIPerf's duration
-/// strings; `inf` has no flag and is refused).
-pub(super) fn duration(s: &str) -> Option<f64> {
-    let t = s.trim().to_ascii_lowercase();
-    let split = t
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(t.len());
-    let (n, unit) = t.split_at(split);
-    let n: f64 = n.parse().ok()?;
-    let mult = match unit.trim() {
-        "" | "s" | "sec" => 1.0,
-        "m" | "min" => 60.0,
-        "h" | "hr" | "hour" => 3600.0,
-        _ => return None,
-    };
-    Some(n * mult)
-}
-
-fn fmt_num(x: f64) -> String {
-    format!("{x}")
-}
+use super::part::{Part, fmt_num};
+use super::{dataset, outputs, refused};
 
 /// The flags of a whole config; `benchmark` is the (scenario-merged) benchmark table;
-/// `cli` is `profile --config`, where `multiRun` and `benchmark.artifacts` map to
-/// flags (a plan has its own `repeats` and `output`, so there they stay refused).
+/// `cli` is `profile --config`, where `multiRun`, `benchmark.artifacts` and the telemetry
+/// map to flags (a plan has its own `repeats`, `output` and telemetry, so there they stay
+/// refused).
 pub fn flags_for(
     file: &str,
     doc: &Map<String, Value>,
@@ -153,14 +39,18 @@ pub fn flags_for(
         out.extend(["--random-seed".into(), seed.to_string()]);
     }
     if cli && let Some(m) = root.take("multiRun") {
-        multi_run(file, &m, &mut out)?;
+        outputs::multi_run(file, &m, &mut out)?;
     }
-    // Consumed by the substitution AIPerf does first; inferbench refuses `{{ … }}` (mod.rs),
-    // so variables without a template are inert, as in AIPerf.
+    // Read by the Jinja substitution (jinja.rs) and the user files (hooks.rs).
     root.take("variables");
     // `false` is AIPerf's default; `true` (--no-sweep-table) is not built.
     if root.boolean("noSweepTable")? == Some(true) {
         return Err(refused(file, "noSweepTable", &Value::Bool(true)));
+    }
+    if root.take("plot").is_some() {
+        return Err(format!(
+            "{file}: plot: not built in inferbench (AIPerf's plot specifications (pareto, scatter_line, timeslice, …) are not built; `inferbench plot DIR` draws its own fixed chart set: remove the block, and set benchmark.artifacts.autoPlot: true for those charts)"
+        ));
     }
     root.done()?;
     let mut b = Part::new(file, "benchmark", &Value::Object(benchmark.clone()))?;
@@ -200,14 +90,22 @@ pub fn flags_for(
         (None, None) => None,
     };
     if let Some((at, d)) = ds {
-        dataset(file, &at, &d, base, &mut out)?;
+        dataset::dataset(file, &at, &d, base, &mut out)?;
     }
     phases(&mut b, &mut out)?;
-    if cli && let Some(a) = b.take("artifacts") {
-        artifacts(file, &a, &mut out)?;
+    if cli {
+        if let Some(a) = b.take("artifacts") {
+            outputs::artifacts(file, &a, &mut out)?;
+        }
+        if let Some(g) = b.take("gpuTelemetry") {
+            outputs::gpu_telemetry(file, &g, simulated, &mut out)?;
+        }
+        if let Some(s) = b.take("serverMetrics") {
+            outputs::server_metrics(file, &s, simulated, &mut out)?;
+        }
     }
     if let Some(v) = b.take("slos") {
-        slos(file, &v, &mut out)?;
+        outputs::slos(file, &v, &mut out)?;
     }
     b.done()?;
     Ok(out)
@@ -239,36 +137,52 @@ fn models(b: &mut Part<'_>, out: &mut Vec<String>) -> Result<(), String> {
 fn endpoint(file: &str, e: &Value, simulated: bool, out: &mut Vec<String>) -> Result<(), String> {
     let mut e = Part::new(file, "benchmark.endpoint", e)?;
     let mut urls: Vec<String> = Vec::new();
-    if let Some(u) = e.string("url")? {
-        urls.push(u);
-    }
-    if let Some(v) = e.take("urls") {
-        urls.extend(
-            v.as_array()
-                .into_iter()
-                .flatten()
-                .filter_map(|x| x.as_str().map(str::to_string)),
-        );
-    }
-    if urls.len() > 1 {
-        return Err(e.err(
-            "urls",
-            format!(
-                "{} URLs: multi-URL load balancing is not built in inferbench plans",
-                urls.len()
-            ),
-        ));
+    for k in ["url", "urls"] {
+        match e.take(k) {
+            None => {}
+            Some(Value::String(u)) => urls.push(u),
+            Some(Value::Array(v)) => {
+                for (i, u) in v.iter().enumerate() {
+                    match u.as_str() {
+                        Some(u) => urls.push(u.to_string()),
+                        None => return Err(e.refuse(&format!("{k}[{i}]"), u)),
+                    }
+                }
+            }
+            Some(other) => return Err(e.refuse(k, &other)),
+        }
     }
     let mut path = e.string("path")?;
-    if let Some(u) = urls.first().filter(|_| !simulated) {
-        let (base, url_path) = split_url(u);
+    let strategy = e.string("urlStrategy")?;
+    if !simulated {
+        // Each URL may carry the endpoint's path (AIPerf's templates do): one path for all.
+        let mut url_path: Option<String> = None;
+        for u in &urls {
+            // AIPerf prepends http:// to a URL without a scheme.
+            let u = if u.contains("://") {
+                u.clone()
+            } else {
+                format!("http://{u}")
+            };
+            let (base, p) = split_url(&u);
+            if url_path.is_some() && p != url_path {
+                return Err(e.err(
+                    "urls",
+                    "the URLs carry different paths: inferbench sends one endpoint path to every URL (give it as endpoint.path)",
+                ));
+            }
+            url_path = p;
+            out.extend(["--url".into(), base]);
+        }
         if let Some(p) = url_path {
             if path.is_some() {
                 return Err(e.err("path", "given both in url and path: give one"));
             }
             path = Some(p);
         }
-        out.extend(["--url".into(), base]);
+        if let Some(s) = strategy {
+            out.extend(["--url-strategy".into(), s]);
+        }
     }
     if let Some(t) = e.string("type")? {
         out.extend(["--endpoint-type".into(), t]);
@@ -288,11 +202,50 @@ fn endpoint(file: &str, e: &Value, simulated: bool, out: &mut Vec<String>) -> Re
     } else {
         "--no-streaming".into()
     });
-    if e.boolean("useLegacyMaxTokens")? == Some(true) {
-        out.push("--use-legacy-max-tokens".into());
+    for (k, flag) in [
+        ("useLegacyMaxTokens", "--use-legacy-max-tokens"),
+        ("useServerTokenCount", "--use-server-token-count"),
+        ("perChunkUsage", "--per-chunk-usage"),
+    ] {
+        if e.boolean(k)? == Some(true) {
+            out.push(flag.into());
+        }
     }
-    if e.boolean("useServerTokenCount")? == Some(true) {
-        out.push("--use-server-token-count".into());
+    if let Some(c) = e.string("connectionReuse")? {
+        out.extend(["--connection-reuse-strategy".into(), c]);
+    }
+    if let Some(h) = e.string("sessionHeader")? {
+        out.extend(["--session-header".into(), h]);
+    }
+    if let Some(t) = e.string("transport")?
+        && t != "http"
+    {
+        return Err(e.refuse("transport", &Value::String(t)));
+    }
+    if let Some(t) = e.num("waitForModelTimeout")? {
+        out.extend(["--wait-for-model-timeout".into(), fmt_num(t)]);
+    }
+    if let Some(t) = e.num("waitForModelInterval")? {
+        out.extend(["--wait-for-model-interval".into(), fmt_num(t)]);
+    }
+    if let Some(m) = e.string("waitForModelMode")? {
+        out.extend(["--wait-for-model-mode".into(), m]);
+    }
+    match e.take("resetKvCache") {
+        None | Some(Value::Bool(false)) => {}
+        Some(Value::Bool(true)) => out.push("--reset-kv-cache".into()),
+        Some(v @ Value::Object(_)) => {
+            let mut r = Part::new(file, &e.path("resetKvCache"), &v)?;
+            out.push("--reset-kv-cache".into());
+            if let Some(t) = r.num("timeoutSeconds")? {
+                out.extend(["--reset-kv-cache-timeout-seconds".into(), fmt_num(t)]);
+            }
+            if let Some(p) = r.string("path")? {
+                out.extend(["--reset-kv-cache-path".into(), p]);
+            }
+            r.done()?;
+        }
+        Some(other) => return Err(e.refuse("resetKvCache", &other)),
     }
     if let Some(h) = e.take("headers") {
         let Value::Object(h) = h else {
@@ -326,118 +279,6 @@ fn split_url(u: &str) -> (String, Option<String>) {
     }
 }
 
-fn dataset(
-    file: &str,
-    at: &str,
-    d: &Value,
-    base: &Path,
-    out: &mut Vec<String>,
-) -> Result<(), String> {
-    let mut d = Part::new(file, at, d)?;
-    d.take("name");
-    let ty = d.string("type")?.unwrap_or_else(|| "synthetic".into());
-    if let Some(s) = d.string("systemPrompt")? {
-        out.extend(["--system-prompt".into(), s]);
-    }
-    if let Some(s) = d.string("systemPromptFile")? {
-        out.extend([
-            "--system-prompt-file".into(),
-            file_in(&d, "systemPromptFile", &s, base)?,
-        ]);
-    }
-    let sampling = d.string("sampling")?.unwrap_or_else(|| "sequential".into());
-    out.extend(["--dataset-sampling-strategy".into(), sampling]);
-    match ty.as_str() {
-        "synthetic" => {
-            if let Some(n) = d.uint("entries")? {
-                out.extend(["--num-dataset-entries".into(), n.to_string()]);
-            }
-            let (mut isl, mut osl) = (d.take("isl"), d.take("osl"));
-            if let Some(p) = d.take("prompts") {
-                let mut p = Part::new(file, &d.path("prompts"), &p)?;
-                isl = isl.or(p.take("isl"));
-                osl = osl.or(p.take("osl"));
-                if let Some(bs) = p.uint("blockSize")? {
-                    out.extend(["--isl-block-size".into(), bs.to_string()]);
-                }
-                lengths(&p, "isl", isl.as_ref(), "--isl", "--isl-stddev", out)?;
-                lengths(&p, "osl", osl.as_ref(), "--osl", "--osl-stddev", out)?;
-                p.done()?;
-            } else {
-                lengths(&d, "isl", isl.as_ref(), "--isl", "--isl-stddev", out)?;
-                lengths(&d, "osl", osl.as_ref(), "--osl", "--osl-stddev", out)?;
-            }
-        }
-        "file" => {
-            let Some(p) = d.string("path")? else {
-                return Err(d.err("path", "missing: a file dataset names its file"));
-            };
-            out.extend(["--input-file".into(), file_in(&d, "path", &p, base)?]);
-            if let Some(f) = d.string("format")? {
-                out.extend(["--custom-dataset-type".into(), f]);
-            }
-            if d.boolean("ignoreTraceDelays")? == Some(true) {
-                out.push("--ignore-trace-delays".into());
-            }
-        }
-        other => return Err(d.refuse("type", &Value::String(other.into()))),
-    }
-    d.done()
-}
-
-/// A file named by the config, resolved against its directory; it must exist.
-fn file_in(d: &Part<'_>, k: &str, p: &str, base: &Path) -> Result<String, String> {
-    let path = Path::new(p);
-    let resolved = if path.is_absolute() {
-        path.to_path_buf()
-    } else {
-        base.join(path)
-    };
-    if !resolved.exists() {
-        return Err(d.err(k, format!("\"{p}\": no such file ({})", resolved.display())));
-    }
-    Ok(resolved.display().to_string())
-}
-
-/// A length distribution: a number, `{value}`, or `{mean, stddev}`. The others (median,
-/// peaks, min/max clamps, empirical points) are refused by name.
-fn lengths(
-    owner: &Part<'_>,
-    k: &str,
-    v: Option<&Value>,
-    mean_flag: &str,
-    stddev_flag: &str,
-    out: &mut Vec<String>,
-) -> Result<(), String> {
-    let Some(v) = v else { return Ok(()) };
-    let whole = |x: f64, what: &str| -> Result<String, String> {
-        if x >= 1.0 && x.fract() == 0.0 && x <= u64::MAX as f64 {
-            Ok(format!("{}", x as u64))
-        } else {
-            Err(owner.err(what, format!("{x}: a token count is a whole number ≥ 1")))
-        }
-    };
-    match v {
-        Value::Number(n) => {
-            out.extend([mean_flag.into(), whole(n.as_f64().unwrap_or(0.0), k)?]);
-        }
-        Value::Object(_) => {
-            let at = owner.path(k);
-            let mut p = Part::new(owner.file, &at, v)?;
-            let mean = match (p.num("value")?, p.num("mean")?) {
-                (Some(x), None) | (None, Some(x)) => x,
-                _ => return Err(p.err("mean", "missing (or given with value)")),
-            };
-            let stddev = p.num("stddev")?.unwrap_or(0.0);
-            p.done()?;
-            out.extend([mean_flag.into(), whole(mean, &format!("{k}.mean"))?]);
-            out.extend([stddev_flag.into(), fmt_num(stddev)]);
-        }
-        other => return Err(owner.refuse(k, other)),
-    }
-    Ok(())
-}
-
 /// `phases` (a list or the one-phase shorthand), `warmup` and `profiling`: at most one
 /// warmup phase (`excludeFromResults: true`, or named `warmup`) and one profiling phase.
 fn phases(b: &mut Part<'_>, out: &mut Vec<String>) -> Result<(), String> {
@@ -459,6 +300,7 @@ fn phases(b: &mut Part<'_>, out: &mut Vec<String>) -> Result<(), String> {
         .map(|p| ("benchmark.profiling".to_string(), p));
     for (at, p) in list {
         let is_warmup = p.get("excludeFromResults").and_then(Value::as_bool) == Some(true)
+            || p.get("kind").and_then(Value::as_str) == Some("warmup")
             || p.get("name").and_then(Value::as_str) == Some("warmup");
         let slot = if is_warmup {
             &mut warmup
@@ -486,6 +328,8 @@ fn phases(b: &mut Part<'_>, out: &mut Vec<String>) -> Result<(), String> {
 fn profiling_phase(file: &str, at: &str, p: &Value, out: &mut Vec<String>) -> Result<(), String> {
     let mut p = Part::new(file, at, p)?;
     p.take("name");
+    p.take("kind");
+    common_phase_parts(&mut p)?;
     if p.boolean("excludeFromResults")? == Some(true) {
         return Err(p.err(
             "excludeFromResults",
@@ -522,6 +366,12 @@ fn profiling_phase(file: &str, at: &str, p: &Value, out: &mut Vec<String>) -> Re
             if let Some(r) = p.seconds("rateRamp")? {
                 out.extend(["--request-rate-ramp-duration".into(), fmt_num(r)]);
             }
+        }
+        "user_centric" => {
+            let rate = p.num("rate")?.ok_or_else(|| p.err("rate", "missing"))?;
+            let users = p.uint("users")?.ok_or_else(|| p.err("users", "missing"))?;
+            out.extend(["--user-centric-rate".into(), fmt_num(rate)]);
+            out.extend(["--num-users".into(), users.to_string()]);
         }
         "fixed_schedule" => {
             out.push("--fixed-schedule".into());
@@ -574,25 +424,89 @@ fn profiling_phase(file: &str, at: &str, p: &Value, out: &mut Vec<String>) -> Re
     if let Some(t) = p.num("failedRequestThreshold")? {
         out.extend(["--failed-request-threshold".into(), fmt_num(t)]);
     }
+    if let Some(c) = p.take("cancellation") {
+        let mut c = Part::new(file, &p.path("cancellation"), &c)?;
+        let rate = c.num("rate")?.ok_or_else(|| c.err("rate", "missing"))?;
+        out.extend(["--request-cancellation-rate".into(), fmt_num(rate)]);
+        if let Some(d) = c.seconds("delay")? {
+            out.extend(["--request-cancellation-delay".into(), fmt_num(d)]);
+        }
+        c.done()?;
+    }
+    if let Some(n) = p.take("sessions") {
+        return Err(p.refuse_why(
+            "sessions",
+            &n,
+            "a phase stops by requests or time, not by sessions",
+        ));
+    }
     p.done()
 }
 
+/// Keys every phase may have that change nothing at their defaults.
+fn common_phase_parts(p: &mut Part<'_>) -> Result<(), String> {
+    if let Some(s) = p.take("seamless")
+        && s != Value::Bool(false)
+    {
+        return Err(p.refuse_why(
+            "seamless",
+            &s,
+            "a phase starts after the previous one's requests finish",
+        ));
+    }
+    Ok(())
+}
+
+/// The warmup phase: by count, time or sessions (`--num-warmup-sessions`), at a
+/// concurrency or a rate.
 fn warmup_phase(file: &str, at: &str, p: &Value, out: &mut Vec<String>) -> Result<(), String> {
     let mut p = Part::new(file, at, p)?;
     p.take("name");
+    p.take("kind");
     p.take("excludeFromResults");
+    common_phase_parts(&mut p)?;
     let ty = p.string("type")?.unwrap_or_default();
-    if ty != "concurrency" {
-        return Err(p.refuse("type", &Value::String(ty)));
+    match ty.as_str() {
+        "concurrency" => {}
+        "poisson" | "gamma" | "constant" => {
+            let rate = p.num("rate")?.ok_or_else(|| p.err("rate", "missing"))?;
+            out.extend(["--warmup-request-rate".into(), fmt_num(rate)]);
+            out.extend(["--warmup-arrival-pattern".into(), ty.clone()]);
+            if let Some(r) = p.seconds("rateRamp")? {
+                out.extend(["--warmup-request-rate-ramp-duration".into(), fmt_num(r)]);
+            }
+            if ty == "gamma"
+                && let Some(s) = p.take("smoothness")
+            {
+                return Err(p.refuse_why(
+                    "smoothness",
+                    &s,
+                    "the warmup's gamma shape has no flag of its own (--arrival-smoothness is the profiling phase's)",
+                ));
+            }
+        }
+        other => {
+            return Err(p.refuse_why(
+                "type",
+                &Value::String(other.into()),
+                "a warmup phase runs at a concurrency or a request rate",
+            ));
+        }
     }
     if let Some(n) = p.uint("requests")? {
         out.extend(["--warmup-request-count".into(), n.to_string()]);
+    }
+    if let Some(n) = p.uint("sessions")? {
+        out.extend(["--num-warmup-sessions".into(), n.to_string()]);
     }
     if let Some(c) = p.uint("concurrency")? {
         out.extend(["--warmup-concurrency".into(), c.to_string()]);
     }
     if let Some(d) = p.seconds("duration")? {
         out.extend(["--warmup-duration".into(), fmt_num(d)]);
+    }
+    if let Some(g) = p.seconds("gracePeriod")? {
+        out.extend(["--warmup-grace-period".into(), fmt_num(g)]);
     }
     if let Some(c) = p.uint("prefillConcurrency")? {
         out.extend(["--warmup-prefill-concurrency".into(), c.to_string()]);
@@ -607,97 +521,4 @@ fn warmup_phase(file: &str, at: &str, p: &Value, out: &mut Vec<String>) -> Resul
         ]);
     }
     p.done()
-}
-
-/// `multiRun`: repeats, cool-down, confidence level and warmup-after-first map to flags.
-/// inferbench's repeats always share one seed (42 when none is given), which is AIPerf's
-/// `setConsistentSeed: true`; the other seed policies and convergence are refused by name.
-fn multi_run(file: &str, m: &Value, out: &mut Vec<String>) -> Result<(), String> {
-    let mut m = Part::new(file, "multiRun", m)?;
-    if let Some(n) = m.uint("numRuns")? {
-        out.extend(["--num-profile-runs".into(), n.to_string()]);
-    }
-    if let Some(c) = m.num("cooldownSeconds")? {
-        out.extend(["--profile-run-cooldown-seconds".into(), fmt_num(c)]);
-    }
-    if let Some(c) = m.num("confidenceLevel")? {
-        out.extend(["--confidence-level".into(), fmt_num(c)]);
-    }
-    if let Some(d) = m.boolean("disableWarmupAfterFirst")? {
-        out.extend([
-            "--profile-run-disable-warmup-after-first".into(),
-            d.to_string(),
-        ]);
-    }
-    for (k, accepted) in [("setConsistentSeed", true), ("varySeedPerTrial", false)] {
-        if let Some(v) = m.take(k)
-            && v.as_bool() != Some(accepted)
-        {
-            return Err(m.refuse(k, &v));
-        }
-    }
-    m.done()
-}
-
-/// `artifacts`: the directory and export prefix map to flags; `summary` and `records` are
-/// accepted when they name files inferbench writes anyway (it writes them all);
-/// `sliceDuration` becomes `--slice-duration`. Every other part is refused by name.
-fn artifacts(file: &str, a: &Value, out: &mut Vec<String>) -> Result<(), String> {
-    let mut a = Part::new(file, "benchmark.artifacts", a)?;
-    if let Some(d) = a.string("dir")? {
-        out.extend(["--artifact-dir".into(), d]);
-    }
-    if let Some(p) = a.string("prefix")? {
-        out.extend(["--profile-export-prefix".into(), p]);
-    }
-    for (k, written) in [
-        ("summary", &["json", "csv"][..]),
-        ("records", &["jsonl"][..]),
-    ] {
-        let Some(v) = a.take(k) else { continue };
-        let items: Vec<Value> = match &v {
-            Value::Array(x) => x.clone(),
-            other => vec![other.clone()],
-        };
-        for (i, x) in items.iter().enumerate() {
-            if !x.as_str().is_some_and(|s| written.contains(&s)) {
-                return Err(a.refuse(&format!("{k}[{i}]"), x));
-            }
-        }
-    }
-    if let Some(s) = a.seconds("sliceDuration")? {
-        out.extend(["--slice-duration".into(), fmt_num(s)]);
-    }
-    // Off is inferbench's behaviour too.
-    for k in [
-        "raw",
-        "trace",
-        "showTraceTiming",
-        "autoPlot",
-        "plotRequired",
-    ] {
-        if a.boolean(k)? == Some(true) {
-            return Err(a.refuse(k, &Value::Bool(true)));
-        }
-    }
-    a.done()
-}
-
-/// `slos: {metric: bound}` → `--goodput "metric:bound …"` (AIPerf's SLO syntax, display
-/// units; the metric names are checked when the flag is parsed).
-fn slos(file: &str, v: &Value, out: &mut Vec<String>) -> Result<(), String> {
-    let Value::Object(m) = v else {
-        return Err(refused(file, "benchmark.slos", v));
-    };
-    let mut items = Vec::new();
-    for (k, x) in m {
-        let Some(n) = x.as_f64() else {
-            return Err(refused(file, &join("benchmark.slos", k), x));
-        };
-        items.push(format!("{k}:{}", fmt_num(n)));
-    }
-    if !items.is_empty() {
-        out.extend(["--goodput".into(), items.join(" ")]);
-    }
-    Ok(())
 }

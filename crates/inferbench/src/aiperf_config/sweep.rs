@@ -10,26 +10,56 @@ use serde_json::{Map, Value};
 
 use super::join;
 
-/// One cell of a sweep: its name (`path=value,…`, or the scenario's) and its `benchmark`.
+/// One cell of a sweep: its name (`path=value, …`, or the scenario's), the whole config
+/// with the cell's values set (before Jinja), and each parameter's value index.
 #[derive(Clone, Debug)]
 pub struct ConfigCell {
     pub name: String,
-    pub benchmark: Map<String, Value>,
+    pub doc: Map<String, Value>,
+    pub indices: Vec<usize>,
 }
 
-/// `sweep.parameters` as (path, values), in the file's order.
+impl ConfigCell {
+    /// A cell that is not a point of a grid (no sweep, or a scenario).
+    pub fn named(name: &str) -> ConfigCell {
+        ConfigCell {
+            name: name.to_string(),
+            doc: Map::new(),
+            indices: Vec::new(),
+        }
+    }
+}
+
+/// `sweep.parameters` as (path, values), sorted by path as AIPerf 0.13 sorts them (so the
+/// first parameter by name is the outermost of a grid, whatever the file's order).
 pub fn parameters(file: &str, sweep: &Value) -> Result<Vec<(String, Vec<Value>)>, String> {
     let Some(Value::Object(p)) = sweep.get("parameters") else {
         return Err(format!("{file}: sweep.parameters: missing"));
     };
-    p.iter()
+    let mut out = p
+        .iter()
         .map(|(k, v)| match v {
             Value::Array(a) if !a.is_empty() => Ok((k.clone(), a.clone())),
             _ => Err(format!(
                 "{file}: sweep.parameters.{k}: expected a non-empty list of values"
             )),
         })
-        .collect()
+        .collect::<Result<Vec<_>, _>>()?;
+    out.sort_by(|a, b| a.0.cmp(&b.0));
+    Ok(out)
+}
+
+/// Why a sweep kind is not built (grid, zip and scenarios are).
+pub fn unbuilt_reason(kind: &str) -> &'static str {
+    match kind {
+        "sobol" | "latin_hypercube" => {
+            "AIPerf draws the points with scipy's scrambled QMC engines, which inferbench does not reproduce, and other points would not be the same run; list the points in a zip sweep"
+        }
+        "adaptive_search" => {
+            "Bayesian optimisation (BoTorch, Optuna) chooses each next cell from the results so far; inferbench runs only sweeps whose cells are known before the run"
+        }
+        _ => "grid, zip and scenarios are built",
+    }
 }
 
 /// The most cells a sweep may have (the command line's comma lists have the same limit).
@@ -77,26 +107,42 @@ pub fn combos(file: &str, ty: &str, lens: &[usize]) -> Result<Vec<Vec<usize>>, S
             Ok((0..n).map(|i| vec![i; lens.len()]).collect())
         }
         other => Err(format!(
-            "{file}: sweep.type \"{other}\": not built in inferbench (grid, zip and scenarios are)"
+            "{file}: sweep.type \"{other}\": not built in inferbench ({})",
+            unbuilt_reason(other)
         )),
     }
 }
 
-/// The cells of a grid or zip sweep over `base`.
+/// The cells of a grid or zip sweep over the whole config `doc`: a path is rooted under
+/// `benchmark`, except `variables.NAME`, which sets a Jinja variable (AIPerf renders each
+/// cell again with it).
 pub fn expand(
     file: &str,
     sweep: &Value,
-    base: &Map<String, Value>,
+    doc: &Map<String, Value>,
 ) -> Result<Vec<ConfigCell>, String> {
     let ty = sweep.get("type").and_then(Value::as_str).unwrap_or("grid");
     let params = parameters(file, sweep)?;
     let lens: Vec<usize> = params.iter().map(|(_, v)| v.len()).collect();
     let mut out = Vec::new();
     for combo in combos(file, ty, &lens)? {
-        let mut b = Value::Object(base.clone());
+        let mut d = doc.clone();
         let mut parameters = Vec::new();
         for ((path, values), &i) in params.iter().zip(&combo) {
-            set(file, &mut b, path, values[i].clone())?;
+            if let Some(name) = path.strip_prefix("variables.") {
+                let vars = d
+                    .entry("variables".to_string())
+                    .or_insert_with(|| Value::Object(Map::new()));
+                let Value::Object(vars) = vars else {
+                    return Err(format!("{file}: variables: not a table"));
+                };
+                vars.insert(name.to_string(), values[i].clone());
+            } else {
+                let b = d
+                    .entry("benchmark".to_string())
+                    .or_insert_with(|| Value::Object(Map::new()));
+                set(file, b, path, values[i].clone())?;
+            }
             parameters.push((path.clone(), values[i].clone()));
         }
         let name = parameters
@@ -106,7 +152,8 @@ pub fn expand(
             .join(",");
         out.push(ConfigCell {
             name,
-            benchmark: b.as_object().cloned().unwrap_or_default(),
+            doc: d,
+            indices: combo,
         });
     }
     Ok(out)

@@ -176,7 +176,7 @@ fn aiperf_config_scenario_selection_errors_name_the_part() {
     };
     let e = refused("ours/scenarios.yaml", &summ);
     assert!(
-        e.contains("benchmark.dataset.prompts.isl.median 3421: not built in inferbench plans"),
+        e.contains("benchmark.dataset.prompts.isl.median 3421: not built in inferbench (a log-normal length (mean and median) has no inferbench flag"),
         "{e}"
     );
     let e = refused(
@@ -278,14 +278,15 @@ fn aiperf_config_templates_with_parts_not_built_are_refused_by_name() {
             "sweep.type \"grid\": not built in inferbench plans",
         ),
         (
+            // Several URLs map to repeated --url since issue 14.
             "multi_url_load_balancing.yaml",
-            "benchmark.endpoint.urls: 4 URLs: multi-URL load balancing is not built",
+            "benchmark.artifacts: not built in inferbench plans",
         ),
         (
             "scenario_workload_profiles.yaml",
             // `${MODEL_NAME:…}` is substituted (its default) since issue 14: what is left is
             // the choice of one scenario.
-            "sweep.type \"scenarios\": select one with the profile's scenario",
+            "sweep.type \"scenarios\": select one with --scenario NAME (a plan: scenario = \"NAME\")",
         ),
         (
             // `slos` map to --goodput since issue 14; artifacts stay refused in plans.
@@ -310,7 +311,7 @@ fn aiperf_config_templates_with_parts_not_built_are_refused_by_name() {
         ),
         (
             "trace_replay.yaml",
-            "benchmark.dataset.synthesis: not built in inferbench plans",
+            "benchmark.dataset.synthesis.speedupRatio 2.0: not built in inferbench (trace synthesis is not built",
         ),
     ] {
         let e = refused(name, &Options::default());
@@ -320,11 +321,11 @@ fn aiperf_config_templates_with_parts_not_built_are_refused_by_name() {
 
 #[test]
 fn aiperf_config_durations_read_as_aiperf_writes_them() {
-    assert_eq!(super::map::duration("30"), Some(30.0));
-    assert_eq!(super::map::duration("30s"), Some(30.0));
-    assert_eq!(super::map::duration("1.5 min"), Some(90.0));
-    assert_eq!(super::map::duration("2h"), Some(7200.0));
-    assert_eq!(super::map::duration("inf"), None);
+    assert_eq!(super::part::duration("30"), Some(30.0));
+    assert_eq!(super::part::duration("30s"), Some(30.0));
+    assert_eq!(super::part::duration("1.5 min"), Some(90.0));
+    assert_eq!(super::part::duration("2h"), Some(7200.0));
+    assert_eq!(super::part::duration("inf"), None);
 }
 
 #[test]
@@ -369,10 +370,11 @@ fn aiperf_config_a_cli_grid_sweep_becomes_comma_lists_replacing_the_base() {
             "poisson",
             "--request-count",
             "10",
-            "--request-rate",
-            "1.0,2.0",
+            // AIPerf orders the parameters by path: dataset… before rate.
             "--isl",
             "16,32",
+            "--request-rate",
+            "1.0,2.0",
             "--sweep-type",
             "zip",
         ])
@@ -389,10 +391,10 @@ fn aiperf_config_a_cli_grid_sweep_becomes_comma_lists_replacing_the_base() {
     assert_eq!(
         tail,
         [
-            "--request-count",
-            "20,40",
             "--isl-stddev",
             "0,5",
+            "--request-count",
+            "20,40",
             "--sweep-type",
             "zip"
         ]
@@ -443,16 +445,41 @@ fn aiperf_config_cli_maps_multirun_artifacts_and_slos() {
     // A plan has its own repeats: multiRun stays refused there.
     let e = super::flags_from_str("x.yaml", yaml, Path::new(""), &Options::default()).unwrap_err();
     assert_eq!(e, "x.yaml: multiRun: not built in inferbench plans");
+    // The seed policy and convergence stopping map to their flags; a convergence minimum
+    // other than AIPerf's default (2) has none.
+    let conv = yaml.replace(
+        "setConsistentSeed: true",
+        "setConsistentSeed: false\n  varySeedPerTrial: true\n  convergence: {metric: time_to_first_token, stat: p90, mode: cv, threshold: 0.1}",
+    );
+    let f = super::flags_from_str("x.yaml", &conv, Path::new(""), &opts).unwrap();
+    let has = |w: &[&str]| f.windows(w.len()).any(|x| x == s(w).as_slice());
+    assert!(
+        has(&["--set-consistent-seed", "false", "--vary-seed-per-trial"]),
+        "{f:?}"
+    );
+    assert!(
+        has(&[
+            "--convergence-metric",
+            "time_to_first_token",
+            "--convergence-stat",
+            "p90",
+            "--convergence-mode",
+            "cv",
+            "--convergence-threshold",
+            "0.1"
+        ]),
+        "{f:?}"
+    );
     let e = super::flags_from_str(
         "x.yaml",
-        &yaml.replace("setConsistentSeed: true", "setConsistentSeed: false"),
+        &conv.replace("threshold: 0.1}", "threshold: 0.1, minRuns: 3}"),
         Path::new(""),
         &opts,
     )
     .unwrap_err();
-    assert_eq!(
-        e,
-        "x.yaml: multiRun.setConsistentSeed false: not built in inferbench plans"
+    assert!(
+        e.starts_with("x.yaml: multiRun.convergence.minRuns 3: not built in inferbench (inferbench checks convergence from the second run on"),
+        "{e}"
     );
 }
 

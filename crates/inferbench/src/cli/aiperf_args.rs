@@ -199,4 +199,36 @@ pub enum ConfigCommand {
         #[arg(long)]
         simulated: bool,
     },
+    /// inferbench's starter configs in AIPerf's YAML format: list, search, or write one
+    /// (to stdout, or --output FILE) with the model and URL filled in.
+    Init(ConfigInitArgs),
+}
+
+/// `config init` (AIPerf's interface).
+#[derive(Args, Debug)]
+pub struct ConfigInitArgs {
+    /// The template to write (see --list).
+    #[arg(short = 't', long)]
+    pub template: Option<String>,
+    /// List the templates by category.
+    #[arg(short = 'l', long = "list")]
+    pub list: bool,
+    /// The templates with this word in their name, title, description, category or tags.
+    #[arg(short = 's', long)]
+    pub search: Option<String>,
+    /// With --list: only categories containing this.
+    #[arg(short = 'c', long)]
+    pub category: Option<String>,
+    /// Also show tags and difficulty.
+    #[arg(short = 'v', long)]
+    pub verbose: bool,
+    /// The model name to write into the template.
+    #[arg(short = 'm', long)]
+    pub model: Option<String>,
+    /// The endpoint URL to write into the template.
+    #[arg(short = 'u', long)]
+    pub url: Option<String>,
+    /// Write to this file instead of stdout.
+    #[arg(short = 'o', long)]
+    pub output: Option<std::path::PathBuf>,
 }

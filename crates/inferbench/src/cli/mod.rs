@@ -33,7 +33,7 @@ mod tokenizer_flag;
 mod unbuilt;
 mod values;
 
-pub use aiperf_args::{ConfigArgs, ConfigCommand, SweepModeArg, SweepTypeArg};
+pub use aiperf_args::{ConfigArgs, ConfigCommand, ConfigInitArgs, SweepModeArg, SweepTypeArg};
 pub use args::EvidenceCompressionArg;
 pub use args::PlotArgs;
 pub use args::PlotFormat;
@@ -67,7 +67,7 @@ pub use unbuilt::UNBUILT_FLAGS;
 pub use unbuilt::{check_unbuilt, command_with_unbuilt};
 pub use values::{
     normalize_url, parse_extra_inputs, parse_headers, recorded_command_line, redacted_command_line,
-    url_and_credentials, utf8_args,
+    url_and_credentials, utf8_args, without_url_credentials,
 };
 
 #[cfg(test)]
