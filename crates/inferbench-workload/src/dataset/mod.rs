@@ -326,7 +326,12 @@ pub fn build_workload(
         ),
     };
     let seed = resolve_seed(plan.random_seed);
-    let corpus = PromptCorpus::from_plan(ds)?.resolve(tok, sonnet, seed)?;
+    let mut prompt_corpus = PromptCorpus::from_plan(ds)?;
+    // AIPerf's agentic loaders default to the coding corpus.
+    if ds.prompt_corpus.is_none() && ds.public_dataset.is_none() && agentic_trace(ds) {
+        prompt_corpus = PromptCorpus::Coding;
+    }
+    let corpus = prompt_corpus.resolve(tok, sonnet, seed)?;
     let corpus: &Corpus = &corpus;
 
     let (kind, mut convs) = if let Some(public) = &ds.public_dataset {
@@ -472,6 +477,18 @@ const UNBUILT_TYPES: &str = "not built: baseten_trace (Parquet/Arrow files: the 
 /// Tokens per block of a TraceLab trace without `--isl-block-size` (AIPerf's default for its
 /// agentic loaders).
 pub const AGENTIC_BLOCK_SIZE: u64 = 64;
+
+/// The input is a WEKA or TraceLab trace (named, or detected).
+fn agentic_trace(ds: &inferbench_core::dataset_plan::DatasetPlan) -> bool {
+    let Some(input) = &ds.input_file else {
+        return false;
+    };
+    let kind = match &ds.custom_dataset_type {
+        Some(t) => DatasetKind::parse_custom(t),
+        None => detect(Path::new(input)).ok(),
+    };
+    matches!(kind, Some(DatasetKind::WekaTrace | DatasetKind::Tracelab))
+}
 
 /// The agentic flags apply where AIPerf reads them, and are refused elsewhere: a flag is
 /// never accepted and ignored.
