@@ -117,7 +117,10 @@ impl<'a> Metadata<'a> {
             // root is its own root.
             agent_depth: r.agent_depth,
             parent_correlation_id: r.parent_correlation_id.as_deref(),
-            root_correlation_id: r.root_correlation_id.as_deref().unwrap_or(&r.correlation_id),
+            root_correlation_id: r
+                .root_correlation_id
+                .as_deref()
+                .unwrap_or(&r.correlation_id),
         }
     }
 }

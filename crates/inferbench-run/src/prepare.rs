@@ -88,7 +88,13 @@ impl Prepared {
             p.plan.load.warmup_request_count = 0;
             p.plan.load.warmup_duration_s = None;
             p.engine.phases = phases_of(&p.plan, p.fixed.as_ref(), p.default_requests());
-            tree_default(&mut p.engine.phases, &p.plan, p.trees, p.roots.len(), p.fixed.as_ref());
+            tree_default(
+                &mut p.engine.phases,
+                &p.plan,
+                p.trees,
+                p.roots.len(),
+                p.fixed.as_ref(),
+            );
         }
         p
     }

@@ -90,7 +90,17 @@ pub(super) async fn run_session(
     scratch: &mut Scratch,
     conns: &mut super::SlotConns,
 ) -> bool {
-    run_session_from(state, first, slot, planned_ns, due, scratch, conns, Origin::default()).await
+    run_session_from(
+        state,
+        first,
+        slot,
+        planned_ns,
+        due,
+        scratch,
+        conns,
+        Origin::default(),
+    )
+    .await
 }
 
 /// Sends the turns of the session that starts with `first`, one after another on this
@@ -101,7 +111,10 @@ pub(super) async fn run_session(
 /// that joins children waits for them, and if it had to wait it goes as soon as the last
 /// one ended (AIPerf dispatches a released join at once). Returns false when the writer is
 /// gone.
-#[allow(clippy::too_many_arguments, reason = "run_session's arguments plus the origin")]
+#[allow(
+    clippy::too_many_arguments,
+    reason = "run_session's arguments plus the origin"
+)]
 pub(super) async fn run_session_from(
     state: &Arc<PhaseState>,
     first: Claim,
@@ -201,14 +214,16 @@ pub(super) async fn run_session_from(
         }
         // The children start once the turn that names them ended (its record is done). A
         // warmup turn starts none, as in AIPerf (branches run in the profiling phase).
-        if !payload.branches.is_empty() && state.phase == inferbench_core::record::Phase::Profiling {
+        if !payload.branches.is_empty() && state.phase == inferbench_core::record::Phase::Profiling
+        {
             let child_lineage = Lineage {
                 depth: lineage.as_ref().map_or(1, |l| l.depth + 1),
                 parent_session_num: first.session_num,
                 parent_correlation_id: rec.correlation_id.clone(),
-                root_correlation_id: lineage
-                    .as_ref()
-                    .map_or_else(|| rec.correlation_id.clone(), |l| l.root_correlation_id.clone()),
+                root_correlation_id: lineage.as_ref().map_or_else(
+                    || rec.correlation_id.clone(),
+                    |l| l.root_correlation_id.clone(),
+                ),
             };
             joins.extend(spawn_children(
                 state,

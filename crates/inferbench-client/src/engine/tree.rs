@@ -63,7 +63,9 @@ struct ChildGuard {
 impl Drop for ChildGuard {
     fn drop(&mut self) {
         self.left.send_modify(|n| *n = n.saturating_sub(1));
-        self.state.children.send_modify(|n| *n = n.saturating_sub(1));
+        self.state
+            .children
+            .send_modify(|n| *n = n.saturating_sub(1));
     }
 }
 
@@ -141,7 +143,14 @@ pub(super) fn spawn_children(
                 },
             };
             let state = state.clone();
-            tokio::spawn(run_child(state, conversation, ended_ns, offset, origin, guard));
+            tokio::spawn(run_child(
+                state,
+                conversation,
+                ended_ns,
+                offset,
+                origin,
+                guard,
+            ));
         }
         if let Some(turn) = b.join_turn {
             joins.push(Join { turn, left: rx });

@@ -41,12 +41,17 @@ pub(crate) fn conversations(
     let total = traces.len();
     let traces: Vec<Trace> = match opts.max_context_length {
         None => traces,
-        Some(max) => traces.into_iter().filter(|t| peak_context(t) <= max).collect(),
+        Some(max) => traces
+            .into_iter()
+            .filter(|t| peak_context(t) <= max)
+            .collect(),
     };
     if traces.is_empty() {
         return Err(plan_err(
             "dataset.max_context_length",
-            format!("--max-context-length: none of the {total} traces fits (each has a request whose input plus output tokens exceed it)"),
+            format!(
+                "--max-context-length: none of the {total} traces fits (each has a request whose input plus output tokens exceed it)"
+            ),
         ));
     }
     let mut plain = PromptGenerator::new(tok, corpus, seed)?;
@@ -145,7 +150,10 @@ fn model_map(t: &Trace, configured: &[String]) -> HashMap<String, String> {
 /// The idle gap before a call: its start minus the previous call's end (start plus
 /// `api_time`), at least 0 (AIPerf always replays end-to-start gaps).
 fn end_to_start_ms(t_ms: f64, prev: &Call) -> f64 {
-    let api_ms = prev.api_time.filter(|a| a.is_finite()).map_or(0.0, |a| a * 1000.0);
+    let api_ms = prev
+        .api_time
+        .filter(|a| a.is_finite())
+        .map_or(0.0, |a| a * 1000.0);
     (t_ms - prev.t * 1000.0 - api_ms).max(0.0)
 }
 
@@ -165,7 +173,12 @@ fn turn(
     Ok(TurnSpec {
         texts: vec![NamedText::plain(prompts.text(c)?)],
         max_tokens: Some(c.output.max(1)),
-        model: Some(models.get(&c.model).cloned().unwrap_or_else(|| c.model.clone())),
+        model: Some(
+            models
+                .get(&c.model)
+                .cloned()
+                .unwrap_or_else(|| c.model.clone()),
+        ),
         timestamp_ms: Some(t_ms),
         delay_ms,
         origin: Some((c.file.clone(), c.line)),
@@ -180,7 +193,11 @@ fn child_calls(s: &Subagent) -> Vec<(f64, &Call)> {
         .calls
         .iter()
         .map(|c| {
-            let t = if c.t + JOIN_EPSILON_S < s.t { s.t + c.t } else { c.t };
+            let t = if c.t + JOIN_EPSILON_S < s.t {
+                s.t + c.t
+            } else {
+                c.t
+            };
             (t, c)
         })
         .collect();
@@ -240,7 +257,10 @@ fn trace_conversations(
                 &t.file,
                 Some(s.line),
                 "agent_id",
-                format!("{:?} is also the agent_id of the subagent on line {first}", s.agent_id),
+                format!(
+                    "{:?} is also the agent_id of the subagent on line {first}",
+                    s.agent_id
+                ),
             )
             .into());
         }
@@ -274,8 +294,7 @@ fn trace_conversations(
                 let mut spec = turn(c, *ts, prev, opts, models, prompts)?;
                 // The gap is between this call's start and the previous one's end, both in
                 // the root's time.
-                if let (Some(p), false) = (prev, opts.think_time_only && c.think_time.is_some())
-                {
+                if let (Some(p), false) = (prev, opts.think_time_only && c.think_time.is_some()) {
                     let mut shifted = p.clone();
                     shifted.t = calls[k - 1].0;
                     spec.delay_ms = Some(end_to_start_ms(ts * 1000.0, &shifted));

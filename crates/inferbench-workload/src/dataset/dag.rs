@@ -29,7 +29,14 @@ const UNBUILT_CONV_FIELDS: &[&str] = &[
     "pre_session_spawns",
 ];
 const TURN_FIELDS: &[&str] = &[
-    "messages", "model", "max_tokens", "tools", "extra", "forks", "spawns", "delay",
+    "messages",
+    "model",
+    "max_tokens",
+    "tools",
+    "extra",
+    "forks",
+    "spawns",
+    "delay",
 ];
 
 struct Parsed {
@@ -56,7 +63,10 @@ pub(crate) fn load(path: &Path) -> Result<Vec<Conv>, DatasetError> {
                 &file,
                 Some(*line),
                 "session_id",
-                format!("{:?} is also the session_id on line {}", p.conv.id, parsed[first].line),
+                format!(
+                    "{:?} is also the session_id on line {}",
+                    p.conv.id, parsed[first].line
+                ),
             ));
         }
         by_id.insert(p.conv.id.clone(), parsed.len());
@@ -72,16 +82,40 @@ pub(crate) fn load(path: &Path) -> Result<Vec<Conv>, DatasetError> {
         for (t, forks) in p.forks.iter().enumerate() {
             for (child, background) in forks {
                 let Some(&c) = by_id.get(child) else {
-                    return Err(DatasetError::field(&file, Some(p.line), at(t, "forks"), format!("no conversation has the session_id {child:?}")));
+                    return Err(DatasetError::field(
+                        &file,
+                        Some(p.line),
+                        at(t, "forks"),
+                        format!("no conversation has the session_id {child:?}"),
+                    ));
                 };
                 if !background && t != last {
-                    return Err(DatasetError::field(&file, Some(p.line), at(t, "forks"), format!("a fork of {child:?} before the last turn needs \"background\": true (the parent ends with a foreground fork)")));
+                    return Err(DatasetError::field(
+                        &file,
+                        Some(p.line),
+                        at(t, "forks"),
+                        format!(
+                            "a fork of {child:?} before the last turn needs \"background\": true (the parent ends with a foreground fork)"
+                        ),
+                    ));
                 }
                 if let Some(first) = fork_parent.insert(child.clone(), p.line) {
-                    return Err(DatasetError::field(&file, Some(p.line), at(t, "forks"), format!("{child:?} is also forked on line {first}: a fork child has one parent")));
+                    return Err(DatasetError::field(
+                        &file,
+                        Some(p.line),
+                        at(t, "forks"),
+                        format!(
+                            "{child:?} is also forked on line {first}: a fork child has one parent"
+                        ),
+                    ));
                 }
                 if parsed[c].isolated {
-                    return Err(DatasetError::field(&file, Some(parsed[c].line), "context_mode", "a fork child continues its parent's conversation: it cannot be message_array_with_responses"));
+                    return Err(DatasetError::field(
+                        &file,
+                        Some(parsed[c].line),
+                        "context_mode",
+                        "a fork child continues its parent's conversation: it cannot be message_array_with_responses",
+                    ));
                 }
                 referenced.insert(child.clone());
             }
@@ -90,14 +124,26 @@ pub(crate) fn load(path: &Path) -> Result<Vec<Conv>, DatasetError> {
             for (children, join_at) in groups {
                 for child in children {
                     if !by_id.contains_key(child) {
-                        return Err(DatasetError::field(&file, Some(p.line), at(t, "spawns"), format!("no conversation has the session_id {child:?}")));
+                        return Err(DatasetError::field(
+                            &file,
+                            Some(p.line),
+                            at(t, "spawns"),
+                            format!("no conversation has the session_id {child:?}"),
+                        ));
                     }
                     referenced.insert(child.clone());
                 }
                 if let Some(j) = *join_at
                     && (j <= t as u64 || j > last as u64)
                 {
-                    return Err(DatasetError::field(&file, Some(p.line), at(t, "spawns"), format!("join_at {j} must be after this turn ({t}) and a turn of the conversation (0..={last})")));
+                    return Err(DatasetError::field(
+                        &file,
+                        Some(p.line),
+                        at(t, "spawns"),
+                        format!(
+                            "join_at {j} must be after this turn ({t}) and a turn of the conversation (0..={last})"
+                        ),
+                    ));
                 }
             }
         }
@@ -114,7 +160,12 @@ pub(crate) fn load(path: &Path) -> Result<Vec<Conv>, DatasetError> {
                     t == 0 && !fork_parent.contains_key(&p.conv.id)
                 };
                 if system && !allowed {
-                    return Err(DatasetError::field(&file, Some(p.line), format!("turns[{t}].messages[{m}]"), "a system message goes first, on a root conversation's first turn only (chat templates drop it elsewhere)"));
+                    return Err(DatasetError::field(
+                        &file,
+                        Some(p.line),
+                        format!("turns[{t}].messages[{m}]"),
+                        "a system message goes first, on a root conversation's first turn only (chat templates drop it elsewhere)",
+                    ));
                 }
             }
         }
@@ -125,9 +176,18 @@ pub(crate) fn load(path: &Path) -> Result<Vec<Conv>, DatasetError> {
         let last = p.conv.turns.len() - 1;
         for (t, forks) in p.forks.iter().enumerate() {
             for background in [false, true] {
-                let children: Vec<String> = forks.iter().filter(|f| f.1 == background).map(|f| f.0.clone()).collect();
+                let children: Vec<String> = forks
+                    .iter()
+                    .filter(|f| f.1 == background)
+                    .map(|f| f.0.clone())
+                    .collect();
                 if !children.is_empty() {
-                    p.conv.turns[t].branches.push(Branch { children, fork: true, join_turn: None, start_ms: None });
+                    p.conv.turns[t].branches.push(Branch {
+                        children,
+                        fork: true,
+                        join_turn: None,
+                        start_ms: None,
+                    });
                 }
             }
         }
@@ -145,12 +205,19 @@ pub(crate) fn load(path: &Path) -> Result<Vec<Conv>, DatasetError> {
         out.push(p.conv);
     }
     if out.iter().all(|c| referenced.contains(&c.id)) {
-        return Err(DatasetError::file(&file, "every conversation is some branch's child: there is no root to start"));
+        return Err(DatasetError::file(
+            &file,
+            "every conversation is some branch's child: there is no root to start",
+        ));
     }
     Ok(out)
 }
 
-fn check_acyclic(file: &str, parsed: &[Parsed], by_id: &HashMap<String, usize>) -> Result<(), DatasetError> {
+fn check_acyclic(
+    file: &str,
+    parsed: &[Parsed],
+    by_id: &HashMap<String, usize>,
+) -> Result<(), DatasetError> {
     let edges = |p: &Parsed| -> Vec<usize> {
         let f = p.forks.iter().flatten().map(|f| &f.0);
         let s = p.spawns.iter().flatten().flat_map(|g| g.0.iter());
@@ -175,7 +242,15 @@ fn check_acyclic(file: &str, parsed: &[Parsed], by_id: &HashMap<String, usize>) 
             match state[n] {
                 1 => {
                     let p = &parsed[n];
-                    return Err(DatasetError::field(file, Some(p.line), "session_id", format!("{:?} starts itself through its branches (a cycle)", p.conv.id)));
+                    return Err(DatasetError::field(
+                        file,
+                        Some(p.line),
+                        "session_id",
+                        format!(
+                            "{:?} starts itself through its branches (a cycle)",
+                            p.conv.id
+                        ),
+                    ));
                 }
                 0 => {
                     state[n] = 1;
@@ -196,7 +271,10 @@ fn parse_conv(r: &Row<'_>) -> Result<Parsed, DatasetError> {
         }
     }
     r.check_keys(&[CONV_FIELDS, UNBUILT_CONV_FIELDS].concat(), "dag_jsonl")?;
-    let id = r.opt_str("session_id")?.filter(|s| !s.is_empty()).ok_or_else(|| r.err("session_id", "required (a non-empty string)"))?;
+    let id = r
+        .opt_str("session_id")?
+        .filter(|s| !s.is_empty())
+        .ok_or_else(|| r.err("session_id", "required (a non-empty string)"))?;
     let isolated = match r.opt_str("context_mode")? {
         None | Some("deltas_without_responses") => false,
         Some("message_array_with_responses") => true,
@@ -207,11 +285,18 @@ fn parse_conv(r: &Row<'_>) -> Result<Parsed, DatasetError> {
         Some(Value::Array(_)) | None => return Err(r.err("turns", "required: a non-empty list")),
         Some(v) => return Err(r.err("turns", format!("expected a list, got {}", kind(v)))),
     };
-    let mut conv = Conv { id: id.to_string(), history: !isolated, ..Default::default() };
+    let mut conv = Conv {
+        id: id.to_string(),
+        history: !isolated,
+        ..Default::default()
+    };
     let (mut forks, mut spawns) = (Vec::new(), Vec::new());
     for (i, t) in turns.iter().enumerate() {
         let Value::Object(obj) = t else {
-            return Err(r.err(&format!("turns[{i}]"), format!("expected an object, got {}", kind(t))));
+            return Err(r.err(
+                &format!("turns[{i}]"),
+                format!("expected an object, got {}", kind(t)),
+            ));
         };
         let tr = r.nested(format!("turns[{i}]."), obj);
         let (spec, f, s) = parse_turn(&tr, obj)?;
@@ -219,10 +304,20 @@ fn parse_conv(r: &Row<'_>) -> Result<Parsed, DatasetError> {
         forks.push(f);
         spawns.push(s);
     }
-    Ok(Parsed { line: r.line.unwrap_or(0), conv, isolated, forks, spawns })
+    Ok(Parsed {
+        line: r.line.unwrap_or(0),
+        conv,
+        isolated,
+        forks,
+        spawns,
+    })
 }
 
-type TurnParts = (TurnSpec, Vec<(String, bool)>, Vec<(Vec<String>, Option<u64>)>);
+type TurnParts = (
+    TurnSpec,
+    Vec<(String, bool)>,
+    Vec<(Vec<String>, Option<u64>)>,
+);
 
 fn parse_turn(r: &Row<'_>, obj: &Map<String, Value>) -> Result<TurnParts, DatasetError> {
     r.check_keys(TURN_FIELDS, "a dag_jsonl turn")?;
@@ -233,7 +328,9 @@ fn parse_turn(r: &Row<'_>, obj: &Map<String, Value>) -> Result<TurnParts, Datase
     };
     check_messages(r, "messages", &messages)?;
     let max_tokens = match r.get("max_tokens") {
-        Some(Value::Bool(_)) => return Err(r.err("max_tokens", "expected an integer, not a boolean")),
+        Some(Value::Bool(_)) => {
+            return Err(r.err("max_tokens", "expected an integer, not a boolean"));
+        }
         _ => match r.opt_u64("max_tokens")? {
             Some(0) => return Err(r.err("max_tokens", "must be at least 1")),
             m => m,
@@ -241,7 +338,9 @@ fn parse_turn(r: &Row<'_>, obj: &Map<String, Value>) -> Result<TurnParts, Datase
     };
     let tools = match r.get("tools") {
         None => None,
-        Some(Value::Array(items)) if items.iter().all(Value::is_object) => Some(Value::Array(items.clone())),
+        Some(Value::Array(items)) if items.iter().all(Value::is_object) => {
+            Some(Value::Array(items.clone()))
+        }
         Some(_) => return Err(r.err("tools", "expected a list of objects")),
     };
     let delay = r.opt_ms("delay")?;
@@ -253,11 +352,18 @@ fn parse_turn(r: &Row<'_>, obj: &Map<String, Value>) -> Result<TurnParts, Datase
             Value::Object(m) => {
                 let fr = r.nested(format!("{}{key}.", r.prefix), m);
                 fr.check_keys(&["child", "background"], "a fork")?;
-                let child = fr.opt_str("child")?.filter(|s| !s.is_empty()).ok_or_else(|| fr.err("child", "required"))?;
+                let child = fr
+                    .opt_str("child")?
+                    .filter(|s| !s.is_empty())
+                    .ok_or_else(|| fr.err("child", "required"))?;
                 let bg = match fr.get("background") {
                     None => false,
                     Some(Value::Bool(b)) => *b,
-                    Some(v) => return Err(fr.err("background", format!("expected true or false, got {v}"))),
+                    Some(v) => {
+                        return Err(
+                            fr.err("background", format!("expected true or false, got {v}"))
+                        );
+                    }
                 };
                 (child.to_string(), bg)
             }
@@ -283,8 +389,14 @@ fn parse_turn(r: &Row<'_>, obj: &Map<String, Value>) -> Result<TurnParts, Datase
                 let sr = r.nested(format!("{}{key}.", r.prefix), m);
                 sr.check_keys(&["children", "join_at"], "a spawn")?;
                 let children: Vec<String> = match sr.get("children") {
-                    Some(Value::Array(c)) if !c.is_empty() => c.iter().map(|v| v.as_str().filter(|s| !s.is_empty()).map(str::to_string)).collect::<Option<_>>().ok_or_else(|| sr.err("children", "expected a list of session_ids"))?,
-                    _ => return Err(sr.err("children", "required: a non-empty list of session_ids")),
+                    Some(Value::Array(c)) if !c.is_empty() => c
+                        .iter()
+                        .map(|v| v.as_str().filter(|s| !s.is_empty()).map(str::to_string))
+                        .collect::<Option<_>>()
+                        .ok_or_else(|| sr.err("children", "expected a list of session_ids"))?,
+                    _ => {
+                        return Err(sr.err("children", "required: a non-empty list of session_ids"));
+                    }
                 };
                 if !bare.is_empty() {
                     spawns.push((std::mem::take(&mut bare), None));
@@ -316,7 +428,11 @@ fn parse_turn(r: &Row<'_>, obj: &Map<String, Value>) -> Result<TurnParts, Datase
     Ok((spec, forks, spawns))
 }
 
-fn list<'a>(r: &Row<'a>, _obj: &Map<String, Value>, key: &str) -> Result<&'a [Value], DatasetError> {
+fn list<'a>(
+    r: &Row<'a>,
+    _obj: &Map<String, Value>,
+    key: &str,
+) -> Result<&'a [Value], DatasetError> {
     match r.get(key) {
         None => Ok(&[]),
         Some(Value::Array(v)) => Ok(v),
@@ -331,7 +447,11 @@ pub(crate) fn looks_dag(row: &Map<String, Value>) -> bool {
         && row.get("turns").and_then(Value::as_array).is_some_and(|t| {
             !t.is_empty()
                 && t.iter().all(Value::is_object)
-                && t.iter().any(|x| x.get("messages").is_some_and(Value::is_array) || x.get("forks").is_some() || x.get("spawns").is_some())
+                && t.iter().any(|x| {
+                    x.get("messages").is_some_and(Value::is_array)
+                        || x.get("forks").is_some()
+                        || x.get("spawns").is_some()
+                })
         })
 }
 

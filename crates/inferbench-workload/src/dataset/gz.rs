@@ -2,11 +2,11 @@
 //! `miniz_oxide`, then the CRC-32 and length checked, member after member. TraceLab ships
 //! its corpus gzipped (`*.jsonl.gz`).
 
+use miniz_oxide::inflate::TINFLStatus;
 use miniz_oxide::inflate::core::inflate_flags::{
     TINFL_FLAG_HAS_MORE_INPUT, TINFL_FLAG_USING_NON_WRAPPING_OUTPUT_BUF,
 };
 use miniz_oxide::inflate::core::{DecompressorOxide, decompress};
-use miniz_oxide::inflate::TINFLStatus;
 
 /// Largest decompressed size accepted (a guard against a gzip bomb).
 const MAX_OUT: usize = 4 << 30;

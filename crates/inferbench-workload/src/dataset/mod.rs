@@ -492,18 +492,27 @@ fn agentic_trace(ds: &inferbench_core::dataset_plan::DatasetPlan) -> bool {
 
 /// The agentic flags apply where AIPerf reads them, and are refused elsewhere: a flag is
 /// never accepted and ignored.
-fn check_agentic_flags(ds: &inferbench_core::dataset_plan::DatasetPlan, kind: DatasetKind) -> Result<(), WorkloadError> {
+fn check_agentic_flags(
+    ds: &inferbench_core::dataset_plan::DatasetPlan,
+    kind: DatasetKind,
+) -> Result<(), WorkloadError> {
     if ds.max_context_length.is_some() && kind != DatasetKind::WekaTrace {
         return Err(plan_err(
             "dataset.max_context_length",
-            format!("--max-context-length filters weka_trace traces only, not {}", kind.as_str()),
+            format!(
+                "--max-context-length filters weka_trace traces only, not {}",
+                kind.as_str()
+            ),
         ));
     }
     if ds.use_think_time_only {
         if !matches!(kind, DatasetKind::WekaTrace | DatasetKind::Tracelab) {
             return Err(plan_err(
                 "dataset.use_think_time_only",
-                format!("--use-think-time-only applies to weka_trace and tracelab, not {}", kind.as_str()),
+                format!(
+                    "--use-think-time-only applies to weka_trace and tracelab, not {}",
+                    kind.as_str()
+                ),
             ));
         }
         if ds.ignore_trace_delays {

@@ -65,8 +65,8 @@ struct Spawn {
 /// The file's text, inflated when it is gzipped.
 pub(crate) fn read_maybe_gz(path: &Path) -> Result<String, DatasetError> {
     let shown = path.display().to_string();
-    let bytes = std::fs::read(path)
-        .map_err(|e| DatasetError::file(&shown, format!("cannot read: {e}")))?;
+    let bytes =
+        std::fs::read(path).map_err(|e| DatasetError::file(&shown, format!("cannot read: {e}")))?;
     if !gz::is_gzip(&bytes) {
         return super::row::read_text(path);
     }
@@ -90,7 +90,10 @@ pub(crate) fn read(path: &Path, block: u64) -> Result<Vec<Trace>, DatasetError> 
     let text = read_maybe_gz(path)?;
     let sessions = sessions(&file, &text)?;
     if sessions.is_empty() {
-        return Err(DatasetError::file(&file, "no TraceLab session (no row has a session_id)"));
+        return Err(DatasetError::file(
+            &file,
+            "no TraceLab session (no row has a session_id)",
+        ));
     }
     let links = join_index(&sessions);
     // Children nest one level: a child whose parent is itself a child stays its own trace.
@@ -109,7 +112,10 @@ pub(crate) fn read(path: &Path, block: u64) -> Result<Vec<Trace>, DatasetError> 
         if traces.iter().any(|p| p.id == t.id) {
             return Err(DatasetError::file(
                 &file,
-                format!("two sessions make the trace id {:?} (after replacing unsafe characters)", t.id),
+                format!(
+                    "two sessions make the trace id {:?} (after replacing unsafe characters)",
+                    t.id
+                ),
             ));
         }
         traces.push(t);
@@ -131,7 +137,10 @@ pub(crate) fn read(path: &Path, block: u64) -> Result<Vec<Trace>, DatasetError> 
         }
     }
     if traces.is_empty() {
-        return Err(DatasetError::file(&file, "no TraceLab round has a timestamp"));
+        return Err(DatasetError::file(
+            &file,
+            "no TraceLab round has a timestamp",
+        ));
     }
     Ok(traces)
 }
@@ -188,7 +197,11 @@ fn int(r: &Row<'_>, key: &str) -> Result<i64, DatasetError> {
         None => Ok(0),
         Some(v) => v
             .as_i64()
-            .or_else(|| v.as_f64().filter(|f| f.is_finite() && f.abs() < 9e15).map(|f| f as i64))
+            .or_else(|| {
+                v.as_f64()
+                    .filter(|f| f.is_finite() && f.abs() < 9e15)
+                    .map(|f| f as i64)
+            })
             .ok_or_else(|| r.err(key, format!("expected an integer, got {v}"))),
     }
 }
@@ -242,7 +255,10 @@ fn round(r: &Row<'_>) -> Result<Round, DatasetError> {
         let latency = match tr.get("tool_wall_latency_ms") {
             None => None,
             Some(v) => Some(v.as_f64().ok_or_else(|| {
-                tr.err("tool_wall_latency_ms", format!("expected a number, got {v}"))
+                tr.err(
+                    "tool_wall_latency_ms",
+                    format!("expected a number, got {v}"),
+                )
             })?),
         };
         match tr.opt_str("tool_name")? {
@@ -269,7 +285,10 @@ fn round(r: &Row<'_>) -> Result<Round, DatasetError> {
     Ok(Round {
         line: r.line.unwrap_or(0),
         round_index: int(r, "round_index")?,
-        model: r.opt_str("model")?.filter(|m| !m.is_empty()).map(str::to_string),
+        model: r
+            .opt_str("model")?
+            .filter(|m| !m.is_empty())
+            .map(str::to_string),
         input: int(r, "input_tokens_total")?,
         prefix: int(r, "prefix_tokens")?,
         output: int(r, "output_tokens")?.saturating_add(int(r, "reasoning_output_tokens")?),
@@ -287,7 +306,9 @@ fn round(r: &Row<'_>) -> Result<Round, DatasetError> {
 fn join_index(sessions: &[Session]) -> Vec<(usize, usize, Spawn)> {
     let span = |s: &Session| {
         let all = s.rounds.iter().flat_map(|r| r.stamps.iter().copied());
-        let (lo, hi) = all.fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), x| (a.min(x), b.max(x)));
+        let (lo, hi) = all.fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), x| {
+            (a.min(x), b.max(x))
+        });
         (lo <= hi).then_some((lo, hi))
     };
     let mut windows: Vec<(usize, Spawn)> = Vec::new();
@@ -299,13 +320,27 @@ fn join_index(sessions: &[Session]) -> Vec<(usize, usize, Spawn)> {
                 && b > a
             {
                 let duration_ms = ((b - a) * 1000.0).trunc();
-                windows.push((i, Spawn { start: a, end: b, duration_ms }));
+                windows.push((
+                    i,
+                    Spawn {
+                        start: a,
+                        end: b,
+                        duration_ms,
+                    },
+                ));
             }
             continue;
         }
         for r in &s.rounds {
             for &(a, b, l) in &r.spawn_calls {
-                windows.push((i, Spawn { start: a, end: b, duration_ms: l.trunc() }));
+                windows.push((
+                    i,
+                    Spawn {
+                        start: a,
+                        end: b,
+                        duration_ms: l.trunc(),
+                    },
+                ));
             }
         }
     }
@@ -469,7 +504,9 @@ pub(crate) fn parse_ts(s: &str) -> Option<f64> {
     let b = s.as_bytes();
     let num = |r: std::ops::Range<usize>| -> Option<i64> {
         let part = s.get(r)?;
-        part.bytes().all(|c| c.is_ascii_digit()).then(|| part.parse().ok())?
+        part.bytes()
+            .all(|c| c.is_ascii_digit())
+            .then(|| part.parse().ok())?
     };
     let (y, mo, d) = (num(0..4)?, num(5..7)?, num(8..10)?);
     if b.get(4) != Some(&b'-') || b.get(7) != Some(&b'-') {

@@ -107,7 +107,10 @@ pub(crate) fn read(path: &Path) -> Result<Vec<Trace>, DatasetError> {
             .collect();
         v.sort();
         if v.is_empty() {
-            return Err(DatasetError::file(&shown, "no *.json trace file in the directory"));
+            return Err(DatasetError::file(
+                &shown,
+                "no *.json trace file in the directory",
+            ));
         }
         v
     } else {
@@ -326,15 +329,21 @@ fn subagent(file: &str, text: &str, raw: &RawValue, r: &Row<'_>) -> Result<Subag
     r.opt_str("status")?
         .ok_or_else(|| r.err("status", "required"))?;
     strings(r, "models")?.ok_or_else(|| r.err("models", "required"))?;
-    for k in ["total_tokens", "tool_use_count", "tool_tokens", "system_tokens"] {
+    for k in [
+        "total_tokens",
+        "tool_use_count",
+        "tool_tokens",
+        "system_tokens",
+    ] {
         r.opt_u64(k)?;
     }
-    let duration_ms = match r.get("duration_ms") {
-        None => None,
-        Some(v) => Some(v.as_f64().filter(|x| x.is_finite()).ok_or_else(|| {
-            r.err("duration_ms", format!("expected a number of ms, got {v}"))
-        })?),
-    };
+    let duration_ms =
+        match r.get("duration_ms") {
+            None => None,
+            Some(v) => Some(v.as_f64().filter(|x| x.is_finite()).ok_or_else(|| {
+                r.err("duration_ms", format!("expected a number of ms, got {v}"))
+            })?),
+        };
     let fields: raw_fields::Fields<'_> =
         serde_json::from_str(raw.get()).map_err(|e| r.err("requests", e.to_string()))?;
     let inner = fields
@@ -398,7 +407,10 @@ fn hash_ids(r: &Row<'_>) -> Result<Vec<i64>, DatasetError> {
         None => Ok(Vec::new()),
         Some(Value::Array(items)) => items
             .iter()
-            .map(|v| v.as_i64().or_else(|| as_u64(v).and_then(|u| i64::try_from(u).ok())))
+            .map(|v| {
+                v.as_i64()
+                    .or_else(|| as_u64(v).and_then(|u| i64::try_from(u).ok()))
+            })
             .collect::<Option<Vec<i64>>>()
             .ok_or_else(|| r.err("hash_ids", "expected a list of integers")),
         Some(v) => Err(r.err(
@@ -413,5 +425,9 @@ pub(crate) fn line_of(text: &str, part: &str) -> usize {
     let offset = (part.as_ptr() as usize)
         .saturating_sub(text.as_ptr() as usize)
         .min(text.len());
-    text.as_bytes()[..offset].iter().filter(|&&b| b == b'\n').count() + 1
+    text.as_bytes()[..offset]
+        .iter()
+        .filter(|&&b| b == b'\n')
+        .count()
+        + 1
 }

@@ -92,7 +92,10 @@ impl Drop for Dir {
 #[test]
 fn weka_trace_makes_a_root_and_a_child_per_subagent() {
     let f = data("weka.json");
-    assert_eq!(detect(std::path::Path::new(&f)).unwrap(), DatasetKind::WekaTrace);
+    assert_eq!(
+        detect(std::path::Path::new(&f)).unwrap(),
+        DatasetKind::WekaTrace
+    );
     let mut plan = plan_for(&f, Some("weka_trace"));
     plan.models = vec!["m1".into(), "m2".into()];
     let w = build(&plan).unwrap();
@@ -119,17 +122,29 @@ fn weka_trace_makes_a_root_and_a_child_per_subagent() {
     );
     // out 5, 4, 0 → 1 (a request asks for at least one token); 3, 2; 1.
     assert_eq!(
-        p.iter().map(|p| p.requested_output_tokens).collect::<Vec<_>>(),
+        p.iter()
+            .map(|p| p.requested_output_tokens)
+            .collect::<Vec<_>>(),
         [Some(5), Some(4), Some(1), Some(3), Some(2), Some(1)]
     );
     // Models: the main one (claude-sonnet, the first parent call's) is --model's first,
     // claude-haiku the second.
-    let models: Vec<String> = p.iter().map(|p| body(p)["model"].as_str().unwrap().to_string()).collect();
+    let models: Vec<String> = p
+        .iter()
+        .map(|p| body(p)["model"].as_str().unwrap().to_string())
+        .collect();
     assert_eq!(models, ["m1", "m1", "m1", "m2", "m2", "m2"]);
     // Times: t in ms; a subagent call at 0.4 s, before its spawn at 1.6 s, is relative to it.
     assert_eq!(
         p.iter().map(|p| p.timestamp_ms).collect::<Vec<_>>(),
-        [Some(0.0), Some(5000.0), Some(9000.0), Some(1500.0), Some(2500.0), Some(2000.0)]
+        [
+            Some(0.0),
+            Some(5000.0),
+            Some(9000.0),
+            Some(1500.0),
+            Some(2500.0),
+            Some(2000.0)
+        ]
     );
     // Delays are idle gaps: 5000 − 0 − api 1000 = 4000; 9000 − 5000 − 2000 = 2000; the
     // subagent's 2500 − 1500 − 500 = 500.
@@ -177,7 +192,11 @@ fn weka_think_time_only_and_max_context_length() {
     // think_time 0.5 s on the parent's second call and 0.25 s on the subagent's second;
     // the others keep their idle gaps.
     assert_eq!(
-        w.workload.payloads.iter().map(|p| p.delay_ms).collect::<Vec<_>>(),
+        w.workload
+            .payloads
+            .iter()
+            .map(|p| p.delay_ms)
+            .collect::<Vec<_>>(),
         [None, Some(500.0), Some(2000.0), None, Some(250.0), None]
     );
     // The trace's largest request is 20 + 1 = 21 tokens (the parent's last): at 20 it goes,
@@ -211,10 +230,19 @@ fn weka_directory_and_bad_lines_name_file_line_and_field() {
  "requests": [{"t": 0, "type": "n", "model": "x", "in": 3, "out": 1, "hash_ids": [1, 2]}]}"#,
     );
     let dir = d.0.display().to_string();
-    assert_eq!(detect(std::path::Path::new(&dir)).unwrap(), DatasetKind::WekaTrace);
+    assert_eq!(
+        detect(std::path::Path::new(&dir)).unwrap(),
+        DatasetKind::WekaTrace
+    );
     let w = build(&plan_for(&dir, Some("weka_trace"))).unwrap();
     // Roots of both files (name order), then the children.
-    let roots: Vec<&str> = w.workload.payloads.iter().filter(|p| !p.child).map(|p| p.conversation_id.as_str()).collect();
+    let roots: Vec<&str> = w
+        .workload
+        .payloads
+        .iter()
+        .filter(|p| !p.child)
+        .map(|p| p.conversation_id.as_str())
+        .collect();
     assert_eq!(roots, ["trace_a", "trace_a", "trace_a", "trace_b"]);
     // trace_b's 2-token blocks: 3 = 2 + 1.
     assert_eq!(tok().count(&content(&w.workload.payloads[3])), 3);
@@ -239,7 +267,10 @@ fn weka_directory_and_bad_lines_name_file_line_and_field() {
         b"{\"id\": \"t\", \"models\": [], \"block_size\": 4, \"hash_id_scope\": \"local\", \"requests\": [\n{\"t\": 0, \"type\": \"n\", \"model\": \"x\", \"in\": 4, \"out\": 1, \"cost\": 3}]}",
     );
     let e = build(&plan_for(&bad, Some("weka_trace"))).unwrap_err();
-    assert!(e.contains("bad3.json:2: field 'requests[0].cost': unknown field"), "{e}");
+    assert!(
+        e.contains("bad3.json:2: field 'requests[0].cost': unknown field"),
+        "{e}"
+    );
 }
 
 /// The TraceLab fixture by hand (block 64). Session claude:p1: rounds at 10:00:00 (api 2 s,
@@ -266,14 +297,22 @@ fn check_tracelab(w: &BuiltWorkload) {
     assert!(w.has_timestamps);
     assert_eq!(
         p.iter().map(|p| p.timestamp_ms).collect::<Vec<_>>(),
-        [Some(0.0), Some(30000.0), Some(0.0), Some(5000.0), Some(10000.0)]
+        [
+            Some(0.0),
+            Some(30000.0),
+            Some(0.0),
+            Some(5000.0),
+            Some(10000.0)
+        ]
     );
     assert_eq!(
         p.iter().map(|p| p.delay_ms).collect::<Vec<_>>(),
         [None, Some(28000.0), None, None, Some(2000.0)]
     );
     assert_eq!(
-        p.iter().map(|p| p.requested_output_tokens).collect::<Vec<_>>(),
+        p.iter()
+            .map(|p| p.requested_output_tokens)
+            .collect::<Vec<_>>(),
         [Some(20), Some(15), Some(1), Some(7), Some(3)]
     );
     assert_eq!(
@@ -298,7 +337,10 @@ fn check_tracelab(w: &BuiltWorkload) {
 #[test]
 fn tracelab_nests_a_contained_session_as_a_subagent() {
     let f = data("tracelab.jsonl");
-    assert_eq!(detect(std::path::Path::new(&f)).unwrap(), DatasetKind::Tracelab);
+    assert_eq!(
+        detect(std::path::Path::new(&f)).unwrap(),
+        DatasetKind::Tracelab
+    );
     check_tracelab(&build(&plan_for(&f, Some("tracelab"))).unwrap());
 }
 
@@ -307,7 +349,10 @@ fn tracelab_reads_gzip() {
     let text = std::fs::read(data("tracelab.jsonl")).unwrap();
     let d = Dir::new("gz");
     let f = d.file("trace.jsonl.gz", &common::gzip(&text));
-    assert_eq!(detect(std::path::Path::new(&f)).unwrap(), DatasetKind::Tracelab);
+    assert_eq!(
+        detect(std::path::Path::new(&f)).unwrap(),
+        DatasetKind::Tracelab
+    );
     check_tracelab(&build(&plan_for(&f, Some("tracelab"))).unwrap());
     // A cut file is an error naming it, not a panic.
     let gz = common::gzip(&text);
@@ -326,7 +371,9 @@ fn tracelab_bad_lines_name_file_line_and_field() {
     );
     let e = build(&plan_for(&f, Some("tracelab"))).unwrap_err();
     assert!(
-        e.ends_with("t.jsonl:2: field 'timing_events[0].timestamp': \"June 1st\" is not an ISO-8601 time"),
+        e.ends_with(
+            "t.jsonl:2: field 'timing_events[0].timestamp': \"June 1st\" is not an ISO-8601 time"
+        ),
         "{e}"
     );
     let f = d.file(
@@ -334,7 +381,10 @@ fn tracelab_bad_lines_name_file_line_and_field() {
         b"{\"session_id\": \"a\", \"round_index\": 0, \"input_tokens_total\": \"many\", \"prefix_tokens\": 0, \"newly_append_tokens\": 10, \"timing_events\": []}\n",
     );
     let e = build(&plan_for(&f, Some("tracelab"))).unwrap_err();
-    assert!(e.ends_with("u.jsonl:1: field 'input_tokens_total': expected an integer, got \"many\""), "{e}");
+    assert!(
+        e.ends_with("u.jsonl:1: field 'input_tokens_total': expected an integer, got \"many\""),
+        "{e}"
+    );
 }
 
 /// The DAG fixture: `root` spawns research and review from turn 0 (joined by turn 1), forks
@@ -342,14 +392,20 @@ fn tracelab_bad_lines_name_file_line_and_field() {
 #[test]
 fn dag_jsonl_branches_roots_and_children() {
     let f = data("dag.jsonl");
-    assert_eq!(detect(std::path::Path::new(&f)).unwrap(), DatasetKind::DagJsonl);
+    assert_eq!(
+        detect(std::path::Path::new(&f)).unwrap(),
+        DatasetKind::DagJsonl
+    );
     let w = build(&plan_for(&f, Some("dag_jsonl"))).unwrap();
     assert_eq!(w.kind, DatasetKind::DagJsonl);
     // AIPerf samples DAG roots at random.
     assert_eq!(w.default_sampling, SamplingStrategy::Random);
     assert!(!w.has_timestamps);
     let p = &w.workload.payloads;
-    let roots: Vec<(&str, bool)> = p.iter().map(|p| (p.conversation_id.as_str(), p.child)).collect();
+    let roots: Vec<(&str, bool)> = p
+        .iter()
+        .map(|p| (p.conversation_id.as_str(), p.child))
+        .collect();
     assert_eq!(
         roots,
         [
@@ -375,11 +431,21 @@ fn dag_jsonl_branches_roots_and_children() {
     );
     assert_eq!(
         p[1].branches,
-        [Branch { children: vec!["side".into()], fork: true, join_turn: None, start_ms: None }]
+        [Branch {
+            children: vec!["side".into()],
+            fork: true,
+            join_turn: None,
+            start_ms: None
+        }]
     );
     assert_eq!(
         p[2].branches,
-        [Branch { children: vec!["tail".into()], fork: true, join_turn: None, start_ms: None }]
+        [Branch {
+            children: vec!["tail".into()],
+            fork: true,
+            join_turn: None,
+            start_ms: None
+        }]
     );
     // Messages as written, multi-turn history on (deltas_without_responses), the turn's
     // max_tokens, extra merged into the body, delay in ms.

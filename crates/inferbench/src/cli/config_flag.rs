@@ -16,7 +16,9 @@ fn scenario_without_config(name: &str) -> String {
             "--scenario {AGENTX_SCENARIO}: not built. It runs AIPerf's agentic_replay timing (trajectories started at a random 25-75 % point with their in-flight subagents seeded, a one-turn warmup behind a barrier, FIFO recycling of finished traces, cache-bust markers per session tree, idle-gap caps), which inferbench does not reproduce; replay the traces with --custom-dataset-type weka_trace instead (docs/datasets.md, \"Agentic traces\")"
         )
     } else {
-        format!("--scenario {name:?}: only with --config (a run of its `sweep: {{type: scenarios}}`); AIPerf's only built-in scenario is {AGENTX_SCENARIO}")
+        format!(
+            "--scenario {name:?}: only with --config (a run of its `sweep: {{type: scenarios}}`); AIPerf's only built-in scenario is {AGENTX_SCENARIO}"
+        )
     }
 }
 

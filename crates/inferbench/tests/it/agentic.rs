@@ -118,13 +118,25 @@ fn weka_subagents_run_as_child_sessions_and_join() {
     // AIPerf's record fields in profile_export.jsonl: agent depth, parent, root.
     let lines = jsonl(&dir.join("profile_export.jsonl"));
     assert_eq!(lines.len(), 5);
-    let kids: Vec<&Value> = lines.iter().filter(|l| l["metadata"]["agent_depth"] == 1).collect();
+    let kids: Vec<&Value> = lines
+        .iter()
+        .filter(|l| l["metadata"]["agent_depth"] == 1)
+        .collect();
     assert_eq!(kids.len(), 3);
     for k in kids {
-        assert_eq!(k["metadata"]["parent_correlation_id"], root0["correlation_id"]);
-        assert_eq!(k["metadata"]["root_correlation_id"], root0["correlation_id"]);
+        assert_eq!(
+            k["metadata"]["parent_correlation_id"],
+            root0["correlation_id"]
+        );
+        assert_eq!(
+            k["metadata"]["root_correlation_id"],
+            root0["correlation_id"]
+        );
     }
-    let root_line = lines.iter().find(|l| l["metadata"]["agent_depth"] == 0).unwrap();
+    let root_line = lines
+        .iter()
+        .find(|l| l["metadata"]["agent_depth"] == 0)
+        .unwrap();
     assert!(root_line["metadata"].get("parent_correlation_id").is_none());
 }
 
@@ -148,7 +160,12 @@ fn the_request_count_cuts_trees_with_one_record_per_request() {
     let recs = records(&dir);
     let got: Vec<(String, u64)> = recs
         .iter()
-        .map(|r| (r["conversation_id"].as_str().unwrap().to_string(), u(&r["turn_index"])))
+        .map(|r| {
+            (
+                r["conversation_id"].as_str().unwrap().to_string(),
+                u(&r["turn_index"]),
+            )
+        })
         .collect();
     assert_eq!(
         got,
@@ -216,12 +233,27 @@ fn dag_roots_spawn_fork_and_join() {
             .map(|m| m["role"].as_str().unwrap().to_string())
             .collect()
     };
-    assert_eq!(msgs(side), ["system", "user", "assistant", "user", "assistant", "user"]);
+    assert_eq!(
+        msgs(side),
+        ["system", "user", "assistant", "user", "assistant", "user"]
+    );
     assert_eq!(
         msgs(tail),
-        ["system", "user", "assistant", "user", "assistant", "user", "assistant", "user"]
+        [
+            "system",
+            "user",
+            "assistant",
+            "user",
+            "assistant",
+            "user",
+            "assistant",
+            "user"
+        ]
     );
-    assert!(review.get("sent_body").is_none(), "a spawned child sends its own turn alone");
+    assert!(
+        review.get("sent_body").is_none(),
+        "a spawned child sends its own turn alone"
+    );
 }
 
 /// TraceLab, gzipped, without its 28 s recorded gaps: the parent session, its nested
@@ -252,7 +284,10 @@ fn tracelab_gzip_runs_its_subagent_as_a_child() {
         assert_eq!(k["conversation_id"], "claude_p1::sa:claude_c1");
         assert_eq!(k["parent_session_num"], parent["session_num"]);
     }
-    assert!(u(&find(&recs, "claude_p1", 1)["start_ns"]) >= u(&find(&recs, "claude_p1::sa:claude_c1", 1)["end_ns"]));
+    assert!(
+        u(&find(&recs, "claude_p1", 1)["start_ns"])
+            >= u(&find(&recs, "claude_p1::sa:claude_c1", 1)["end_ns"])
+    );
 }
 
 /// A duration cuts a looping DAG run: every claimed request (the phase's `scheduled`) is one
@@ -286,7 +321,10 @@ fn a_duration_cut_leaves_one_record_per_scheduled_request() {
     assert!(recs.iter().all(|r| u(&r["end_ns"]) <= end));
     // A child's parent is a session of the run.
     for r in recs.iter().filter(|r| depth(r) == 1) {
-        assert!(recs.iter().any(|p| p["session_num"] == r["parent_session_num"]));
+        assert!(
+            recs.iter()
+                .any(|p| p["session_num"] == r["parent_session_num"])
+        );
     }
 }
 
@@ -315,14 +353,18 @@ fn ctrl_c_leaves_one_record_per_request_with_children_in_flight() {
     let ev = dir.join("inferbench_evidence.jsonl");
     let start = Instant::now();
     while start.elapsed() < Duration::from_secs(30) {
-        let n = std::fs::read_to_string(&ev).map(|t| t.lines().count()).unwrap_or(0);
+        let n = std::fs::read_to_string(&ev)
+            .map(|t| t.lines().count())
+            .unwrap_or(0);
         if n > 30 {
             break;
         }
         std::thread::sleep(Duration::from_millis(50));
     }
     for _ in 0..2 {
-        let _ = Command::new("kill").args(["-INT", &child.id().to_string()]).status();
+        let _ = Command::new("kill")
+            .args(["-INT", &child.id().to_string()])
+            .status();
         std::thread::sleep(Duration::from_millis(30));
     }
     wait_bounded(&mut child, Duration::from_secs(60));
@@ -349,11 +391,22 @@ fn agentic_flags_and_scenario_are_checked() {
         ],
     ));
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
-    assert!(stderr(&o).contains("--max-context-length"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("--max-context-length"),
+        "{}",
+        stderr(&o)
+    );
     // AIPerf's AgentX scenario is refused by name, with the reason.
-    let o = run(&profile_args(&dir, &["--scenario", "inferencex-agentx-mvp"]));
+    let o = run(&profile_args(
+        &dir,
+        &["--scenario", "inferencex-agentx-mvp"],
+    ));
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
-    assert!(stderr(&o).contains("inferencex-agentx-mvp"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("inferencex-agentx-mvp"),
+        "{}",
+        stderr(&o)
+    );
     assert!(stderr(&o).contains("agentic_replay"), "{}", stderr(&o));
 }
 
@@ -363,7 +416,11 @@ fn gzip(data: &[u8]) -> Vec<u8> {
     for &b in data {
         crc ^= b as u32;
         for _ in 0..8 {
-            crc = if crc & 1 != 0 { 0xEDB8_8320 ^ (crc >> 1) } else { crc >> 1 };
+            crc = if crc & 1 != 0 {
+                0xEDB8_8320 ^ (crc >> 1)
+            } else {
+                crc >> 1
+            };
         }
     }
     let mut v = vec![0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 255];

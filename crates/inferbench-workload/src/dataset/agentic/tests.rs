@@ -36,6 +36,9 @@ fn subagent_ends_from_duration_else_calls() {
     assert_eq!(subagent_end(&s(Some(1500.0), vec![])), 3.5);
     assert_eq!(subagent_end(&s(Some(-5.0), vec![])), 2.0);
     // Without a duration: the last call's end; a call at 0.5 (< 2.0) is relative: 2.5 + 1.
-    assert_eq!(subagent_end(&s(None, vec![call(3.0, Some(0.25)), call(0.5, Some(1.0))])), 3.5);
+    assert_eq!(
+        subagent_end(&s(None, vec![call(3.0, Some(0.25)), call(0.5, Some(1.0))])),
+        3.5
+    );
     assert_eq!(subagent_end(&s(None, vec![])), 2.0);
 }

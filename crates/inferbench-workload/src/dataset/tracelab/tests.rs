@@ -8,9 +8,18 @@ fn iso_times_by_hand() {
     assert_eq!(parse_ts("2025-06-01T10:00:02Z"), Some(day + 36_002.0));
     assert_eq!(parse_ts("2025-06-01T10:00:02"), Some(day + 36_002.0));
     assert_eq!(parse_ts("2025-06-01T12:00:02+02:00"), Some(day + 36_002.0));
-    assert_eq!(parse_ts("2025-06-01 10:00:02.250-0030"), Some(day + 36_002.25 + 1800.0));
+    assert_eq!(
+        parse_ts("2025-06-01 10:00:02.250-0030"),
+        Some(day + 36_002.25 + 1800.0)
+    );
     assert_eq!(parse_ts("1970-01-01"), Some(0.0));
-    for bad in ["", "June 1st", "2025-13-01T00:00:00Z", "2025-06-01T10:00:02Q", "2025-06-01T1"] {
+    for bad in [
+        "",
+        "June 1st",
+        "2025-13-01T00:00:00Z",
+        "2025-06-01T10:00:02Q",
+        "2025-06-01T1",
+    ] {
         assert_eq!(parse_ts(bad), None, "{bad}");
     }
 }

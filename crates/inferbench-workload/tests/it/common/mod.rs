@@ -77,7 +77,11 @@ pub fn gzip(data: &[u8]) -> Vec<u8> {
     for &b in data {
         crc ^= b as u32;
         for _ in 0..8 {
-            crc = if crc & 1 != 0 { 0xEDB8_8320 ^ (crc >> 1) } else { crc >> 1 };
+            crc = if crc & 1 != 0 {
+                0xEDB8_8320 ^ (crc >> 1)
+            } else {
+                crc >> 1
+            };
         }
     }
     let mut v = vec![0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 255];
