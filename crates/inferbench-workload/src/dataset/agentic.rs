@@ -219,6 +219,9 @@ fn subagent_end(s: &Subagent) -> f64 {
         .unwrap_or(s.t)
 }
 
+/// A branch's spawning turn and joining turn (None: background).
+type GroupKey = (usize, Option<u32>);
+
 fn trace_conversations(
     t: &Trace,
     opts: &Options,
@@ -247,7 +250,7 @@ fn trace_conversations(
         root.turns.push(spec);
     }
     // Subagents grouped by (spawning turn, joining turn), in order of first appearance.
-    let mut groups: Vec<((usize, Option<u32>), Vec<&Subagent>)> = Vec::new();
+    let mut groups: Vec<(GroupKey, Vec<&Subagent>)> = Vec::new();
     let mut seen_ids: HashMap<&str, usize> = HashMap::new();
     let mut kids = Vec::new();
     for (i, it) in t.items.iter().enumerate() {

@@ -411,7 +411,7 @@ pub fn build_workload(
                     max_context_length: ds.max_context_length,
                 };
                 let traces = match opts.block_size {
-                    Some(b) if b == 0 => {
+                    Some(0) => {
                         return Err(plan_err("dataset.isl_block_size", "must be at least 1"));
                     }
                     Some(b) => tracelab::read(path, b)?,
