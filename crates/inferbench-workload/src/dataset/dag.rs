@@ -52,7 +52,13 @@ struct Parsed {
 pub(crate) fn load(path: &Path) -> Result<Vec<Conv>, DatasetError> {
     let file = path.display().to_string();
     let text = read_text(path)?;
-    let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
+    from_text(&file, &text)
+}
+
+/// The conversations of a DAG file's text (named `file` in errors).
+pub(crate) fn from_text(file: &str, text: &str) -> Result<Vec<Conv>, DatasetError> {
+    let file = file.to_string();
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let rows = parse_jsonl(&file, text)?;
     let mut parsed: Vec<Parsed> = Vec::with_capacity(rows.len());
     let mut by_id: HashMap<String, usize> = HashMap::new();

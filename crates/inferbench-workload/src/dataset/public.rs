@@ -518,7 +518,7 @@ mod tests {
         assert!(
             lookup("semianalysis_cc_traces_weka_062126_256k")
                 .unwrap_err()
-                .contains("subagent")
+                .contains("--custom-dataset-type weka_trace")
         );
         let e = lookup("nope").unwrap_err();
         assert!(

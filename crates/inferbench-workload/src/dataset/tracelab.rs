@@ -88,7 +88,13 @@ pub(crate) fn looks_tracelab(row: &Map<String, Value>) -> bool {
 pub(crate) fn read(path: &Path, block: u64) -> Result<Vec<Trace>, DatasetError> {
     let file = path.display().to_string();
     let text = read_maybe_gz(path)?;
-    let sessions = sessions(&file, &text)?;
+    from_text(&file, &text, block)
+}
+
+/// The traces of a TraceLab file's text (named `file` in errors).
+pub(crate) fn from_text(file: &str, text: &str, block: u64) -> Result<Vec<Trace>, DatasetError> {
+    let file = file.to_string();
+    let sessions = sessions(&file, text)?;
     if sessions.is_empty() {
         return Err(DatasetError::file(
             &file,
