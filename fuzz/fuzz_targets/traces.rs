@@ -1,4 +1,5 @@
-//! The trace parsers (mooncake, bailian, BurstGPT CSV, SageMaker capture) never panic,
+//! The trace parsers (mooncake, bailian, BurstGPT CSV, SageMaker capture, and the agentic
+//! weka_trace, tracelab and dag_jsonl) never panic,
 //! whatever the file holds: each input is checked as every trace type.
 #![no_main]
 
@@ -14,6 +15,9 @@ fuzz_target!(|input: &[u8]| {
         DatasetKind::BailianTrace,
         DatasetKind::BurstGptTrace,
         DatasetKind::SagemakerDataCapture,
+        DatasetKind::WekaTrace,
+        DatasetKind::Tracelab,
+        DatasetKind::DagJsonl,
     ] {
         if let Err(e) = check_trace_text(kind, "fuzz.jsonl", text) {
             // Every refusal names the file.

@@ -78,6 +78,8 @@ pub(crate) struct Metadata<'a> {
     cancellation_time_ns: Option<u64>,
     context_overflow_skip: bool,
     agent_depth: u32,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    parent_correlation_id: Option<&'a str>,
     root_correlation_id: &'a str,
 }
 
@@ -111,8 +113,14 @@ impl<'a> Metadata<'a> {
                 None
             },
             context_overflow_skip: false,
-            agent_depth: 0,
-            root_correlation_id: &r.correlation_id,
+            // A child session names its parent and its tree's root (AIPerf's fields); a
+            // root is its own root.
+            agent_depth: r.agent_depth,
+            parent_correlation_id: r.parent_correlation_id.as_deref(),
+            root_correlation_id: r
+                .root_correlation_id
+                .as_deref()
+                .unwrap_or(&r.correlation_id),
         }
     }
 }

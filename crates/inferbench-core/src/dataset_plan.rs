@@ -118,6 +118,14 @@ pub struct DatasetPlan {
     /// prompts shortened by its cost (docs/workload.md "Chat templates").
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub apply_chat_template: bool,
+    /// `--use-think-time-only` (`weka_trace`, `tracelab`): a later turn waits its recorded
+    /// `think_time` instead of the idle gap between the trace's request times.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub use_think_time_only: bool,
+    /// `--max-context-length` (`weka_trace`): drop every trace whose largest request
+    /// (input plus output tokens, parent or subagent) exceeds it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_context_length: Option<u64>,
 }
 
 impl Default for DatasetPlan {
@@ -154,6 +162,8 @@ impl Default for DatasetPlan {
             rankings_query_token_mean: 550.0,
             rankings_query_token_stddev: 0.0,
             apply_chat_template: false,
+            use_think_time_only: false,
+            max_context_length: None,
         }
     }
 }

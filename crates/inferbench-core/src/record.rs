@@ -228,6 +228,18 @@ pub struct Record {
     /// The model the request named, when the run had several.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
+    /// A child session's depth below its root (1: started by a root's turn); 0 for a root
+    /// (docs/load-shapes.md "Child sessions").
+    #[serde(default, skip_serializing_if = "is_zero_u32")]
+    pub agent_depth: u32,
+    /// The session that started this child session: its `session_num` and correlation id.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent_session_num: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent_correlation_id: Option<String>,
+    /// The correlation id of the root session of this child's tree.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub root_correlation_id: Option<String>,
 }
 
 /// How one request used its connection. Instants are ns from the run anchor, like every other

@@ -28,6 +28,32 @@ pub struct Payload {
     /// single-turn rows that share a session id, and for verbatim payloads.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub history: bool,
+    /// Child sessions this turn starts when it ends (agentic datasets: `weka_trace`,
+    /// `tracelab`, `dag_jsonl`; docs/load-shapes.md "Child sessions").
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub branches: Vec<Branch>,
+    /// The conversation is a child: only a parent's branch starts it (the sampler and a
+    /// fixed schedule start roots only).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub child: bool,
+}
+
+/// Children a turn starts when it ends: AIPerf's SPAWN (a fresh context) or FORK (the
+/// children start with the parent's conversation so far, replies included).
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
+pub struct Branch {
+    /// The child conversations' ids, all started together.
+    pub children: Vec<String>,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub fork: bool,
+    /// The parent's turn that is not sent before every child of this branch ended (its
+    /// join); None: the children run in the background.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub join_turn: Option<u32>,
+    /// Trace time of the spawn (ms, the children's clock): a child whose first turn has a
+    /// later `timestamp_ms` starts that much after the spawning turn ended.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start_ms: Option<f64>,
 }
 
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default)]

@@ -33,8 +33,12 @@ pub struct Prepared {
     /// The seed actually used (the plan's, or one drawn from OS entropy).
     pub seed: u64,
     pub payloads: Vec<PreparedPayload>,
-    /// Conversations the sampler draws from; every turn of every conversation.
+    /// Conversations the sampler draws from (the roots); every turn of every conversation.
     pub conversations: usize,
+    /// Each root's conversation index (the sampler's k-th conversation is `roots[k]`).
+    pub roots: Arc<Vec<usize>>,
+    /// Some conversation is a child session (an agentic dataset, docs/load-shapes.md).
+    pub trees: bool,
     pub requests: u64,
     pub fixed: Option<FixedSchedule>,
     sampling: SamplingStrategy,
@@ -56,7 +60,12 @@ impl Prepared {
         let mut sampler =
             inferbench_workload::Sampler::new(self.sampling, self.conversations, self.seed)
                 .map_err(|e| Failure::input(e.to_string()))?;
-        let order: Box<dyn FnMut() -> usize + Send> = Box::new(move || sampler.next());
+        // The sampler draws roots; child sessions start from their parents.
+        let roots = self.roots.clone();
+        let order: Box<dyn FnMut() -> usize + Send> = Box::new(move || {
+            let k = sampler.next();
+            roots.get(k).copied().unwrap_or(k)
+        });
         Ok(match &self.shard {
             Some(s) => s.order(order),
             None => order,
@@ -79,6 +88,13 @@ impl Prepared {
             p.plan.load.warmup_request_count = 0;
             p.plan.load.warmup_duration_s = None;
             p.engine.phases = phases_of(&p.plan, p.fixed.as_ref(), p.default_requests());
+            tree_default(
+                &mut p.engine.phases,
+                &p.plan,
+                p.trees,
+                p.roots.len(),
+                p.fixed.as_ref(),
+            );
         }
         p
     }
@@ -108,6 +124,27 @@ fn default_requests(plan: &RunPlan, fixed: Option<&FixedSchedule>, requests: u64
     }
 }
 
+/// A dataset of child sessions without `--request-count` or `--benchmark-duration` runs
+/// each root session once with all its children (AIPerf's rule for `dag_jsonl`: the root
+/// count as the session limit); a request count would cut trees short, since children
+/// claim their requests after later roots started. A fixed schedule ends with its roots.
+fn tree_default(
+    phases: &mut [PhaseSpec],
+    plan: &RunPlan,
+    trees: bool,
+    roots: usize,
+    fixed: Option<&FixedSchedule>,
+) {
+    let l = &plan.load;
+    if !trees || l.request_count_given || l.benchmark_duration_s.is_some() {
+        return;
+    }
+    if let Some(p) = phases.iter_mut().find(|p| p.phase == Phase::Profiling) {
+        p.request_count = None;
+        p.session_count = Some(fixed.map_or(roots, |f| f.conversations.len()) as u64);
+    }
+}
+
 /// The plan's `--goodput` under the live run's set (`aiperf-0.13`), parsed once.
 pub fn live_slos(plan: &RunPlan) -> Result<Vec<Slo>, Failure> {
     let Some(g) = &plan.goodput else {
@@ -129,15 +166,23 @@ pub fn prepare(plan: &RunPlan, tokenizer: Arc<Tokenizer>) -> Result<Prepared, Fa
         inferbench_workload::dataset::build_workload(plan, &tokenizer, Corpus::shakespeare())
             .map_err(|e| Failure::input(e.to_string()))?;
     let seed = built.seed_used;
-    let sessions = sessions::prepare(plan, &built.workload).map_err(Failure::input)?;
+    let sessions = sessions::prepare_with(plan, &built.workload, built.has_timestamps)
+        .map_err(Failure::input)?;
     check_wrap(plan, built.sampling, sessions.requests)?;
     // Fails here, not at the first request, when the dataset has no conversation.
     inferbench_workload::Sampler::new(built.sampling, sessions.conversations, seed)
         .map_err(|e| Failure::input(e.to_string()))?;
-    let phases = phases_of(
+    let mut phases = phases_of(
         plan,
         sessions.fixed.as_ref(),
         default_requests(plan, sessions.fixed.as_ref(), sessions.requests),
+    );
+    tree_default(
+        &mut phases,
+        plan,
+        sessions.trees,
+        sessions.roots.len(),
+        sessions.fixed.as_ref(),
     );
     let engine = engine_config(
         plan,
@@ -166,6 +211,8 @@ pub fn prepare(plan: &RunPlan, tokenizer: Arc<Tokenizer>) -> Result<Prepared, Fa
         seed,
         payloads: sessions.payloads,
         conversations: sessions.conversations,
+        roots: Arc::new(sessions.roots),
+        trees: sessions.trees,
         requests: sessions.requests,
         fixed: sessions.fixed,
         sampling: built.sampling,
@@ -361,6 +408,7 @@ pub fn phases_of(
                 .or(l.prefill_concurrency_ramp_s)),
             // Only profiling requests count toward the threshold, as in AIPerf.
             failed_request_threshold: None,
+            session_count: None,
         });
     }
     phases.push(PhaseSpec {
@@ -408,6 +456,7 @@ pub fn phases_of(
         failed_request_threshold: l
             .failed_request_threshold
             .map(|t| (t, (l.concurrency as u64).max(10))),
+        session_count: None,
     });
     phases
 }

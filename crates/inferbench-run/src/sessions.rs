@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use bytes::Bytes;
-use inferbench_client::engine::PreparedPayload;
+use inferbench_client::engine::{ChildBranch, PreparedPayload};
 use inferbench_core::RunPlan;
 use inferbench_core::workload::Workload;
 
@@ -23,8 +23,13 @@ pub struct FixedSchedule {
 #[derive(Clone, Debug)]
 pub struct Prepared {
     pub payloads: Vec<PreparedPayload>,
-    /// Number of conversations (what the sampler draws from).
+    /// Number of root conversations (what the sampler draws from).
     pub conversations: usize,
+    /// The conversation index of each root, in workload order: the sampler's k-th
+    /// conversation is `roots[k]` (every conversation, unless some are children).
+    pub roots: Vec<usize>,
+    /// Some conversation is a child session (an agentic dataset).
+    pub trees: bool,
     /// Every turn of every conversation.
     pub requests: u64,
     pub fixed: Option<FixedSchedule>,
@@ -34,12 +39,22 @@ pub struct Prepared {
 /// timing, and builds the fixed schedule when it is on: asked for with `--fixed-schedule`,
 /// or by itself when the first record has a timestamp (unless `--no-fixed-schedule`).
 pub fn prepare(plan: &RunPlan, workload: &Workload) -> Result<Prepared, String> {
-    let fs = plan.load.fixed_schedule;
     let first_has_ts = workload
         .payloads
         .first()
         .is_some_and(|p| p.timestamp_ms.is_some());
-    let fixed_on = fs.enabled.unwrap_or(first_has_ts);
+    prepare_with(plan, workload, first_has_ts)
+}
+
+/// [`prepare`], with whether the dataset turns a fixed schedule on by itself (its loader
+/// knows: a WEKA trace's times do not).
+pub fn prepare_with(
+    plan: &RunPlan,
+    workload: &Workload,
+    auto_fixed: bool,
+) -> Result<Prepared, String> {
+    let fs = plan.load.fixed_schedule;
+    let fixed_on = fs.enabled.unwrap_or(auto_fixed);
 
     // Conversation c covers payloads[starts[c] .. starts[c] + lens[c]].
     let mut starts: Vec<(usize, usize)> = Vec::new();
@@ -50,11 +65,23 @@ pub fn prepare(plan: &RunPlan, workload: &Workload) -> Result<Prepared, String> 
         }
     }
 
+    let roots: Vec<usize> = (0..starts.len())
+        .filter(|&c| !workload.payloads[starts[c].0].child)
+        .collect();
+    let trees = roots.len() < starts.len();
+    let index: std::collections::HashMap<&str, usize> = starts
+        .iter()
+        .enumerate()
+        .map(|(c, &(s, _))| (workload.payloads[s].conversation_id.as_str(), c))
+        .collect();
+
     let mut fixed = None;
     let mut zero_ms = 0.0;
     if fixed_on {
         let mut firsts = Vec::with_capacity(starts.len());
-        for (c, &(s, _)) in starts.iter().enumerate() {
+        // Child sessions start from their parents, not from the schedule.
+        for &c in &roots {
+            let s = starts[c].0;
             let p = &workload.payloads[s];
             let ts = p.timestamp_ms.ok_or_else(|| {
                 format!(
@@ -92,7 +119,10 @@ pub fn prepare(plan: &RunPlan, workload: &Workload) -> Result<Prepared, String> 
             .map(|(ts, _)| ms_to_ns(ts - zero_ms))
             .collect();
         let conversations: Vec<usize> = firsts.iter().map(|(_, c)| *c).collect();
-        let requests = conversations.iter().map(|&c| starts[c].1 as u64).sum();
+        let requests = conversations
+            .iter()
+            .map(|&c| tree_requests(workload, &starts, &index, c, 0))
+            .sum();
         fixed = Some(FixedSchedule {
             offsets_ns,
             conversations,
@@ -125,14 +155,62 @@ pub fn prepare(plan: &RunPlan, workload: &Workload) -> Result<Prepared, String> 
                 _ => None,
             },
             history: p.history,
+            branches: p
+                .branches
+                .iter()
+                .map(|b| ChildBranch {
+                    children: b
+                        .children
+                        .iter()
+                        .filter_map(|id| index.get(id.as_str()).copied())
+                        .map(|c| (c, child_offset(b.start_ms, &workload.payloads[starts[c].0])))
+                        .collect(),
+                    fork: b.fork,
+                    join_turn: b.join_turn,
+                })
+                .collect(),
         })
         .collect();
     Ok(Prepared {
         payloads,
-        conversations: starts.len(),
+        conversations: roots.len(),
+        roots,
+        trees,
         requests: workload.payloads.len() as u64,
         fixed,
     })
+}
+
+/// How long after its spawning turn ended a child's first turn is due: its trace time past
+/// the branch's (AIPerf's dispatch offset); zero without both times.
+fn child_offset(start_ms: Option<f64>, first: &inferbench_core::workload::Payload) -> Duration {
+    match (start_ms, first.timestamp_ms) {
+        (Some(s), Some(t)) if t > s => Duration::from_nanos(ms_to_ns(t - s)),
+        _ => Duration::ZERO,
+    }
+}
+
+/// Requests of conversation `c` with every child session it starts, recursively (a DAG
+/// file's branches are acyclic; the depth guard keeps a bad one from recursing forever).
+fn tree_requests(
+    w: &Workload,
+    starts: &[(usize, usize)],
+    index: &std::collections::HashMap<&str, usize>,
+    c: usize,
+    depth: usize,
+) -> u64 {
+    let (s, n) = starts[c];
+    let own = n as u64;
+    if depth > 64 {
+        return own;
+    }
+    let kids: u64 = w.payloads[s..s + n]
+        .iter()
+        .flat_map(|p| p.branches.iter().flat_map(|b| b.children.iter()))
+        .filter_map(|id| index.get(id.as_str()))
+        .map(|&k| tree_requests(w, starts, index, k, depth + 1))
+        .sum();
+    own + kids
 }
 
 fn ms_to_ns(ms: f64) -> u64 {

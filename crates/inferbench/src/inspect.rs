@@ -68,10 +68,11 @@ fn inspect(a: &InspectArgs, prepared: &inferbench_run::Prepared) -> Result<u8, F
     let tok = prepared.tokenizer.clone();
     // The first conversations in dataset order: inspect shows what the workload holds, in
     // the order a user wrote it.
-    let conversations = prepared.conversations;
+    // Roots only: child sessions start from their parents.
+    let roots = prepared.roots.clone();
     let mut next = 0usize;
     let order = Box::new(move || {
-        let c = next % conversations;
+        let c = roots[next % roots.len()];
         next += 1;
         c
     });
@@ -88,6 +89,7 @@ fn inspect(a: &InspectArgs, prepared: &inferbench_run::Prepared) -> Result<u8, F
         prefill_concurrency: None,
         prefill_ramp: None,
         failed_request_threshold: None,
+        session_count: None,
     }];
     cfg.keep_raw = true;
     let rt = tokio::runtime::Builder::new_current_thread()

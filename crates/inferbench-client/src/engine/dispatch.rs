@@ -54,6 +54,11 @@ pub(super) struct PhaseState {
     pub(super) prefill: Option<Arc<tokio::sync::Semaphore>>,
     pub(super) failed_threshold: Option<(f64, u64)>,
     pub(super) sink: mpsc::UnboundedSender<EngineEvent>,
+    /// Child sessions started and not yet ended (`tree`): the phase waits for them.
+    pub(super) children: watch::Sender<usize>,
+    /// `PhaseSpec::session_count`, and the root sessions started so far.
+    pub(super) session_limit: Option<u64>,
+    pub(super) sessions_started: AtomicU64,
 }
 
 impl PhaseState {
@@ -91,6 +96,13 @@ impl PhaseState {
         {
             return None;
         }
+        if self
+            .session_limit
+            .is_some_and(|l| self.sessions_started.load(Ordering::Relaxed) >= l)
+        {
+            return None;
+        }
+        self.sessions_started.fetch_add(1, Ordering::Relaxed);
         self.issued.fetch_add(1, Ordering::Relaxed);
         let id = issuer.next_id;
         issuer.next_id += 1;
@@ -195,6 +207,9 @@ pub(super) async fn run_phase(
         prefill: prefill_places(engine, spec, start_ns),
         failed_threshold: spec.failed_request_threshold,
         sink: sink.clone(),
+        children: watch::channel(0).0,
+        session_limit: spec.session_count,
+        sessions_started: AtomicU64::new(0),
     });
     let mut tasks = tokio::task::JoinSet::new();
     match &spec.mode {
@@ -284,11 +299,14 @@ pub(super) async fn run_phase(
         (Some(t), Some(g)) => Some(engine.clock.instant_at(t) + g),
         _ => None,
     };
+    let mut children = state.children.subscribe();
     let wait_all = async {
         while let Some(r) = tasks.join_next().await {
             // A task panic would be a bug; the other tasks' records are still kept.
             let _ = r;
         }
+        // Child sessions outlive the slot that started them (background branches).
+        let _ = children.wait_for(|n| *n == 0).await;
     };
     tokio::pin!(wait_all);
     if let Some(deadline) = grace_deadline {

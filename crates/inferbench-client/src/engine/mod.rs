@@ -33,6 +33,7 @@ mod request;
 mod session;
 mod stream;
 mod tokens;
+mod tree;
 
 pub use tokens::count_tokens;
 
@@ -61,6 +62,23 @@ pub struct PreparedPayload {
     pub schedule_ns: Option<u64>,
     /// Resend the conversation so far before this turn's own messages (see [`History`]).
     pub history: bool,
+    /// Child sessions this turn starts when it ends (agentic datasets; `tree`).
+    pub branches: Vec<ChildBranch>,
+}
+
+/// Children a turn starts when it ends (AIPerf's SPAWN and FORK branches): each child
+/// session runs beside its parent on a connection of its own, takes no concurrency slot,
+/// and counts toward the request count (docs/load-shapes.md "Child sessions").
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ChildBranch {
+    /// Each child's conversation index (as `order` gives) and how long after the spawning
+    /// turn ended its first turn is due (the trace's recorded offset, else zero).
+    pub children: Vec<(usize, Duration)>,
+    /// The children start with the parent's conversation so far (FORK).
+    pub fork: bool,
+    /// The parent's turn that waits until every child ended; None: the children run in
+    /// the background (the phase still waits for them).
+    pub join_turn: Option<u32>,
 }
 
 /// How one phase issues its requests.
@@ -123,6 +141,9 @@ pub struct PhaseSpec {
     /// `--failed-request-threshold`: (ratio, records needed before it is armed). Once at
     /// least that many records ended, a failed/total ratio above it cancels the run.
     pub failed_request_threshold: Option<(f64, u64)>,
+    /// Start no more than this many root sessions (AIPerf's session count: their later
+    /// turns and their child sessions still run). None: no session limit.
+    pub session_count: Option<u64>,
 }
 
 /// `--request-cancellation-rate` / `--request-cancellation-delay`.
@@ -176,6 +197,7 @@ impl EngineConfig {
                 prefill_concurrency: None,
                 prefill_ramp: None,
                 failed_request_threshold: None,
+                session_count: None,
             });
         }
         v.push(PhaseSpec {
@@ -190,6 +212,7 @@ impl EngineConfig {
             prefill_concurrency: None,
             prefill_ramp: None,
             failed_request_threshold: None,
+            session_count: None,
         });
         v
     }

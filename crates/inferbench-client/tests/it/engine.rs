@@ -312,6 +312,7 @@ async fn a_fixed_schedule_plans_each_request_at_its_offset() {
             prefill_concurrency: None,
             prefill_ramp: None,
             failed_request_threshold: None,
+            session_count: None,
         }],
         cancellation: None,
         keep_raw: false,

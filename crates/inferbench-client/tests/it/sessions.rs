@@ -116,6 +116,7 @@ fn config(addr: std::net::SocketAddr, mode: LoadMode, count: Option<u64>) -> Eng
             prefill_concurrency: None,
             prefill_ramp: None,
             failed_request_threshold: None,
+            session_count: None,
         }],
         cancellation: None,
         keep_raw: false,

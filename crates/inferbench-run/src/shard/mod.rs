@@ -148,6 +148,11 @@ pub fn apply(p: &mut Prepared) -> Result<(), Failure> {
         return Ok(());
     };
     let (index, count) = (sp.index, sp.count);
+    if p.trees {
+        return Err(Failure::input(
+            "--shard-count with a dataset of child sessions (weka_trace, tracelab, dag_jsonl): a shard's frozen list holds root sessions only, and their children's requests are not known before the run",
+        ));
+    }
     if count == 0 || index >= count {
         return Err(Failure::input(format!(
             "--shard-index {index}: must be below --shard-count {count}"

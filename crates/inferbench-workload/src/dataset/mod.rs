@@ -8,9 +8,12 @@
 //! body with [`build_turn_body`] and counts its input tokens. A file is read and validated
 //! whole before anything is returned.
 
+mod agentic;
 mod answer_key;
 mod custom;
+mod dag;
 mod error;
+mod gz;
 mod mooncake;
 mod public;
 mod row;
@@ -20,8 +23,10 @@ mod sharegpt;
 mod speed_bench;
 pub(crate) mod synth;
 mod trace_check;
+mod tracelab;
 mod traces;
 mod verbatim;
+mod weka;
 
 use std::ops::Range;
 use std::path::Path;
@@ -103,6 +108,13 @@ pub enum DatasetKind {
     SpeedBench,
     /// Amazon SageMaker data capture JSONL (literal chat messages at their recorded times).
     SagemakerDataCapture,
+    /// WEKA kv-cache-tester agentic traces (a JSON document per trace, subagents as child
+    /// sessions).
+    WekaTrace,
+    /// TraceLab agentic-coding JSONL (gzip allowed), converted to WEKA traces.
+    Tracelab,
+    /// A conversation per line whose turns `spawns`/`forks` other conversations.
+    DagJsonl,
 }
 
 impl DatasetKind {
@@ -134,6 +146,9 @@ impl DatasetKind {
             DatasetKind::BurstGptTrace => "burst_gpt_trace",
             DatasetKind::SagemakerDataCapture => "sagemaker_data_capture",
             DatasetKind::SpeedBench => "speed_bench",
+            DatasetKind::WekaTrace => "weka_trace",
+            DatasetKind::Tracelab => "tracelab",
+            DatasetKind::DagJsonl => "dag_jsonl",
         }
     }
 
@@ -145,6 +160,13 @@ impl DatasetKind {
         DatasetKind::SagemakerDataCapture,
     ];
 
+    /// The agentic types: conversations that start child sessions (docs/datasets.md).
+    pub const AGENTIC: [DatasetKind; 3] = [
+        DatasetKind::WekaTrace,
+        DatasetKind::Tracelab,
+        DatasetKind::DagJsonl,
+    ];
+
     /// A `--custom-dataset-type` value.
     pub fn parse_custom(s: &str) -> Option<DatasetKind> {
         if speed_bench::category_of(s).is_some() {
@@ -153,6 +175,7 @@ impl DatasetKind {
         DatasetKind::CUSTOM
             .into_iter()
             .chain(DatasetKind::TRACES)
+            .chain(DatasetKind::AGENTIC)
             .find(|k| k.as_str() == s)
     }
 
@@ -161,6 +184,7 @@ impl DatasetKind {
     pub fn default_sampling(self) -> SamplingStrategy {
         match self {
             DatasetKind::Synthetic | DatasetKind::RandomPool => SamplingStrategy::Shuffle,
+            DatasetKind::DagJsonl => SamplingStrategy::Random,
             _ => SamplingStrategy::Sequential,
         }
     }
@@ -214,6 +238,11 @@ pub(crate) struct TurnSpec {
     pub origin: Option<(String, usize)>,
     /// The expected answer (`answer`), scored against the response.
     pub answer: Option<inferbench_metrics::correctness::Answer>,
+    /// The model this turn names (agentic traces map theirs to `--model`s): it takes no
+    /// turn of `--model-selection-strategy`.
+    pub model: Option<String>,
+    /// Child sessions started when this turn ends (`agentic`, `dag`).
+    pub branches: Vec<inferbench_core::workload::Branch>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -297,7 +326,12 @@ pub fn build_workload(
         ),
     };
     let seed = resolve_seed(plan.random_seed);
-    let corpus = PromptCorpus::from_plan(ds)?.resolve(tok, sonnet, seed)?;
+    let mut prompt_corpus = PromptCorpus::from_plan(ds)?;
+    // AIPerf's agentic loaders default to the coding corpus.
+    if ds.prompt_corpus.is_none() && ds.public_dataset.is_none() && agentic_trace(ds) {
+        prompt_corpus = PromptCorpus::Coding;
+    }
+    let corpus = prompt_corpus.resolve(tok, sonnet, seed)?;
     let corpus: &Corpus = &corpus;
 
     let (kind, mut convs) = if let Some(public) = &ds.public_dataset {
@@ -337,6 +371,7 @@ pub fn build_workload(
                 let known: Vec<&str> = DatasetKind::CUSTOM
                     .iter()
                     .chain(DatasetKind::TRACES.iter())
+                    .chain(DatasetKind::AGENTIC.iter())
                     .map(|k| k.as_str())
                     .chain(std::iter::once("speed_bench_* (see docs/datasets.md)"))
                     .collect();
@@ -351,6 +386,7 @@ pub fn build_workload(
             })?,
             None => detect(path)?,
         };
+        check_agentic_flags(ds, kind)?;
         let convs = match kind {
             DatasetKind::SingleTurn => custom::load_single_turn(path, plan, seed)?,
             DatasetKind::MultiTurn => custom::load_multi_turn(path, plan, seed)?,
@@ -367,6 +403,23 @@ pub fn build_workload(
                 let t = ds.custom_dataset_type.as_deref().unwrap_or_default();
                 speed_bench::load(path, t)?
             }
+            DatasetKind::WekaTrace | DatasetKind::Tracelab => {
+                let opts = agentic::Options {
+                    block_size: (kind == DatasetKind::Tracelab)
+                        .then(|| ds.isl_block_size.unwrap_or(AGENTIC_BLOCK_SIZE)),
+                    think_time_only: ds.use_think_time_only,
+                    max_context_length: ds.max_context_length,
+                };
+                let traces = match opts.block_size {
+                    Some(0) => {
+                        return Err(plan_err("dataset.isl_block_size", "must be at least 1"));
+                    }
+                    Some(b) => tracelab::read(path, b)?,
+                    None => weka::read(path)?,
+                };
+                agentic::conversations(traces, plan, &opts, tok, corpus, seed)?
+            }
+            DatasetKind::DagJsonl => dag::load(path)?,
             DatasetKind::Synthetic | DatasetKind::ShareGpt | DatasetKind::PublicText => {
                 unreachable_kind(kind)?
             }
@@ -401,7 +454,11 @@ pub fn build_workload(
     }
     let default_sampling = kind.default_sampling();
     Ok(BuiltWorkload {
-        has_timestamps: workload.payloads[0].timestamp_ms.is_some(),
+        // AIPerf turns a fixed schedule on when the file's first record has a `timestamp`
+        // (or, TraceLab, timed events): never for a WEKA document, whose `t` is seconds from
+        // each conversation's start.
+        has_timestamps: workload.payloads[0].timestamp_ms.is_some()
+            && kind != DatasetKind::WekaTrace,
         workload,
         seed_used: seed,
         corpus_sha256: corpus.sha256().to_string(),
@@ -415,9 +472,64 @@ pub fn build_workload(
 
 /// The AIPerf dataset types not built, and why (docs/datasets.md).
 const UNBUILT_TYPES: &str = "not built: baseten_trace (Parquet/Arrow files: the smallest \
-     reader, arrow-ipc, costs ~41 s of CPU to compile), weka_trace, tracelab and dag_jsonl \
-     (agentic replay with concurrent subagent sessions, which the engine does not run), and \
-     every image, audio or video field";
+     reader, arrow-ipc, costs ~41 s of CPU to compile), and every image, audio or video field";
+
+/// Tokens per block of a TraceLab trace without `--isl-block-size` (AIPerf's default for its
+/// agentic loaders).
+pub const AGENTIC_BLOCK_SIZE: u64 = 64;
+
+/// The input is a WEKA or TraceLab trace (named, or detected).
+fn agentic_trace(ds: &inferbench_core::dataset_plan::DatasetPlan) -> bool {
+    let Some(input) = &ds.input_file else {
+        return false;
+    };
+    let kind = match &ds.custom_dataset_type {
+        Some(t) => DatasetKind::parse_custom(t),
+        None => detect(Path::new(input)).ok(),
+    };
+    matches!(kind, Some(DatasetKind::WekaTrace | DatasetKind::Tracelab))
+}
+
+/// The agentic flags apply where AIPerf reads them, and are refused elsewhere: a flag is
+/// never accepted and ignored.
+fn check_agentic_flags(
+    ds: &inferbench_core::dataset_plan::DatasetPlan,
+    kind: DatasetKind,
+) -> Result<(), WorkloadError> {
+    if ds.max_context_length.is_some() && kind != DatasetKind::WekaTrace {
+        return Err(plan_err(
+            "dataset.max_context_length",
+            format!(
+                "--max-context-length filters weka_trace traces only, not {}",
+                kind.as_str()
+            ),
+        ));
+    }
+    if ds.use_think_time_only {
+        if !matches!(kind, DatasetKind::WekaTrace | DatasetKind::Tracelab) {
+            return Err(plan_err(
+                "dataset.use_think_time_only",
+                format!(
+                    "--use-think-time-only applies to weka_trace and tracelab, not {}",
+                    kind.as_str()
+                ),
+            ));
+        }
+        if ds.ignore_trace_delays {
+            return Err(plan_err(
+                "dataset.use_think_time_only",
+                "--use-think-time-only and --ignore-trace-delays cannot be used together",
+            ));
+        }
+    }
+    if ds.isl_block_size.is_some() && kind == DatasetKind::WekaTrace {
+        return Err(plan_err(
+            "dataset.isl_block_size",
+            "--isl-block-size does not apply to weka_trace: each trace names its own block_size",
+        ));
+    }
+    Ok(())
+}
 
 fn unreachable_kind(kind: DatasetKind) -> Result<Vec<Conv>, WorkloadError> {
     // parse_custom never yields these; kept as an error rather than a panic.
@@ -448,13 +560,16 @@ pub fn detect(path: &Path) -> Result<DatasetKind, WorkloadError> {
         if dir_holds_captures(path) {
             return Ok(DatasetKind::SagemakerDataCapture);
         }
+        if weka::dir_holds_traces(path) {
+            return Ok(DatasetKind::WekaTrace);
+        }
         return Ok(if verbatim::dir_holds_chat_bodies(path) {
             DatasetKind::RawPayload
         } else {
             DatasetKind::RandomPool
         });
     }
-    let text = row::read_text(path)?;
+    let text = tracelab::read_maybe_gz(path)?;
     let trimmed = text.trim_start();
     if trimmed.starts_with('{')
         && let Ok(Value::Object(doc)) = serde_json::from_str::<Value>(trimmed)
@@ -470,6 +585,9 @@ pub fn detect(path: &Path) -> Result<DatasetKind, WorkloadError> {
     if traces::is_burst_gpt_header(&text) {
         return Ok(DatasetKind::BurstGptTrace);
     }
+    if weka::looks_weka(&text) {
+        return Ok(DatasetKind::WekaTrace);
+    }
     let rows = row::parse_jsonl(&shown, &text)?;
     let (_, first) = &rows[0];
     if sagemaker::looks_sagemaker(first) {
@@ -477,6 +595,12 @@ pub fn detect(path: &Path) -> Result<DatasetKind, WorkloadError> {
     }
     if traces::looks_bailian(first) {
         return Ok(DatasetKind::BailianTrace);
+    }
+    if tracelab::looks_tracelab(first) {
+        return Ok(DatasetKind::Tracelab);
+    }
+    if dag::looks_dag(first) {
+        return Ok(DatasetKind::DagJsonl);
     }
     let has = |k: &str| first.get(k).is_some_and(|v| !v.is_null());
     if let Some(Value::String(t)) = first.get("type")
@@ -593,6 +717,12 @@ fn assemble(
     convs: &[Conv],
 ) -> Result<(Workload, Vec<Range<usize>>), WorkloadError> {
     let endpoint = plan.endpoint_type;
+    // A conversation some branch names is a child; the others are roots (AIPerf's rule).
+    let children: std::collections::HashSet<&str> = convs
+        .iter()
+        .flat_map(|c| c.turns.iter().flat_map(|t| t.branches.iter()))
+        .flat_map(|b| b.children.iter().map(String::as_str))
+        .collect();
     let mut payloads = Vec::with_capacity(convs.iter().map(|c| c.turns.len()).sum());
     let mut ranges = Vec::with_capacity(convs.len());
     let mut models = crate::render::ModelPicker::new(plan, seed);
@@ -608,7 +738,9 @@ fn assemble(
             let input = to_turn_input(endpoint, t);
             // As AIPerf: a turn that names its model (a verbatim payload) keeps it, and
             // takes no turn of the selection.
-            let model = if t.payload.is_some() {
+            let model = if let Some(m) = &t.model {
+                m
+            } else if t.payload.is_some() {
                 &plan.models[0]
             } else {
                 models.next()
@@ -633,6 +765,8 @@ fn assemble(
                 timestamp_ms: t.timestamp_ms,
                 delay_ms: t.delay_ms,
                 history: conv.history,
+                branches: t.branches.clone(),
+                child: children.contains(conv.id.as_str()),
             });
         }
         if payloads.len() > start {

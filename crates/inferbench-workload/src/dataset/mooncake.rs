@@ -102,6 +102,42 @@ impl BlockTexts {
         }
     }
 
+    pub fn block_size(&self) -> usize {
+        self.block
+    }
+
+    /// Starts a new id namespace (`hash_id_scope: "local"`: one per WEKA trace): the same
+    /// id in another scope is another block, drawn from the generator named after `scope`.
+    pub fn new_scope(&mut self, seed: u64, scope: &str) {
+        self.cache.clear();
+        self.rng = rng_for(seed, &format!("{}:{scope}", purpose::HASH_BLOCKS));
+    }
+
+    /// Like [`Self::prompt`], but never an error: blocks are taken in order until
+    /// `input_length` tokens are written (a trace whose `in` is shorter than its ids cuts
+    /// the last ones), and fresh tokens pad a longer one.
+    pub fn prompt_capped(&mut self, hash_ids: &[i64], input_length: u64) -> String {
+        let mut out = String::new();
+        let mut left = input_length as usize;
+        for id in hash_ids {
+            if left == 0 {
+                break;
+            }
+            if !self.cache.contains_key(id) {
+                let ids = self.fresh(self.block);
+                self.cache.insert(*id, ids);
+            }
+            let take = left.min(self.block);
+            self.push_words(&self.cache[id][..take], &mut out);
+            left -= take;
+        }
+        if left > 0 {
+            let pad = self.fresh(left);
+            self.push_words(&pad, &mut out);
+        }
+        out
+    }
+
     /// The prompt of `input_length` tokens for `hash_ids` (AIPerf §3.1): every block but the
     /// last is full; the last holds `input_length - (n-1)·block` tokens (the first ones of
     /// that id's block); when `input_length` exceeds `n·block`, all blocks are full and fresh

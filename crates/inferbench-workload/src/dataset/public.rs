@@ -141,8 +141,9 @@ pub(crate) fn lookup(name: &str) -> Result<Shape, String> {
     Err(
         match (why, name.starts_with("semianalysis_cc_traces_weka")) {
             (_, true) => format!(
-                "{name:?} is not available: the WEKA agentic traces need concurrent subagent \
-             sessions, not built (text datasets: {})",
+                "{name:?} is not available: it is a Hugging Face Parquet export (not read); \
+             replay a local WEKA trace file with --custom-dataset-type weka_trace instead \
+             (text datasets: {})",
                 known.join(", ")
             ),
             (Some(w), _) => format!(
@@ -517,7 +518,7 @@ mod tests {
         assert!(
             lookup("semianalysis_cc_traces_weka_062126_256k")
                 .unwrap_err()
-                .contains("subagent")
+                .contains("--custom-dataset-type weka_trace")
         );
         let e = lookup("nope").unwrap_err();
         assert!(

@@ -283,6 +283,10 @@ pub fn check_trace_text(kind: DatasetKind, file: &str, text: &str) -> Result<usi
         DatasetKind::BailianTrace => super::traces::check_text(true, file, text),
         DatasetKind::BurstGptTrace => super::traces::check_text(false, file, text),
         DatasetKind::SagemakerDataCapture => super::sagemaker::check_text(file, text),
+        // The agentic formats: how many conversations (traces, or DAG lines).
+        DatasetKind::WekaTrace => super::weka::parse(file, text).map(|_| 1),
+        DatasetKind::Tracelab => super::tracelab::from_text(file, text, 64).map(|t| t.len()),
+        DatasetKind::DagJsonl => super::dag::from_text(file, text).map(|c| c.len()),
         other => Err(DatasetError::file(
             file,
             format!("{} is not a trace type", other.as_str()),

@@ -1,4 +1,5 @@
 //! Every integration test of this crate, in one binary: one link instead of one per file.
+mod agentic;
 mod answers;
 mod common;
 mod corpora;

@@ -41,7 +41,8 @@ pub struct AiperfArgs {
     #[arg(short = 'f', long = "config", value_name = "FILE.yaml")]
     pub config: Option<String>,
     /// With --config: the run of a `sweep: {type: scenarios}` to benchmark, by name.
-    #[arg(long = "scenario", requires = "config")]
+    /// AIPerf's own `--scenario inferencex-agentx-mvp` (without --config) is refused.
+    #[arg(long = "scenario")]
     pub scenario: Option<String>,
     /// With --config: benchmark the built-in simulated server, not the file's endpoint URL.
     /// Not an AIPerf flag.

@@ -7,6 +7,21 @@ use clap::parser::ValueSource;
 
 use super::command_with_unbuilt;
 
+/// AIPerf 0.13's one built-in scenario (`--scenario` without a config) and why it is refused.
+pub const AGENTX_SCENARIO: &str = "inferencex-agentx-mvp";
+
+fn scenario_without_config(name: &str) -> String {
+    if name == AGENTX_SCENARIO {
+        format!(
+            "--scenario {AGENTX_SCENARIO}: not built. It runs AIPerf's agentic_replay timing (trajectories started at a random 25-75 % point with their in-flight subagents seeded, a one-turn warmup behind a barrier, FIFO recycling of finished traces, cache-bust markers per session tree, idle-gap caps), which inferbench does not reproduce; replay the traces with --custom-dataset-type weka_trace instead (docs/datasets.md, \"Agentic traces\")"
+        )
+    } else {
+        format!(
+            "--scenario {name:?}: only with --config (a run of its `sweep: {{type: scenarios}}`); AIPerf's only built-in scenario is {AGENTX_SCENARIO}"
+        )
+    }
+}
+
 /// With `--config` on `profile` or `inspect`: the matches and argv of the file's flags merged
 /// under the command line's. Without it, both unchanged.
 pub fn apply_config(m: ArgMatches, argv: Vec<String>) -> Result<(ArgMatches, Vec<String>), String> {
@@ -17,6 +32,9 @@ pub fn apply_config(m: ArgMatches, argv: Vec<String>) -> Result<(ArgMatches, Vec
         return Ok((m, argv));
     }
     let Some(path) = sub.get_one::<String>("config").cloned() else {
+        if let Some(name) = sub.get_one::<String>("scenario") {
+            return Err(scenario_without_config(name));
+        }
         if sub.get_flag("simulated") {
             return Err("--simulated: only with --config (without --url the simulated server is already used)".into());
         }

@@ -143,6 +143,8 @@ fn dataset_plan(
         sampling_strategy: a.dataset_sampling_strategy.clone(),
         allow_dataset_wrap: a.allow_dataset_wrap,
         ignore_trace_delays: a.ignore_trace_delays,
+        use_think_time_only: a.use_think_time_only,
+        max_context_length: a.max_context_length,
         public_dataset: a.public_dataset.clone(),
         public_dataset_path,
         isl_block_size: a.isl_block_size,

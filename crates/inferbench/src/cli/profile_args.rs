@@ -110,6 +110,12 @@ pub struct ProfileArgs {
     /// Drop a trace's timestamps and delays.
     #[arg(long = "ignore-trace-delays")]
     pub ignore_trace_delays: bool,
+    /// weka_trace/tracelab: wait each request's recorded think_time, not the idle gap.
+    #[arg(long = "use-think-time-only")]
+    pub use_think_time_only: bool,
+    /// weka_trace: drop traces whose largest request (input + output tokens) exceeds this.
+    #[arg(long = "max-context-length")]
+    pub max_context_length: Option<u64>,
     /// Tokens per hash_id block of a mooncake trace (default 512).
     #[arg(
         long = "isl-block-size",

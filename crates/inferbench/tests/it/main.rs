@@ -1,4 +1,5 @@
 //! Every integration test of this crate, in one binary: one link instead of one per file.
+mod agentic;
 mod aiperf_config;
 mod bridge;
 mod bridge_report;

@@ -70,3 +70,23 @@ pub fn base_plan(endpoint: EndpointType) -> RunPlan {
         shard: None,
     }
 }
+
+/// `data` as a one-member gzip file (deflated by miniz_oxide; CRC-32 computed here).
+pub fn gzip(data: &[u8]) -> Vec<u8> {
+    let mut crc = 0xFFFF_FFFFu32;
+    for &b in data {
+        crc ^= b as u32;
+        for _ in 0..8 {
+            crc = if crc & 1 != 0 {
+                0xEDB8_8320 ^ (crc >> 1)
+            } else {
+                crc >> 1
+            };
+        }
+    }
+    let mut v = vec![0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 255];
+    v.extend(miniz_oxide::deflate::compress_to_vec(data, 6));
+    v.extend((!crc).to_le_bytes());
+    v.extend((data.len() as u32).to_le_bytes());
+    v
+}
