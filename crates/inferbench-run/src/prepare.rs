@@ -78,6 +78,7 @@ impl Prepared {
         if without_warmup {
             p.plan.load.warmup_request_count = 0;
             p.plan.load.warmup_duration_s = None;
+            p.plan.load.warmup_sessions = None;
             p.engine.phases = phases_of(&p.plan, p.fixed.as_ref(), p.default_requests());
         }
         p
@@ -274,7 +275,8 @@ fn check_wrap(plan: &RunPlan, sampling: SamplingStrategy, requests: u64) -> Resu
 }
 
 pub fn has_warmup(plan: &RunPlan) -> bool {
-    plan.load.warmup_request_count > 0 || plan.load.warmup_duration_s.is_some()
+    let l = &plan.load;
+    l.warmup_request_count > 0 || l.warmup_duration_s.is_some() || l.warmup_sessions.is_some()
 }
 
 /// Seconds from the plan as a `Duration`; the CLI bounds every duration flag, so an
@@ -353,6 +355,8 @@ pub fn phases_of(
                     .or(l.request_rate.as_ref().and_then(|r| r.ramp_s))),
             ),
             request_count: (l.warmup_request_count > 0).then_some(l.warmup_request_count),
+            // Every limit given holds; the first reached ends the issuing (AIPerf).
+            session_count: l.warmup_sessions,
             duration: dur(l.warmup_duration_s),
             grace: l.warmup_duration_s.and(dur(l.warmup_grace_period_s)),
             prefill_concurrency: l.warmup_prefill_concurrency.or(l.prefill_concurrency),
@@ -401,6 +405,7 @@ pub fn phases_of(
             (None, Some(_), false) => None,
             (None, _, _) => Some(default_requests.unwrap_or(l.request_count)),
         },
+        session_count: None,
         duration: dur(l.benchmark_duration_s),
         grace: l.benchmark_duration_s.and(dur(l.benchmark_grace_period_s)),
         prefill_concurrency: l.prefill_concurrency,

@@ -83,6 +83,7 @@ fn inspect(a: &InspectArgs, prepared: &inferbench_run::Prepared) -> Result<u8, F
             ramp: None,
         },
         request_count: Some(a.count as u64),
+        session_count: None,
         duration: None,
         grace: None,
         prefill_concurrency: None,

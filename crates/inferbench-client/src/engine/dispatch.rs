@@ -42,6 +42,9 @@ pub(super) struct PhaseState {
     pub(super) start_ns: u64,
     pub(super) limit: Option<u64>,
     pub(super) issued: AtomicU64,
+    /// No new session once this many have started (the phase's `session_count`).
+    pub(super) session_limit: Option<u64>,
+    pub(super) sessions: AtomicU64,
     /// No new request at or after this (ns from the anchor).
     pub(super) issue_until_ns: Option<u64>,
     pub(super) sent_end: AtomicU64,
@@ -88,10 +91,14 @@ impl PhaseState {
         if self
             .limit
             .is_some_and(|l| self.issued.load(Ordering::Relaxed) >= l)
+            || self
+                .session_limit
+                .is_some_and(|l| self.sessions.load(Ordering::Relaxed) >= l)
         {
             return None;
         }
         self.issued.fetch_add(1, Ordering::Relaxed);
+        self.sessions.fetch_add(1, Ordering::Relaxed);
         let id = issuer.next_id;
         issuer.next_id += 1;
         let session_num = issuer.next_session;
@@ -186,6 +193,8 @@ pub(super) async fn run_phase(
         start_ns,
         limit: spec.request_count,
         issued: AtomicU64::new(0),
+        session_limit: spec.session_count,
+        sessions: AtomicU64::new(0),
         issue_until_ns,
         sent_end: AtomicU64::new(start_ns),
         requests_end: AtomicU64::new(start_ns),
@@ -199,7 +208,7 @@ pub(super) async fn run_phase(
     let mut tasks = tokio::task::JoinSet::new();
     match &spec.mode {
         LoadMode::Burst { concurrency, ramp } => {
-            let workers = match spec.request_count {
+            let workers = match spec.request_count.into_iter().chain(spec.session_count).min() {
                 Some(n) => (*concurrency as u64).min(n).max(1),
                 None => *concurrency as u64,
             };

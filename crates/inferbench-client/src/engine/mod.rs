@@ -106,8 +106,13 @@ pub enum LoadMode {
 pub struct PhaseSpec {
     pub phase: Phase,
     pub mode: LoadMode,
-    /// Stop after this many requests (None: no count limit; then `duration` must be set).
+    /// Stop after this many requests (None: no count limit; then `duration` or
+    /// `session_count` must be set).
     pub request_count: Option<u64>,
+    /// Start no new session after this many (`--num-warmup-sessions`); the sessions already
+    /// started still send all their turns unless another limit stops them (AIPerf's
+    /// session-count stop condition).
+    pub session_count: Option<u64>,
     /// Stop issuing this long after the phase started (`--benchmark-duration`).
     pub duration: Option<Duration>,
     /// After `duration`, how long in-flight requests may still finish before they are
@@ -171,6 +176,7 @@ impl EngineConfig {
                     ramp: None,
                 },
                 request_count: Some(warmup),
+                session_count: None,
                 duration: None,
                 grace: None,
                 prefill_concurrency: None,
@@ -185,6 +191,7 @@ impl EngineConfig {
                 ramp: None,
             },
             request_count: Some(count),
+            session_count: None,
             duration: None,
             grace: None,
             prefill_concurrency: None,

@@ -307,6 +307,7 @@ async fn a_fixed_schedule_plans_each_request_at_its_offset() {
                 ceiling: None,
             },
             request_count: None,
+            session_count: None,
             duration: None,
             grace: None,
             prefill_concurrency: None,

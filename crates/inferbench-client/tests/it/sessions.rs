@@ -111,6 +111,7 @@ fn config(addr: std::net::SocketAddr, mode: LoadMode, count: Option<u64>) -> Eng
             phase: Phase::Profiling,
             mode,
             request_count: count,
+            session_count: None,
             duration: None,
             grace: None,
             prefill_concurrency: None,

@@ -158,9 +158,8 @@ pub fn flags_for(
     // Consumed by the substitution AIPerf does first; inferbench refuses `{{ … }}` (mod.rs),
     // so variables without a template are inert, as in AIPerf.
     root.take("variables");
-    // `false` is AIPerf's default; `true` (--no-sweep-table) is not built.
     if root.boolean("noSweepTable")? == Some(true) {
-        return Err(refused(file, "noSweepTable", &Value::Bool(true)));
+        out.push("--no-sweep-table".into());
     }
     root.done()?;
     let mut b = Part::new(file, "benchmark", &Value::Object(benchmark.clone()))?;

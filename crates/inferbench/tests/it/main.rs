@@ -34,6 +34,7 @@ mod scale_out;
 mod secrets;
 mod sim_server;
 mod sweep_trials;
+mod sweep_variants;
 mod telemetry;
 mod timeslices;
 mod tls;
