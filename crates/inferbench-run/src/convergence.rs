@@ -97,7 +97,8 @@ pub fn distribution_converged(rule: &Convergence, runs: &[Vec<f64>]) -> bool {
         return false;
     }
     let threshold = rule.threshold.unwrap_or(rule.mode.default_threshold());
-    inferbench_metrics::inference::ks::ks_2samp(&pooled, last).is_some_and(|r| r.p_value > threshold)
+    inferbench_metrics::inference::ks::ks_2samp(&pooled, last)
+        .is_some_and(|r| r.p_value > threshold)
 }
 
 /// One run's per-request values of `metric` as AIPerf's distribution criterion reads them
@@ -114,7 +115,9 @@ pub fn request_values(path: &Path, metric: &str) -> Vec<f64> {
         let Ok(v) = serde_json::from_str::<serde_json::Value>(&line) else {
             continue;
         };
-        if v.pointer("/metadata/benchmark_phase").and_then(|p| p.as_str()) != Some("profiling")
+        if v.pointer("/metadata/benchmark_phase")
+            .and_then(|p| p.as_str())
+            != Some("profiling")
             || v.get("error").is_some_and(|e| !e.is_null())
         {
             continue;

@@ -83,9 +83,10 @@ pub fn run_sweep_declared(
     }
     if sweep.convergence.as_ref().map(|c| c.mode)
         == Some(crate::convergence::ConvergenceMode::Distribution)
-        && sweep.cells.iter().any(|c| {
-            c.plan.artifacts.export_level == inferbench_core::plan::ExportLevel::Summary
-        })
+        && sweep
+            .cells
+            .iter()
+            .any(|c| c.plan.artifacts.export_level == inferbench_core::plan::ExportLevel::Summary)
     {
         return Err(Failure::input(
             "--convergence-mode distribution needs the per-request records (profile_export.jsonl): --export-level records or raw, not summary, as in AIPerf",

@@ -64,7 +64,9 @@ pub fn run(a: &ProfileArgs, argv: &[String]) -> Result<u8, Failure> {
         std::io::stdout().is_terminal(),
         sweep.cells.len(),
     )
-    .then(|| crate::sweep_table::SweepTable::new(sweep.cells.iter().map(|c| c.parameters.as_slice())));
+    .then(|| {
+        crate::sweep_table::SweepTable::new(sweep.cells.iter().map(|c| c.parameters.as_slice()))
+    });
     let printer = Arc::new(Printer {
         several,
         tables: true,

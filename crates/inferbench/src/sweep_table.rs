@@ -44,7 +44,12 @@ impl SweepTable {
     }
 
     /// Adds a finished cell and renders the whole table.
-    pub fn add(&mut self, parameters: &[(String, Value)], trials: usize, runs: &[Summary]) -> String {
+    pub fn add(
+        &mut self,
+        parameters: &[(String, Value)],
+        trials: usize,
+        runs: &[Summary],
+    ) -> String {
         let mut row: Vec<String> = self
             .params
             .iter()

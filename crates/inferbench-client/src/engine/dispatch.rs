@@ -208,7 +208,12 @@ pub(super) async fn run_phase(
     let mut tasks = tokio::task::JoinSet::new();
     match &spec.mode {
         LoadMode::Burst { concurrency, ramp } => {
-            let workers = match spec.request_count.into_iter().chain(spec.session_count).min() {
+            let workers = match spec
+                .request_count
+                .into_iter()
+                .chain(spec.session_count)
+                .min()
+            {
                 Some(n) => (*concurrency as u64).min(n).max(1),
                 None => *concurrency as u64,
             };

@@ -67,11 +67,11 @@ pub use profile_args::ProfileArgs;
 #[allow(unused_imports)]
 pub use unbuilt::UNBUILT_FLAGS;
 pub use unbuilt::{check_unbuilt, command_with_unbuilt};
-pub use variants::variant_cells;
 pub use values::{
     normalize_url, parse_extra_inputs, parse_headers, recorded_command_line, redacted_command_line,
     url_and_credentials, utf8_args,
 };
+pub use variants::variant_cells;
 
 #[cfg(test)]
 pub(crate) mod tests;

@@ -173,7 +173,9 @@ mod tests {
         .unwrap_err();
         assert_eq!(
             e,
-            format!("--search-space, --search-metric: refused: {SEARCH}; --accuracy-benchmark: refused: {ACCURACY}")
+            format!(
+                "--search-space, --search-metric: refused: {SEARCH}; --accuracy-benchmark: refused: {ACCURACY}"
+            )
         );
     }
 }

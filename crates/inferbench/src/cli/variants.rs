@@ -142,7 +142,10 @@ pub fn variant_cells(a: &ProfileArgs, argv: &[String]) -> Result<Vec<VariantCell
             lists.join(", ")
         ));
     }
-    let parsed: Vec<Variant> = raw.iter().map(|s| parse_variant(s)).collect::<Result<_, _>>()?;
+    let parsed: Vec<Variant> = raw
+        .iter()
+        .map(|s| parse_variant(s))
+        .collect::<Result<_, _>>()?;
     let names: Vec<String> = parsed
         .iter()
         .enumerate()
@@ -150,7 +153,9 @@ pub fn variant_cells(a: &ProfileArgs, argv: &[String]) -> Result<Vec<VariantCell
         .collect();
     for (i, n) in names.iter().enumerate() {
         if names[..i].contains(n) {
-            return Err(format!("--variant: the name {n:?} is used twice; names must be unique"));
+            return Err(format!(
+                "--variant: the name {n:?} is used twice; names must be unique"
+            ));
         }
         if n.contains('/') || n.contains('\\') || n.contains("..") || n.chars().all(|c| c == '.') {
             return Err(format!(
@@ -234,7 +239,9 @@ fn tokens_of(
                         .is_some_and(|al| al.contains(&long.as_str()))
             })
             .ok_or_else(|| {
-                format!("--variant {name}: {key}: not a profile flag (a key is a flag without its --)")
+                format!(
+                    "--variant {name}: {key}: not a profile flag (a key is a flag without its --)"
+                )
             })?;
         let canonical = arg.get_long().unwrap_or_default();
         if SWEEP_WIDE.contains(&canonical) || canonical == "sweep-variant" {

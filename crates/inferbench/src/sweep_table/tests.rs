@@ -34,7 +34,10 @@ fn summary(throughput: f64, ttft_p99: Option<f64>) -> Summary {
 #[test]
 fn one_trial_shows_its_statistic_several_their_mean() {
     let one = [summary(100.0, Some(12.345))];
-    assert_eq!(cell_value(&one, "output_token_throughput", "avg"), Some(100.0));
+    assert_eq!(
+        cell_value(&one, "output_token_throughput", "avg"),
+        Some(100.0)
+    );
     assert_eq!(cell_value(&one, "time_to_first_token", "p99"), Some(12.345));
     // A scalar has no p99; a missing metric is empty.
     assert_eq!(cell_value(&one, "output_token_throughput", "p99"), None);
@@ -45,15 +48,24 @@ fn one_trial_shows_its_statistic_several_their_mean() {
         summary(110.0, None),
         summary(105.0, Some(20.0)),
     ];
-    assert_eq!(cell_value(&three, "output_token_throughput", "avg"), Some(105.0));
+    assert_eq!(
+        cell_value(&three, "output_token_throughput", "avg"),
+        Some(105.0)
+    );
     assert_eq!(cell_value(&three, "time_to_first_token", "p99"), Some(15.0));
     assert_eq!(cell_value(&[], "output_token_throughput", "avg"), None);
 }
 
 #[test]
 fn the_table_grows_a_row_per_cell_with_sorted_parameter_columns() {
-    let c1 = vec![("isl".to_string(), json!(128)), ("concurrency".to_string(), json!(1))];
-    let c2 = vec![("isl".to_string(), json!(128)), ("concurrency".to_string(), json!(16))];
+    let c1 = vec![
+        ("isl".to_string(), json!(128)),
+        ("concurrency".to_string(), json!(1)),
+    ];
+    let c2 = vec![
+        ("isl".to_string(), json!(128)),
+        ("concurrency".to_string(), json!(16)),
+    ];
     let mut t = SweepTable::new([c1.as_slice(), c2.as_slice()]);
     let first = t.add(&c1, 1, &[summary(123.456, Some(12.3))]);
     let lines: Vec<&str> = first.lines().collect();
@@ -79,7 +91,10 @@ fn the_table_grows_a_row_per_cell_with_sorted_parameter_columns() {
     let lines: Vec<&str> = second.lines().collect();
     assert_eq!(lines.len(), 4, "{second}");
     assert_eq!(lines[2], first.lines().nth(2).unwrap());
-    assert!(lines[3].starts_with(&format!("  {:>11}   {:>3}   {:>23}", "16", "128", "1400.00")));
+    assert!(lines[3].starts_with(&format!(
+        "  {:>11}   {:>3}   {:>23}",
+        "16", "128", "1400.00"
+    )));
     assert!(lines[3].ends_with("     3"), "{:?}", lines[3]);
 }
 

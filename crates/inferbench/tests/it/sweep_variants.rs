@@ -99,13 +99,23 @@ fn a_variants_trial_seeds_are_derived_from_its_name() {
 #[test]
 fn variants_are_checked_before_anything_runs() {
     for (extra, want) in [
-        (&["--variant", "a: isl=16"][..], "a single variant is refused"),
+        (
+            &["--variant", "a: isl=16"][..],
+            "a single variant is refused",
+        ),
         (
             &["--variant", "a: isl=16", "--variant", "a: isl=32"][..],
             "the name \"a\" is used twice",
         ),
         (
-            &["--variant", "isl=16", "--variant", "isl=32", "--concurrency", "1,2"][..],
+            &[
+                "--variant",
+                "isl=16",
+                "--variant",
+                "isl=32",
+                "--concurrency",
+                "1,2",
+            ][..],
             "--variant cannot be used with comma lists (--concurrency)",
         ),
         (
@@ -113,7 +123,12 @@ fn variants_are_checked_before_anything_runs() {
             "--variant a: no_such: not a profile flag",
         ),
         (
-            &["--variant", "a: num_profile_runs=3", "--variant", "b: isl=2"][..],
+            &[
+                "--variant",
+                "a: num_profile_runs=3",
+                "--variant",
+                "b: isl=2",
+            ][..],
             "--variant a: num_profile_runs: --num-profile-runs holds for the whole sweep",
         ),
         (
@@ -129,7 +144,12 @@ fn variants_are_checked_before_anything_runs() {
             "--variant a: streaming=maybe: --streaming takes no value",
         ),
         (
-            &["--variant", "a: search_planner=bayesian", "--variant", "b: isl=2"][..],
+            &[
+                "--variant",
+                "a: search_planner=bayesian",
+                "--variant",
+                "b: isl=2",
+            ][..],
             "--variant a: --search-planner: refused",
         ),
     ] {
@@ -243,7 +263,10 @@ fn at_a_terminal_the_sweep_table_grows_a_row_per_cell() {
     // The parameter column, then a throughput with two decimals, …, and the trials (1).
     let cols: Vec<&str> = t[1][1].split_whitespace().collect();
     assert_eq!(cols[0], "2", "{:?}", t[1]);
-    assert!(cols[1].split_once('.').is_some_and(|(_, d)| d.len() == 2), "{cols:?}");
+    assert!(
+        cols[1].split_once('.').is_some_and(|(_, d)| d.len() == 2),
+        "{cols:?}"
+    );
     assert_eq!(cols.last(), Some(&"1"));
     assert_eq!(t[1][0], t[0][0]);
     // Suppressed by the flag, and by a single cell.

@@ -3,14 +3,19 @@ use proptest::prelude::*;
 use super::*;
 
 fn pairs(v: &[(&str, &str)]) -> Vec<(String, String)> {
-    v.iter().map(|(k, x)| (k.to_string(), x.to_string())).collect()
+    v.iter()
+        .map(|(k, x)| (k.to_string(), x.to_string()))
+        .collect()
 }
 
 #[test]
 fn a_name_prefix_then_pairs_as_aiperf_reads_them() {
     let v = parse_variant("small: isl=128, osl = 64 ,concurrency=4").unwrap();
     assert_eq!(v.name.as_deref(), Some("small"));
-    assert_eq!(v.pairs, pairs(&[("isl", "128"), ("osl", "64"), ("concurrency", "4")]));
+    assert_eq!(
+        v.pairs,
+        pairs(&[("isl", "128"), ("osl", "64"), ("concurrency", "4")])
+    );
     // No name: the text before ':' holds an '='.
     let v = parse_variant("extra-inputs=a:b, isl=8").unwrap();
     assert_eq!(v.name, None);
