@@ -75,7 +75,7 @@ pub fn aiperf_input_config(plan: &RunPlan) -> Value {
 fn phases(plan: &RunPlan) -> Vec<Value> {
     let l = &plan.load;
     let mut out = Vec::new();
-    if l.warmup_request_count > 0 || l.warmup_duration_s.is_some() {
+    if l.warmup_request_count > 0 || l.warmup_duration_s.is_some() || l.warmup_sessions.is_some() {
         let mut w = Map::new();
         w.insert("name".into(), json!("warmup"));
         w.insert("kind".into(), json!("warmup"));
@@ -101,6 +101,9 @@ fn phases(plan: &RunPlan) -> Vec<Value> {
         );
         if l.warmup_request_count > 0 {
             w.insert("requests".into(), json!(l.warmup_request_count));
+        }
+        if let Some(n) = l.warmup_sessions {
+            w.insert("sessions".into(), json!(n));
         }
         if let Some(d) = l.warmup_duration_s {
             w.insert("duration".into(), json!(d));

@@ -358,6 +358,10 @@ pub struct LoadPlan {
     pub request_count: u64,
     /// Requests in the warmup phase (0 = no count-limited warmup).
     pub warmup_request_count: u64,
+    /// `--num-warmup-sessions`: the warmup starts no new session after this many; those
+    /// started send all their turns (unless the warmup's count or duration stops first).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub warmup_sessions: Option<u64>,
     /// `--request-rate` and its arrival process; None = burst mode.
     #[serde(default)]
     pub request_rate: Option<RatePlan>,

@@ -52,14 +52,24 @@ pub fn arrival(plan: &RunPlan, fixed: Option<&FixedSchedule>) -> String {
     }
 }
 
-/// The warmup: none, a count, a duration, or both (whichever comes first).
+/// The warmup: none, or its limits (a count, sessions, a duration; the first reached ends
+/// it).
 pub fn warmup(plan: &RunPlan) -> String {
     let l = &plan.load;
-    match (l.warmup_request_count, l.warmup_duration_s) {
-        (0, None) => "none".into(),
-        (n, None) => format!("{n} requests"),
-        (0, Some(d)) => format!("{d} s"),
-        (n, Some(d)) => format!("{n} requests or {d} s, whichever first"),
+    let mut limits = Vec::new();
+    if l.warmup_request_count > 0 {
+        limits.push(format!("{} requests", l.warmup_request_count));
+    }
+    if let Some(n) = l.warmup_sessions {
+        limits.push(format!("{n} sessions"));
+    }
+    if let Some(d) = l.warmup_duration_s {
+        limits.push(format!("{d} s"));
+    }
+    match limits.len() {
+        0 => "none".into(),
+        1 => limits.remove(0),
+        _ => format!("{}, whichever first", limits.join(" or ")),
     }
 }
 
@@ -93,6 +103,14 @@ mod tests {
         p.load.warmup_request_count = 8;
         p.load.warmup_duration_s = Some(2.5);
         assert_eq!(warmup(&p), "8 requests or 2.5 s, whichever first");
+        p.load.warmup_sessions = Some(3);
+        assert_eq!(
+            warmup(&p),
+            "8 requests or 3 sessions or 2.5 s, whichever first"
+        );
+        p.load.warmup_request_count = 0;
+        p.load.warmup_duration_s = None;
+        assert_eq!(warmup(&p), "3 sessions");
         assert_eq!(stop_rule(&p), "request count 100");
         p.load.benchmark_duration_s = Some(60.0);
         assert_eq!(stop_rule(&p), "duration 60 s, then a grace period of inf");

@@ -24,6 +24,17 @@ pub enum Event<'a> {
         of: usize,
         name: &'a str,
     },
+    /// A sweep cell ran its last trial (every `--num-profile-runs`, or fewer once its
+    /// convergence rule held): its parameters, how many trials ran (failed ones included)
+    /// and the profiling summaries of the good ones, in trial order.
+    CellDone {
+        index: usize,
+        of: usize,
+        name: &'a str,
+        parameters: &'a [(String, serde_json::Value)],
+        trials: usize,
+        summaries: &'a [inferbench_core::summary::Summary],
+    },
     /// One of `--num-profile-runs` starts (1-based).
     Repeat {
         index: usize,

@@ -87,6 +87,7 @@ impl Prepared {
         if without_warmup {
             p.plan.load.warmup_request_count = 0;
             p.plan.load.warmup_duration_s = None;
+            p.plan.load.warmup_sessions = None;
             p.engine.phases = phases_of(&p.plan, p.fixed.as_ref(), p.default_requests());
             tree_default(
                 &mut p.engine.phases,
@@ -321,7 +322,8 @@ fn check_wrap(plan: &RunPlan, sampling: SamplingStrategy, requests: u64) -> Resu
 }
 
 pub fn has_warmup(plan: &RunPlan) -> bool {
-    plan.load.warmup_request_count > 0 || plan.load.warmup_duration_s.is_some()
+    let l = &plan.load;
+    l.warmup_request_count > 0 || l.warmup_duration_s.is_some() || l.warmup_sessions.is_some()
 }
 
 /// Seconds from the plan as a `Duration`; the CLI bounds every duration flag, so an
@@ -400,6 +402,8 @@ pub fn phases_of(
                     .or(l.request_rate.as_ref().and_then(|r| r.ramp_s))),
             ),
             request_count: (l.warmup_request_count > 0).then_some(l.warmup_request_count),
+            // Every limit given holds; the first reached ends the issuing (AIPerf).
+            session_count: l.warmup_sessions,
             duration: dur(l.warmup_duration_s),
             grace: l.warmup_duration_s.and(dur(l.warmup_grace_period_s)),
             prefill_concurrency: l.warmup_prefill_concurrency.or(l.prefill_concurrency),
@@ -408,7 +412,6 @@ pub fn phases_of(
                 .or(l.prefill_concurrency_ramp_s)),
             // Only profiling requests count toward the threshold, as in AIPerf.
             failed_request_threshold: None,
-            session_count: None,
         });
     }
     phases.push(PhaseSpec {
@@ -449,6 +452,7 @@ pub fn phases_of(
             (None, Some(_), false) => None,
             (None, _, _) => Some(default_requests.unwrap_or(l.request_count)),
         },
+        session_count: None,
         duration: dur(l.benchmark_duration_s),
         grace: l.benchmark_duration_s.and(dur(l.benchmark_grace_period_s)),
         prefill_concurrency: l.prefill_concurrency,
@@ -456,7 +460,6 @@ pub fn phases_of(
         failed_request_threshold: l
             .failed_request_threshold
             .map(|t| (t, (l.concurrency as u64).max(10))),
-        session_count: None,
     });
     phases
 }

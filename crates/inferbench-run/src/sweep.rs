@@ -25,6 +25,9 @@ pub struct CellPlan {
     pub parameters: Vec<(String, serde_json::Value)>,
     /// Its directory under the sweep root (`concurrency_4`, …); None for a plain run.
     pub dir_name: Option<String>,
+    /// Its label in `--vary-seed-per-trial`'s derivation when that is not its parameters'
+    /// `name=value, …` (a `--variant`'s name, as AIPerf labels a scenario).
+    pub seed_label: Option<String>,
 }
 
 /// Everything one `profile` command runs.
@@ -78,6 +81,17 @@ pub fn run_sweep_declared(
             "--convergence-metric with a sweep needs --parameter-sweep-mode independent (a cell's trials must run one after another to stop early), as in AIPerf",
         ));
     }
+    if sweep.convergence.as_ref().map(|c| c.mode)
+        == Some(crate::convergence::ConvergenceMode::Distribution)
+        && sweep
+            .cells
+            .iter()
+            .any(|c| c.plan.artifacts.export_level == inferbench_core::plan::ExportLevel::Summary)
+    {
+        return Err(Failure::input(
+            "--convergence-mode distribution needs the per-request records (profile_export.jsonl): --export-level records or raw, not summary, as in AIPerf",
+        ));
+    }
     if !(1..=10).contains(&sweep.runs) {
         return Err(Failure::input(format!(
             "--num-profile-runs {}: must be 1 to 10",
@@ -103,7 +117,10 @@ pub fn run_sweep_declared(
     for c in &sweep.cells {
         let per_trial = match c.plan.random_seed {
             Some(base) if sweep.vary_seed_per_trial && sweep.runs > 1 => {
-                let label = trials::cell_label(&c.parameters);
+                let label = c
+                    .seed_label
+                    .clone()
+                    .unwrap_or_else(|| trials::cell_label(&c.parameters));
                 (0..sweep.runs)
                     .map(|k| Some(trials::trial_seed(base, &label, k)))
                     .collect()
@@ -207,6 +224,8 @@ fn run_cells(
     let mut previous: Option<(usize, usize)> = None;
     // Convergence: each cell's values of the rule's metric, and whether it has converged.
     let mut values: Vec<Vec<f64>> = vec![Vec::new(); n];
+    // With `distribution`: each cell's good runs' per-request values of the metric.
+    let mut samples: Vec<Vec<Vec<f64>>> = vec![Vec::new(); n];
     let mut converged = vec![false; n];
     let mut missing_told = false;
     for (ci, k) in trials::run_order(n, runs, mode) {
@@ -267,7 +286,26 @@ fn run_cells(
             failed[ci].push(label.clone());
             failures.push(f.clone());
         } else {
-            if let Some(rule) = &sweep.convergence {
+            if let Some(rule) = &sweep.convergence
+                && rule.mode == crate::convergence::ConvergenceMode::Distribution
+            {
+                let names = inferbench_artifacts::file_names(&cell.plan.artifacts.prefix);
+                let v = crate::convergence::request_values(
+                    &report.dir.join(&names.records_jsonl),
+                    &rule.metric,
+                );
+                if v.is_empty() && !missing_told {
+                    missing_told = true;
+                    observer.event(Event::Warning {
+                        message: &format!(
+                            "--convergence-metric {}: no per-request values in the run's {}; the runs will not stop early",
+                            rule.metric, names.records_jsonl
+                        ),
+                    });
+                }
+                samples[ci].push(v);
+                converged[ci] = crate::convergence::distribution_converged(rule, &samples[ci]);
+            } else if let Some(rule) = &sweep.convergence {
                 match crate::convergence::value_of(
                     &report.scores.profiling,
                     &rule.metric,
@@ -292,6 +330,17 @@ fn run_cells(
                 report.scores.profiling.clone(),
             ));
             labels[ci].push(label);
+        }
+        // The cell's last trial: all of them, or fewer once its rule held.
+        if is_sweep && (converged[ci] || k + 1 == runs) {
+            observer.event(Event::CellDone {
+                index: ci + 1,
+                of: n,
+                name: cell.dir_name.as_deref().unwrap_or(""),
+                parameters: &cell.parameters,
+                trials: summaries[ci].len() + failed[ci].len(),
+                summaries: &summaries[ci],
+            });
         }
         if report.interrupted() {
             interrupted = true;

@@ -61,6 +61,7 @@ fn one_cell(plan: inferbench_core::RunPlan, runs: usize) -> SweepPlan {
             plan,
             parameters: vec![],
             dir_name: None,
+            seed_label: None,
         }],
         runs,
         confidence_level: 0.95,

@@ -84,12 +84,12 @@ fn inspect(a: &InspectArgs, prepared: &inferbench_run::Prepared) -> Result<u8, F
             ramp: None,
         },
         request_count: Some(a.count as u64),
+        session_count: None,
         duration: None,
         grace: None,
         prefill_concurrency: None,
         prefill_ramp: None,
         failed_request_threshold: None,
-        session_count: None,
     }];
     cfg.keep_raw = true;
     let rt = tokio::runtime::Builder::new_current_thread()

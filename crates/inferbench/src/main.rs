@@ -23,6 +23,7 @@ mod profile;
 mod progress;
 mod qualify_cmd;
 mod report_cmd;
+mod sweep_table;
 mod time_server_cmd;
 mod trace_cmd;
 

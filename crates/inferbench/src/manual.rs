@@ -1,6 +1,6 @@
 //! `inferbench completions SHELL` and `inferbench man`: generated from the same clap
 //! definitions that parse the flags, so they never drift from what the binary accepts.
-//! AIPerf flags that are refused by name (`UNBUILT_FLAGS`) are not in either.
+//! AIPerf flags that are refused by name (`UNBUILT_FLAGS`, `REFUSED_FLAGS`) are not in either.
 
 use std::io::Write;
 use std::path::Path;

@@ -145,6 +145,7 @@ fn run_profile(ledger: &Ledger, r: &Ready) -> ProfileResult {
         tables: true,
         streaming_given: r.streaming_given,
         progress: Mutex::new(None),
+        sweep_table: Mutex::new(None),
     });
     let run_code = match inferbench_run::run_sweep_declared(&r.sweep, &r.declared, printer) {
         Ok(o) => {

@@ -7,31 +7,72 @@ use inferbench_run::{CellPlan, Event, Failure, Observer, RunReport, SweepPlan};
 use crate::cli::ProfileArgs;
 
 pub fn run(a: &ProfileArgs, argv: &[String]) -> Result<u8, Failure> {
+    let variants = crate::cli::variant_cells(a, argv).map_err(Failure::input)?;
     let cells = crate::cli::cells(a).map_err(Failure::input)?;
     let declared = crate::cli::declarations(a).map_err(Failure::input)?;
-    let several = cells.len() > 1 || a.num_profile_runs > 1;
-    let is_sweep = cells.len() > 1;
+    let n = if variants.is_empty() {
+        cells.len()
+    } else {
+        variants.len()
+    };
+    let several = n > 1 || a.num_profile_runs > 1;
+    let is_sweep = n > 1;
     let base = base_seed(a, several);
     for w in sweep_flag_notes(a, is_sweep) {
         eprintln!("inferbench: warning: {w}");
     }
-    let mut plans = Vec::with_capacity(cells.len());
-    for (i, c) in cells.into_iter().enumerate() {
-        let mut plan = crate::cli::build_plan(a, argv, &c.values).map_err(Failure::input)?;
-        plan.random_seed = cell_seed(base, i, is_sweep && !a.aiperf.parameter_sweep_same_seed);
+    let per_cell = is_sweep && !a.aiperf.parameter_sweep_same_seed;
+    let mut plans = Vec::with_capacity(n);
+    if variants.is_empty() {
+        for (i, c) in cells.into_iter().enumerate() {
+            let mut plan = crate::cli::build_plan(a, argv, &c.values).map_err(Failure::input)?;
+            plan.random_seed = cell_seed(base, i, per_cell);
+            plans.push(CellPlan {
+                plan,
+                parameters: c.parameters,
+                dir_name: c.dir_name,
+                seed_label: None,
+            });
+        }
+    }
+    // `--variant`: each cell is the command line with the variant's flags last; named by the
+    // variant (AIPerf's scenario), which also labels its trials' derived seeds.
+    for (i, v) in variants.into_iter().enumerate() {
+        for w in &v.warnings {
+            eprintln!("inferbench: warning: {w}");
+        }
+        let one = crate::cli::cells(&v.args)
+            .map_err(|e| Failure::input(format!("--variant {}: {e}", v.name)))?
+            .into_iter()
+            .next()
+            .ok_or_else(|| Failure::input(format!("--variant {}: no cell", v.name)))?;
+        let mut plan = crate::cli::build_plan(&v.args, argv, &one.values)
+            .map_err(|e| Failure::input(format!("--variant {}: {e}", v.name)))?;
+        plan.random_seed = cell_seed(base, i, per_cell);
         plans.push(CellPlan {
             plan,
-            parameters: c.parameters,
-            dir_name: c.dir_name,
+            parameters: vec![("variant".into(), serde_json::Value::String(v.name.clone()))],
+            dir_name: Some(v.dir_name),
+            seed_label: Some(v.name),
         });
     }
     let sweep = sweep_plan(a, plans, a.artifact_dir.is_some());
     let streaming_given = argv.iter().any(|s| s == "--streaming");
+    use std::io::IsTerminal;
+    let table = crate::sweep_table::wanted(
+        a.aiperf.no_sweep_table,
+        std::io::stdout().is_terminal(),
+        sweep.cells.len(),
+    )
+    .then(|| {
+        crate::sweep_table::SweepTable::new(sweep.cells.iter().map(|c| c.parameters.as_slice()))
+    });
     let printer = Arc::new(Printer {
         several,
         tables: true,
         streaming_given,
         progress: Mutex::new(None),
+        sweep_table: Mutex::new(table),
     });
     // `--config`'s user files and auto-plot, after each run (config_hooks.rs).
     let (observer, hooked) = crate::config_hooks::wrap(a, printer)?;
@@ -111,6 +152,8 @@ pub struct Printer {
     pub streaming_given: bool,
     /// The progress thread and its stop channel while the engine runs.
     pub progress: Mutex<Option<(std::sync::mpsc::Sender<()>, std::thread::JoinHandle<()>)>>,
+    /// The sweep table, printed again as each cell finishes (None: not printed).
+    pub sweep_table: Mutex<Option<crate::sweep_table::SweepTable>>,
 }
 
 impl Observer for Printer {
@@ -131,6 +174,18 @@ impl Observer for Printer {
             ),
             Event::Cell { index, of, name } => {
                 eprintln!("inferbench: sweep cell {index}/{of}: {name}")
+            }
+            Event::CellDone {
+                parameters,
+                trials,
+                summaries,
+                ..
+            } => {
+                if let Ok(mut t) = self.sweep_table.lock()
+                    && let Some(t) = t.as_mut()
+                {
+                    println!("\n{}\n", t.add(parameters, trials, summaries));
+                }
             }
             Event::Repeat { index, of } => eprintln!("inferbench: profile run {index}/{of}"),
             Event::EngineStarted { ui, progress, live } => {

@@ -110,12 +110,14 @@ pub fn run(q: &QualifyArgs, argv: &[String]) -> Result<u8, Failure> {
         tables: false,
         streaming_given: argv.iter().any(|s| s == "--streaming"),
         progress: Mutex::new(None),
+        sweep_table: Mutex::new(None),
     });
     let l = LadderPlan {
         base: CellPlan {
             plan,
             parameters: Vec::new(),
             dir_name: None,
+            seed_label: None,
         },
         ladder,
         repeats: q.repeats,

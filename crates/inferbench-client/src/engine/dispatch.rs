@@ -93,12 +93,9 @@ impl PhaseState {
         if self
             .limit
             .is_some_and(|l| self.issued.load(Ordering::Relaxed) >= l)
-        {
-            return None;
-        }
-        if self
-            .session_limit
-            .is_some_and(|l| self.sessions_started.load(Ordering::Relaxed) >= l)
+            || self
+                .session_limit
+                .is_some_and(|l| self.sessions_started.load(Ordering::Relaxed) >= l)
         {
             return None;
         }
@@ -214,7 +211,12 @@ pub(super) async fn run_phase(
     let mut tasks = tokio::task::JoinSet::new();
     match &spec.mode {
         LoadMode::Burst { concurrency, ramp } => {
-            let workers = match spec.request_count {
+            let workers = match spec
+                .request_count
+                .into_iter()
+                .chain(spec.session_count)
+                .min()
+            {
                 Some(n) => (*concurrency as u64).min(n).max(1),
                 None => *concurrency as u64,
             };

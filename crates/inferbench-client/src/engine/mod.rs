@@ -124,7 +124,8 @@ pub enum LoadMode {
 pub struct PhaseSpec {
     pub phase: Phase,
     pub mode: LoadMode,
-    /// Stop after this many requests (None: no count limit; then `duration` must be set).
+    /// Stop after this many requests (None: no count limit; then `duration` or
+    /// `session_count` must be set).
     pub request_count: Option<u64>,
     /// Stop issuing this long after the phase started (`--benchmark-duration`).
     pub duration: Option<Duration>,
@@ -141,8 +142,9 @@ pub struct PhaseSpec {
     /// `--failed-request-threshold`: (ratio, records needed before it is armed). Once at
     /// least that many records ended, a failed/total ratio above it cancels the run.
     pub failed_request_threshold: Option<(f64, u64)>,
-    /// Start no more than this many root sessions (AIPerf's session count: their later
-    /// turns and their child sessions still run). None: no session limit.
+    /// Start no more than this many root sessions (AIPerf's session-count stop condition:
+    /// `--num-warmup-sessions`, an agentic trace's one pass). Their later turns and child
+    /// sessions still run unless another limit stops them. None: no session limit.
     pub session_count: Option<u64>,
 }
 

@@ -11,13 +11,15 @@
 //!   [`crate::confidence::wilson_interval`];
 //! - [`multiplicity`]: Holm and Benjamini–Hochberg over a family of p-values;
 //! - [`harrell_davis`]: the Harrell–Davis quantile estimator;
-//! - [`sample_size`]: how many runs or requests would decide an inconclusive comparison.
+//! - [`sample_size`]: how many runs or requests would decide an inconclusive comparison;
+//! - [`ks`]: the two-sample Kolmogorov–Smirnov test (AIPerf's distribution convergence).
 //!
 //! All functions are pure; they return `None` for inputs they cannot answer (too few values,
 //! a level outside (0, 1), a non-finite value) rather than panicking.
 
 pub mod bootstrap;
 pub mod harrell_davis;
+pub mod ks;
 pub mod multiplicity;
 pub mod order_stat;
 pub mod proportions;

@@ -160,7 +160,7 @@ pub fn apply(p: &mut Prepared) -> Result<(), Failure> {
     }
     if p.has_warmup() {
         return Err(Failure::input(
-            "--warmup-request-count/--warmup-duration with --shard-count: each shard would end its warmup at its own time and miss the shared start; warm the server up with a run of its own first",
+            "--warmup-request-count/--num-warmup-sessions/--warmup-duration with --shard-count: each shard would end its warmup at its own time and miss the shared start; warm the server up with a run of its own first",
         ));
     }
     let turns = turns_of(&p.payloads);

@@ -43,9 +43,8 @@ pub fn flags_for(
     }
     // Read by the Jinja substitution (jinja.rs) and the user files (hooks.rs).
     root.take("variables");
-    // `false` is AIPerf's default; `true` (--no-sweep-table) is not built.
     if root.boolean("noSweepTable")? == Some(true) {
-        return Err(refused(file, "noSweepTable", &Value::Bool(true)));
+        out.push("--no-sweep-table".into());
     }
     if root.take("plot").is_some() {
         return Err(format!(

@@ -20,7 +20,8 @@ pub enum ConvergenceModeArg {
     CiWidth,
     /// The runs' coefficient of variation (default threshold 0.05).
     Cv,
-    /// AIPerf's KS test of the last run's requests against the earlier runs': not built.
+    /// The two-sample KS test of the last run's requests against the earlier runs' pooled:
+    /// its p-value above the threshold (default 0.05).
     Distribution,
 }
 
@@ -51,6 +52,14 @@ pub struct AiperfArgs {
     /// How comma lists of sweep flags combine: grid (every combination) or zip.
     #[arg(long = "sweep-type", value_enum, default_value = "grid")]
     pub sweep_type: SweepTypeArg,
+    /// One cell of a hand-picked sweep, `[NAME:] KEY=VALUE, KEY=VALUE, …` (keys are profile
+    /// flags without `--`); give it at least twice. Not with comma lists.
+    #[arg(long = "variant", visible_alias = "sweep-variant", value_name = "[NAME:] KEY=VALUE,…", action = ArgAction::Append)]
+    pub variants: Vec<String>,
+    /// Do not print the sweep table (the finished cells' headline numbers, printed again
+    /// after each cell of a sweep when stdout is a terminal).
+    #[arg(long = "no-sweep-table")]
+    pub no_sweep_table: bool,
     /// AIPerf's record-processor service count. inferbench folds records in one process;
     /// accepted with a note, no effect.
     #[arg(
@@ -96,10 +105,11 @@ pub struct AiperfArgs {
     /// min, max.
     #[arg(long = "convergence-stat")]
     pub convergence_stat: Option<String>,
-    /// The bound, between 0 and 1 (default: 0.10 for ci_width, 0.05 for cv).
+    /// The bound, between 0 and 1 (default: 0.10 for ci_width, 0.05 for cv, and for
+    /// distribution the KS p-value to exceed, 0.05).
     #[arg(long = "convergence-threshold", allow_negative_numbers = true)]
     pub convergence_threshold: Option<f64>,
-    /// How settling is judged: ci_width (default) or cv.
+    /// How settling is judged: ci_width (default), cv or distribution.
     #[arg(long = "convergence-mode", value_enum)]
     pub convergence_mode: Option<ConvergenceModeArg>,
     /// A JSON file of request-rate points (`[{"time_s": 0, "qps": 2}, …]` or
@@ -166,9 +176,7 @@ impl AiperfArgs {
         let mode = match self.convergence_mode.unwrap_or(ConvergenceModeArg::CiWidth) {
             ConvergenceModeArg::CiWidth => ConvergenceMode::CiWidth,
             ConvergenceModeArg::Cv => ConvergenceMode::Cv,
-            ConvergenceModeArg::Distribution => {
-                return Err("--convergence-mode distribution is not built yet (AIPerf's KS test over the runs' requests); use ci_width or cv".into());
-            }
+            ConvergenceModeArg::Distribution => ConvergenceMode::Distribution,
         };
         Ok(Some(Convergence {
             metric: metric.clone(),

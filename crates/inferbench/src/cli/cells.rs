@@ -79,6 +79,15 @@ fn dims(a: &ProfileArgs) -> Vec<Dim> {
     ]
 }
 
+/// The magic-list flags given with more than one value (those that make a sweep).
+pub fn swept_flags(a: &ProfileArgs) -> Vec<&'static str> {
+    dims(a)
+        .into_iter()
+        .filter(|d| d.values.len() > 1)
+        .map(|d| d.flag)
+        .collect()
+}
+
 /// The index into each list, per cell: with `grid` (AIPerf's default) every combination,
 /// the first flag outermost; with `zip` the i-th values of the swept lists together (a
 /// one-value list is held).

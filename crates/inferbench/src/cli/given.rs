@@ -36,6 +36,9 @@ const INSPECT_IGNORES: &[(&str, &str)] = &[
     ("request_rate", "--request-rate"),
     ("request_count", "--request-count"),
     ("warmup_request_count", "--warmup-request-count"),
+    ("num_warmup_sessions", "--num-warmup-sessions"),
+    ("variants", "--variant"),
+    ("no_sweep_table", "--no-sweep-table"),
     ("goodput", "--goodput"),
     ("num_profile_runs", "--num-profile-runs"),
     (
@@ -152,9 +155,13 @@ pub fn check_given(m: &ArgMatches) -> Result<Vec<String>, String> {
 /// Profile flags whose effect needs another flag: the user expected it, so an error.
 fn profile_errors(m: &ArgMatches) -> Result<(), String> {
     let warmup = names(m, WARMUP_LOAD);
-    if !warmup.is_empty() && !given(m, "warmup_request_count") && !given(m, "warmup_duration") {
+    if !warmup.is_empty()
+        && !given(m, "warmup_request_count")
+        && !given(m, "warmup_duration")
+        && !given(m, "num_warmup_sessions")
+    {
         return Err(format!(
-            "{} {} --warmup-request-count or --warmup-duration: without one there is no warmup phase",
+            "{} {} --warmup-request-count, --num-warmup-sessions or --warmup-duration: without one there is no warmup phase",
             warmup.join(", "),
             if warmup.len() == 1 { "needs" } else { "need" }
         ));

@@ -7,6 +7,7 @@
 //! - `given`: flags given without the flag that gives them an effect (error or warning);
 //! - `limits`: time values bounded to what a `Duration` and the run clock can hold;
 //! - `cells`: sweep cells (the magic lists expanded, grid or zip);
+//! - `variants`: the cells of `--variant` (a hand-picked sweep);
 //! - `plan`: plan building (every value checked, one error naming the flag).
 
 mod aiperf_args;
@@ -32,6 +33,7 @@ mod tls_args;
 mod tokenizer_flag;
 mod unbuilt;
 mod values;
+mod variants;
 
 pub use aiperf_args::{ConfigArgs, ConfigCommand, ConfigInitArgs, SweepModeArg, SweepTypeArg};
 pub use args::EvidenceCompressionArg;
@@ -69,6 +71,7 @@ pub use values::{
     normalize_url, parse_extra_inputs, parse_headers, recorded_command_line, redacted_command_line,
     url_and_credentials, utf8_args, without_url_credentials,
 };
+pub use variants::variant_cells;
 
 #[cfg(test)]
 pub(crate) mod tests;

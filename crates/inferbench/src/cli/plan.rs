@@ -436,11 +436,21 @@ pub fn build_plan(a: &ProfileArgs, argv: &[String], cell: &CellValues) -> Result
         a.warmup_request_rate_ramp_duration,
     )?;
     let warmup_count = a.warmup_request_count.unwrap_or(0);
+    if a.num_warmup_sessions == Some(0) {
+        return Err("--num-warmup-sessions 0: must be ≥ 1".into());
+    }
+    let warmup_sessions = a.num_warmup_sessions.unwrap_or(0);
     if let Some((flag, r)) = warmup_rate
         .map(|r| ("--warmup-request-rate", r))
         .or(rate.map(|r| ("--request-rate", r)))
-        && (warmup_count > 0 || warmup_duration.is_some())
+        && (warmup_count > 0 || warmup_sessions > 0 || warmup_duration.is_some())
     {
+        // The rate paces session starts: with only a session count, that many.
+        let warmup_count = if warmup_count > 0 {
+            warmup_count
+        } else {
+            warmup_sessions
+        };
         let ramp = warmup_rate_ramp.or(ramp_s).unwrap_or(0.0);
         rate_fits(flag, r, warmup_count, ramp, warmup_duration)?;
     }
@@ -644,6 +654,7 @@ pub fn build_plan(a: &ProfileArgs, argv: &[String], cell: &CellValues) -> Result
             concurrency,
             request_count,
             warmup_request_count: a.warmup_request_count.unwrap_or(0),
+            warmup_sessions: a.num_warmup_sessions,
             request_count_given: cell.request_count.is_some(),
             fixed_schedule: inferbench_core::plan::FixedSchedulePlan {
                 enabled: if a.fixed_schedule {

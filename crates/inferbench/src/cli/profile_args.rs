@@ -231,6 +231,11 @@ pub struct ProfileArgs {
     pub request_count: Vec<u64>,
     #[arg(long = "warmup-request-count", visible_alias = "num-warmup-requests")]
     pub warmup_request_count: Option<u64>,
+    /// Warmup sessions: the warmup starts no new session after this many, and those started
+    /// send all their turns (with --warmup-request-count or --warmup-duration too, the first
+    /// limit reached ends the warmup's issuing).
+    #[arg(long = "num-warmup-sessions")]
+    pub num_warmup_sessions: Option<u64>,
     /// Replay the dataset's timestamps (on by itself when the first record has one).
     #[arg(long = "fixed-schedule", conflicts_with = "no_fixed_schedule")]
     pub fixed_schedule: bool,

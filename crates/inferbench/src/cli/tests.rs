@@ -162,14 +162,15 @@ fn extra_inputs_typed_and_json_merged_later_wins() {
 }
 
 #[test]
-fn unbuilt_flags_are_errors_that_say_so() {
-    let e = parse(&["profile", "--no-sweep-table"]).unwrap_err();
+fn refused_flags_and_values_are_errors_that_say_so() {
+    let e = parse(&["profile", "--search-planner", "monotonic_sla"]).unwrap_err();
     assert!(
-        e.contains("--no-sweep-table") && e.contains("not implement"),
+        e.starts_with("--search-planner: refused: AIPerf's adaptive search"),
         "{e}"
     );
-    let e = parse(&["profile", "--num-warmup-sessions", "2"]).unwrap_err();
-    assert!(e.contains("--num-warmup-sessions"), "{e}");
+    // The flags built since: accepted.
+    let p = parse(&["profile", "--num-warmup-sessions", "2", "--no-sweep-table"]).unwrap();
+    assert_eq!(p.load.warmup_sessions, Some(2));
     let e = parse(&["profile", "--endpoint-type", "image_generation"]).unwrap_err();
     assert!(
         e.contains("image_generation") && e.contains("not implemented"),

@@ -108,6 +108,11 @@ fn build(plan: &PlanSpec, p: &ProfileSpec) -> Result<Ready, String> {
             }
         })
         .map_err(at_load)?;
+    if !a.aiperf.variants.is_empty() {
+        return Err(at_load(
+            "--variant makes a sweep: a plan profile is one workload (declare one profile per variant)".into(),
+        ));
+    }
     let cells = crate::cli::cells(&a).map_err(at_load)?;
     if cells.len() > 1 {
         return Err(at_load(format!(
@@ -138,6 +143,7 @@ fn build(plan: &PlanSpec, p: &ProfileSpec) -> Result<Ready, String> {
             plan: rp,
             parameters: c.parameters,
             dir_name: c.dir_name,
+            seed_label: None,
         });
     }
     let gate = match &p.gate {

@@ -35,6 +35,7 @@ mod scale_out;
 mod secrets;
 mod sim_server;
 mod sweep_trials;
+mod sweep_variants;
 mod telemetry;
 mod timeslices;
 mod tls;

@@ -301,6 +301,20 @@ fn a_profile_whose_flags_say_another_kind_is_refused() {
 }
 
 #[test]
+fn variants_in_a_profile_are_refused_as_a_sweep() {
+    let body = SERVICE_LOAD.replace(
+        "\"--random-seed\", \"5\"]",
+        "\"--random-seed\", \"5\", \"--variant\", \"isl=8\", \"--variant\", \"isl=16\"]",
+    );
+    refused(
+        "plan-variant",
+        &body,
+        "args = [\"--request-rate\"",
+        &["profile[1].args: --variant makes a sweep: a plan profile is one workload"],
+    );
+}
+
+#[test]
 fn an_unknown_field_is_refused_naming_it() {
     let body = REGRESSION.replace("repeats = 2", "repeat = 2");
     refused(

@@ -202,6 +202,59 @@ fn convergence_stops_the_repeats_once_the_metric_settles() {
 }
 
 #[test]
+fn distribution_convergence_stops_once_the_last_runs_requests_match_the_earlier_ones() {
+    let dir = tmpdir("convergence-distribution");
+    let mut args = vec![
+        "profile",
+        "--concurrency",
+        "1",
+        "--num-profile-runs",
+        "5",
+        "--convergence-metric",
+        "input_sequence_length",
+        "--convergence-mode",
+        "distribution",
+        "--convergence-threshold",
+        "0.99",
+        "--artifact-dir",
+        dir.to_str().unwrap(),
+    ];
+    args.extend(FAST);
+    let o = run(&args);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    // Every request's ISL is 8: run 1's {8, 8} against run 2's {8, 8} gives D = 0 and
+    // p = 1 > 0.99, so the third run of five never starts.
+    assert!(dir.join("profile_runs/run_0002").is_dir());
+    assert!(!dir.join("profile_runs/run_0003").exists());
+    // A metric no record carries: every run happens, with one warning.
+    let dir2 = tmpdir("convergence-distribution-missing");
+    let mut args = vec![
+        "profile",
+        "--concurrency",
+        "1",
+        "--num-profile-runs",
+        "3",
+        "--convergence-metric",
+        "no_such_metric",
+        "--convergence-mode",
+        "distribution",
+        "--artifact-dir",
+        dir2.to_str().unwrap(),
+    ];
+    args.extend(FAST);
+    let o = run(&args);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(dir2.join("profile_runs/run_0003").is_dir());
+    assert!(
+        stderr(&o).contains("--convergence-metric no_such_metric: no per-request values"),
+        "{}",
+        stderr(&o)
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+    let _ = std::fs::remove_dir_all(&dir2);
+}
+
+#[test]
 fn an_unknown_convergence_metric_runs_every_repeat_and_says_so() {
     let dir = tmpdir("convergence-unknown");
     let mut args = vec![
@@ -270,8 +323,10 @@ fn convergence_flags_are_checked() {
                 "3",
                 "--convergence-mode",
                 "distribution",
+                "--export-level",
+                "summary",
             ][..],
-            "--convergence-mode distribution is not built yet",
+            "--convergence-mode distribution needs the per-request records",
         ),
         (
             &[
