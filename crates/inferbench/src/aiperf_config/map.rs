@@ -8,7 +8,7 @@ use std::path::Path;
 use serde_json::{Map, Value};
 
 use super::part::{Part, fmt_num};
-use super::{dataset, outputs, refused};
+use super::{dataset, outputs};
 
 /// The flags of a whole config; `benchmark` is the (scenario-merged) benchmark table;
 /// `cli` is `profile --config`, where `multiRun`, `benchmark.artifacts` and the telemetry
