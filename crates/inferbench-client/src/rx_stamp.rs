@@ -110,6 +110,36 @@ pub fn recv(_fd: i32, _buf: &mut [MaybeUninit<u8>]) -> std::io::Result<(usize, O
     Err(std::io::Error::from(std::io::ErrorKind::Unsupported))
 }
 
+/// Reads what `tcp` has into `buf` with one `recvmsg` once it is readable (a tokio
+/// `poll_read` that keeps the kernel's stamp): `Ready(Ok(Some(stamp)))` when bytes came with
+/// a stamp, `Ready(Ok(None))` when they came without one or at EOF (nothing added to `buf`).
+#[cfg(unix)]
+pub fn poll_recv(
+    tcp: &tokio::net::TcpStream,
+    cx: &mut std::task::Context<'_>,
+    buf: &mut tokio::io::ReadBuf<'_>,
+) -> std::task::Poll<std::io::Result<Option<u64>>> {
+    use std::task::Poll;
+    let fd = std::os::fd::AsRawFd::as_raw_fd(tcp);
+    loop {
+        std::task::ready!(tcp.poll_read_ready(cx))?;
+        // SAFETY: the bytes `recv` reports are initialised by the kernel before
+        // `assume_init`; nothing is read from the uninitialised part.
+        let unfilled = unsafe { buf.unfilled_mut() };
+        match tcp.try_io(tokio::io::Interest::READABLE, || recv(fd, unfilled)) {
+            Ok((n, kernel)) => {
+                // SAFETY: `recv` wrote `n` bytes at the start of the unfilled part.
+                unsafe { buf.assume_init(n) };
+                buf.advance(n);
+                return Poll::Ready(Ok(if n > 0 { kernel } else { None }));
+            }
+            // Readiness was cleared by `try_io`: wait for the next.
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => continue,
+            Err(e) => return Poll::Ready(Err(e)),
+        }
+    }
+}
+
 /// The wall clock now, ns since the Unix epoch (the kernel stamps' clock).
 pub fn realtime_ns() -> u64 {
     std::time::SystemTime::now()

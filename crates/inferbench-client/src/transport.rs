@@ -170,38 +170,6 @@ impl StampedTcp {
             q.read(timed.map(|(_, lag)| lag));
         }
     }
-
-    /// One `recvmsg` when the socket is readable, its kernel stamp kept.
-    #[cfg(unix)]
-    fn poll_recv_stamped(
-        &mut self,
-        cx: &mut Context<'_>,
-        buf: &mut tokio::io::ReadBuf<'_>,
-    ) -> Poll<std::io::Result<()>> {
-        let fd = raw_fd(&self.tcp);
-        loop {
-            std::task::ready!(self.tcp.poll_read_ready(cx))?;
-            // SAFETY: the bytes `recv` reports are initialised by the kernel before
-            // `assume_init`; nothing is read from the uninitialised part.
-            let unfilled = unsafe { buf.unfilled_mut() };
-            match self.tcp.try_io(tokio::io::Interest::READABLE, || {
-                rx_stamp::recv(fd, unfilled)
-            }) {
-                Ok((n, kernel)) => {
-                    // SAFETY: `recv` wrote `n` bytes at the start of the unfilled part.
-                    unsafe { buf.assume_init(n) };
-                    buf.advance(n);
-                    if n > 0 {
-                        self.stamp_read(kernel);
-                    }
-                    return Poll::Ready(Ok(()));
-                }
-                // Readiness was cleared by `try_io`: wait for the next.
-                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => continue,
-                Err(e) => return Poll::Ready(Err(e)),
-            }
-        }
-    }
 }
 
 impl tokio::io::AsyncRead for StampedTcp {
@@ -212,7 +180,12 @@ impl tokio::io::AsyncRead for StampedTcp {
     ) -> Poll<std::io::Result<()>> {
         #[cfg(unix)]
         if self.kernel_stamps {
-            return self.poll_recv_stamped(cx, buf);
+            let before = buf.filled().len();
+            let r = std::task::ready!(rx_stamp::poll_recv(&self.tcp, cx, buf));
+            if matches!(r, Ok(_)) && buf.filled().len() > before {
+                self.stamp_read(r.as_ref().ok().copied().flatten());
+            }
+            return Poll::Ready(r.map(|_| ()));
         }
         let before = buf.filled().len();
         let r = Pin::new(&mut self.tcp).poll_read(cx, buf);

@@ -132,14 +132,17 @@ pub(crate) fn pick(faults: &[(FaultKind, f64)], seed: u64, k: u64) -> Option<Fau
 /// after a response) and whether an inference response on it has ended.
 pub(crate) struct ConnCtl {
     pub(crate) fd: i32,
+    /// When the latest read's bytes arrived (a request's arrival).
+    pub(crate) arrival: Arc<crate::arrival::ArrivalCell>,
     pub(crate) ended: AtomicBool,
     pub(crate) notify: Notify,
 }
 
 impl ConnCtl {
-    pub(crate) fn new(fd: i32) -> Arc<ConnCtl> {
+    pub(crate) fn new(fd: i32, arrival: Arc<crate::arrival::ArrivalCell>) -> Arc<ConnCtl> {
         Arc::new(ConnCtl {
             fd,
+            arrival,
             ended: AtomicBool::new(false),
             notify: Notify::new(),
         })

@@ -24,6 +24,7 @@
 
 mod answers;
 mod api;
+mod arrival;
 mod body;
 mod config;
 mod dcgm;

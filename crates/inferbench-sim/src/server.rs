@@ -9,6 +9,8 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering::Relaxed;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use crate::arrival::{ArrivalCell, ArrivalStream};
+
 use bytes::Bytes;
 use http::header::{CACHE_CONTROL, CONTENT_TYPE};
 use http::{HeaderValue, Method, Request, Response, StatusCode};
@@ -260,7 +262,9 @@ async fn accept_loop(
                         // Events must leave as soon as they are written, not wait for Nagle.
                         let _ = stream.set_nodelay(true);
                         let fd = raw_fd(&stream);
-                        conns.spawn(serve_connection(stream, fd, shared.clone(), stop.clone()));
+                        let arrival = Arc::new(ArrivalCell::default());
+                        let stream = ArrivalStream::new(stream, arrival.clone());
+                        conns.spawn(serve_connection(stream, fd, arrival, shared.clone(), stop.clone()));
                     }
                     Some(acc) => {
                         conns.spawn(crate::tls::serve_tls(acc.clone(), stream, shared.clone(), stop.clone()));
@@ -279,16 +283,18 @@ async fn accept_loop(
 }
 
 /// Serves HTTP/1.1 on a plain or TLS stream (`TCP_NODELAY` already set); `fd` is the TCP
-/// socket under it, for the faults that act on the socket (reset, close after response).
+/// socket under it, for the faults that act on the socket (reset, close after response);
+/// `arrival` is where the stream records when its reads' bytes arrived (`crate::arrival`).
 pub(crate) async fn serve_connection<S>(
     stream: S,
     fd: i32,
+    arrival: Arc<ArrivalCell>,
     shared: Arc<Shared>,
     mut stop: watch::Receiver<bool>,
 ) where
     S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
 {
-    let ctl = ConnCtl::new(fd);
+    let ctl = ConnCtl::new(fd, arrival);
     let close_after = shared.cfg.serving.close_after_response;
     let svc_ctl = ctl.clone();
     let svc = service_fn(move |req| handle(shared.clone(), req, svc_ctl.clone()));
@@ -318,8 +324,12 @@ async fn handle(
     req: Request<Incoming>,
     ctl: Arc<ConnCtl>,
 ) -> Result<Response<SimBody>, Infallible> {
-    // Arrival: the request head has been parsed. All deadlines count from here.
-    let arrival = Instant::now();
+    // Arrival: when the request's bytes reached the socket (the kernel's stamp of the read
+    // that completed its head), else now, the head just parsed. All deadlines count from here.
+    let arrival = ctl
+        .arrival
+        .get()
+        .map_or_else(Instant::now, Instant::from_std);
     let method = req.method().clone();
     if method == Method::POST
         && let Some(endpoint) = route(req.uri().path())

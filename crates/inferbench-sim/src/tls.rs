@@ -77,7 +77,9 @@ pub(crate) async fn serve_tls(
     let _ = stream.set_nodelay(true);
     let fd = crate::server::raw_fd(&stream);
     if let Ok(s) = acceptor.accept(stream).await {
-        crate::server::serve_connection(s, fd, shared, stop).await;
+        // TLS reads are not stamped: a request's arrival is when its head was parsed.
+        let arrival = std::sync::Arc::new(crate::arrival::ArrivalCell::default());
+        crate::server::serve_connection(s, fd, arrival, shared, stop).await;
     }
 }
 
