@@ -118,6 +118,12 @@ pub struct DatasetPlan {
     /// prompts shortened by its cost (docs/workload.md "Chat templates").
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub apply_chat_template: bool,
+    /// `--image-*` and `--audio-*`: synthetic images and audio with every synthetic turn.
+    #[serde(
+        default,
+        skip_serializing_if = "crate::media_plan::MediaPlan::is_default"
+    )]
+    pub media: crate::media_plan::MediaPlan,
 }
 
 impl Default for DatasetPlan {
@@ -154,6 +160,7 @@ impl Default for DatasetPlan {
             rankings_query_token_mean: 550.0,
             rankings_query_token_stddev: 0.0,
             apply_chat_template: false,
+            media: crate::media_plan::MediaPlan::default(),
         }
     }
 }

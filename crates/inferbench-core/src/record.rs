@@ -228,6 +228,10 @@ pub struct Record {
     /// The model the request named, when the run had several.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
+    /// The images, audio and video the body carried (counts and sizes, never the data), when
+    /// it carried any; a body sent with history counts the earlier turns' media too.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub media: Option<crate::media::MediaSent>,
 }
 
 /// How one request used its connection. Instants are ns from the run anchor, like every other

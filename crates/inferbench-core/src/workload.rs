@@ -28,6 +28,10 @@ pub struct Payload {
     /// single-turn rows that share a session id, and for verbatim payloads.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub history: bool,
+    /// The images, audio and video in the body (counts, decoded bytes, audio length), when
+    /// it carries any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub media: Option<crate::media::MediaSent>,
 }
 
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default)]

@@ -61,6 +61,8 @@ pub struct PreparedPayload {
     pub schedule_ns: Option<u64>,
     /// Resend the conversation so far before this turn's own messages (see [`History`]).
     pub history: bool,
+    /// The media in the body (counts and sizes), copied onto the record.
+    pub media: Option<inferbench_core::media::MediaSent>,
 }
 
 /// How one phase issues its requests.

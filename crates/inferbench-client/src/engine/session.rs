@@ -18,6 +18,8 @@ use crate::resources::DueGuard;
 #[derive(Default)]
 pub(super) struct History {
     pub(super) messages: Vec<serde_json::Value>,
+    /// The media of the turns in `messages` (resent with every later turn).
+    pub(super) media: inferbench_core::media::MediaSent,
 }
 
 impl History {
@@ -149,12 +151,24 @@ pub(super) async fn run_session(
         if let Some(b) = &rebuilt {
             // The workload's count was of the turn alone; the body sent holds the history.
             rec.tokens.input = None;
+            // Its media are the earlier turns' too (AIPerf counts the parts of the body sent).
+            if !history.media.is_empty() {
+                // The audio length stays the first turn's, as AIPerf reads it.
+                let mut m = history.media;
+                if let Some(own) = &payload.media {
+                    m.add(own);
+                }
+                rec.media = Some(m);
+            }
             if engine.cfg.keep_raw {
                 rec.sent_body = Some(String::from_utf8_lossy(b).into_owned());
             }
         }
         if payload.history || turn + 1 < len {
             history.push_turn(own, &rec);
+            if let Some(m) = &payload.media {
+                history.media.add(m);
+            }
         }
         if !state.finish(rec, rebuilt) {
             return false;

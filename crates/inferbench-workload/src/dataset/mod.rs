@@ -11,6 +11,7 @@
 mod answer_key;
 mod custom;
 mod error;
+mod media_rows;
 mod mooncake;
 mod public;
 mod row;
@@ -214,6 +215,10 @@ pub(crate) struct TurnSpec {
     pub origin: Option<(String, usize)>,
     /// The expected answer (`answer`), scored against the response.
     pub answer: Option<inferbench_metrics::correctness::Answer>,
+    /// A row's (or the synthetic turn's) images, audio clips and videos, resolved.
+    pub images: Vec<crate::media::MediaRef>,
+    pub audios: Vec<crate::media::MediaRef>,
+    pub videos: Vec<crate::media::MediaRef>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -549,7 +554,10 @@ fn to_turn_input(endpoint: EndpointType, t: &TurnSpec) -> TurnInput {
     }
     passages.extend(t.passages.iter().cloned());
     let mut messages = t.messages.clone();
+    let media = !(t.images.is_empty() && t.audios.is_empty() && t.videos.is_empty());
+    // With media the builder writes the role itself (`TurnInput::role`), parts and all.
     if messages.is_none()
+        && !media
         && let Some(role) = t.role.as_deref().filter(|r| *r != "user")
         && matches!(endpoint, EndpointType::Chat | EndpointType::Messages)
     {
@@ -565,10 +573,6 @@ fn to_turn_input(endpoint: EndpointType, t: &TurnSpec) -> TurnInput {
         };
         messages = Some(vec![json!({"role": role, "content": content})]);
     }
-    #[allow(
-        clippy::needless_update,
-        reason = "TurnInput is still growing fields; the rest keep their defaults"
-    )]
     TurnInput {
         texts,
         messages,
@@ -580,7 +584,13 @@ fn to_turn_input(endpoint: EndpointType, t: &TurnSpec) -> TurnInput {
         payload: t.payload.clone(),
         query,
         passages,
-        ..Default::default()
+        role: t
+            .role
+            .clone()
+            .filter(|_| media && matches!(endpoint, EndpointType::Chat | EndpointType::Messages)),
+        images: t.images.clone(),
+        audios: t.audios.clone(),
+        videos: t.videos.clone(),
     }
 }
 
@@ -617,7 +627,13 @@ fn assemble(
                 (Some(_), WorkloadError::Plan { message, .. }) => origin_err(t, &message),
                 (_, e) => e,
             })?;
-            let input_tokens = count_input_tokens(tok, endpoint, &body);
+            let input_tokens = endpoint
+                .tokenizes_input()
+                .then(|| count_input_tokens(tok, endpoint, &body));
+            let mut media = inferbench_protocol::media::media_sent(endpoint, &body);
+            if media.audios > 0 {
+                media.audio_seconds = input.audios.first().and_then(|a| a.seconds);
+            }
             let requested_output_tokens =
                 max_output_tokens(endpoint, &body).or(if t.payload.is_some() {
                     None
@@ -628,11 +644,12 @@ fn assemble(
                 conversation_id: conv.id.clone(),
                 turn_index: u32::try_from(i).unwrap_or(u32::MAX),
                 body: Value::Object(body).to_string(),
-                input_tokens: Some(input_tokens),
+                input_tokens,
                 requested_output_tokens,
                 timestamp_ms: t.timestamp_ms,
                 delay_ms: t.delay_ms,
                 history: conv.history,
+                media: (!media.is_empty()).then_some(media),
             });
         }
         if payloads.len() > start {
