@@ -607,4 +607,6 @@ pub fn inputs_json(workload: &Workload) -> Value {
 mod media;
 
 #[cfg(test)]
-mod tests;
+mod media_tests;
+#[cfg(test)]
+pub(crate) mod tests;

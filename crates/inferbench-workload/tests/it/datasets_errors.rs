@@ -105,11 +105,11 @@ fn mooncake_errors_name_file_line_and_field() {
         ),
         (
             "{\"input_length\": 5, \"image\": \"cat.png\"}",
-            "trace.jsonl:3: field 'image': images, audio and video are not supported (text datasets only)",
+            "trace.jsonl:3: field 'image': images, audio and video are read by single_turn, multi_turn and random_pool rows, not by mooncake_trace",
         ),
         (
             "{\"messages\": [{\"role\": \"user\", \"content\": [{\"type\": \"image_url\", \"image_url\": {\"url\": \"x\"}}]}]}",
-            "trace.jsonl:3: field 'messages[0].content[0]': images, audio and video are not supported (text datasets only)",
+            "trace.jsonl:3: field 'messages[0].content[0]': image, audio and video parts in a trace's messages are not built (single_turn and multi_turn rows take media)",
         ),
         (
             "{\"messages\": [{\"content\": \"hi\"}]}",

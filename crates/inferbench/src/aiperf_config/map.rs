@@ -367,6 +367,16 @@ fn dataset(
                 lengths(&d, "isl", isl.as_ref(), "--isl", "--isl-stddev", out)?;
                 lengths(&d, "osl", osl.as_ref(), "--osl", "--osl-stddev", out)?;
             }
+            // Synthetic media (aiperf_config/media.rs).
+            if let Some(v) = d.take("images") {
+                super::media::images(file, &d.path("images"), &v, out)?;
+            }
+            if let Some(v) = d.take("audio") {
+                super::media::audio(file, &d.path("audio"), &v, out)?;
+            }
+            if let Some(v) = d.take("video") {
+                super::media::video(file, &d.path("video"), &v)?;
+            }
         }
         "file" => {
             let Some(p) = d.string("path")? else {

@@ -8,6 +8,7 @@
 //! mapped is refused by name (`FILE: benchmark.artifacts: not built …`), never skipped.
 
 mod map;
+mod media;
 mod subst;
 pub mod sweep;
 #[cfg(test)]

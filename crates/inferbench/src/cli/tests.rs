@@ -170,9 +170,14 @@ fn unbuilt_flags_are_errors_that_say_so() {
     );
     let e = parse(&["profile", "--num-warmup-sessions", "2"]).unwrap_err();
     assert!(e.contains("--num-warmup-sessions"), "{e}");
-    let e = parse(&["profile", "--endpoint-type", "image_generation"]).unwrap_err();
+    let e = parse(&["profile", "--endpoint-type", "solido_rag"]).unwrap_err();
     assert!(
-        e.contains("image_generation") && e.contains("not implemented"),
+        e.contains("solido_rag") && e.contains("not implemented"),
+        "{e}"
+    );
+    let e = parse(&["profile", "--endpoint-type", "video_generation"]).unwrap_err();
+    assert!(
+        e.contains("video_generation: not built") && e.contains("polled"),
         "{e}"
     );
 }
