@@ -24,7 +24,12 @@ fn cfg() -> SimConfig {
 }
 
 /// POSTs `body` with `content_type` on its own connection; (status, content type, body).
-async fn post(addr: SocketAddr, path: &str, content_type: &str, body: &[u8]) -> (u16, String, String) {
+async fn post(
+    addr: SocketAddr,
+    path: &str,
+    content_type: &str,
+    body: &[u8],
+) -> (u16, String, String) {
     let fut = async {
         let mut s = TcpStream::connect(addr).await.unwrap();
         let head = format!(
@@ -37,7 +42,9 @@ async fn post(addr: SocketAddr, path: &str, content_type: &str, body: &[u8]) -> 
         s.read_to_end(&mut raw).await.unwrap();
         raw
     };
-    let raw = timeout(Duration::from_secs(30), fut).await.expect("answer in time");
+    let raw = timeout(Duration::from_secs(30), fut)
+        .await
+        .expect("answer in time");
     let text = String::from_utf8(raw).unwrap();
     let (head, rest) = text.split_once("\r\n\r\n").unwrap();
     let status = head.split(' ').nth(1).unwrap().parse().unwrap();
@@ -45,10 +52,13 @@ async fn post(addr: SocketAddr, path: &str, content_type: &str, body: &[u8]) -> 
         .lines()
         .find_map(|l| {
             let (n, v) = l.split_once(':')?;
-            n.eq_ignore_ascii_case("content-type").then(|| v.trim().to_owned())
+            n.eq_ignore_ascii_case("content-type")
+                .then(|| v.trim().to_owned())
         })
         .unwrap_or_default();
-    let chunked = head.to_ascii_lowercase().contains("transfer-encoding: chunked");
+    let chunked = head
+        .to_ascii_lowercase()
+        .contains("transfer-encoding: chunked");
     let body = if chunked {
         let mut body = String::new();
         let mut rest = rest;
@@ -74,7 +84,9 @@ async fn post_json(addr: SocketAddr, path: &str, body: &Value) -> (u16, String, 
 
 #[tokio::test]
 async fn chat_with_an_eight_megabyte_image_is_answered() {
-    let server = SimServer::start(cfg(), "127.0.0.1:0".parse().unwrap()).await.unwrap();
+    let server = SimServer::start(cfg(), "127.0.0.1:0".parse().unwrap())
+        .await
+        .unwrap();
     let big = format!("data:image/png;base64,{}", "A".repeat(8 << 20));
     let body = json!({"model": "m", "max_completion_tokens": 3, "messages": [{"role": "user", "content": [
         {"type": "text", "text": "one two"},
@@ -91,7 +103,9 @@ async fn chat_with_an_eight_megabyte_image_is_answered() {
 
 #[tokio::test]
 async fn chat_embeddings_retrieval_and_generation() {
-    let server = SimServer::start(cfg(), "127.0.0.1:0".parse().unwrap()).await.unwrap();
+    let server = SimServer::start(cfg(), "127.0.0.1:0".parse().unwrap())
+        .await
+        .unwrap();
     let addr = server.local_addr();
     let (s, _, v) = post_json(
         addr,
@@ -123,14 +137,24 @@ async fn chat_embeddings_retrieval_and_generation() {
     assert_eq!(s, 200);
     let data = v["data"].as_array().unwrap();
     assert_eq!(data.len(), 2);
-    assert!(data[0]["b64_json"].as_str().unwrap().starts_with("iVBORw0KGgo"));
+    assert!(
+        data[0]["b64_json"]
+            .as_str()
+            .unwrap()
+            .starts_with("iVBORw0KGgo")
+    );
     let (_, _, v) = post_json(
         addr,
         "/v1/images/generations",
         &json!({"prompt": "a fox", "response_format": "url"}),
     )
     .await;
-    assert!(v["data"][0]["url"].as_str().unwrap().starts_with("https://"));
+    assert!(
+        v["data"][0]["url"]
+            .as_str()
+            .unwrap()
+            .starts_with("https://")
+    );
     let (s, ct, body) = post(
         addr,
         "/v1/images/generations",
@@ -139,7 +163,10 @@ async fn chat_embeddings_retrieval_and_generation() {
     )
     .await;
     assert_eq!((s, ct.as_str()), (200, "text/event-stream"));
-    assert!(body.starts_with("event: image_generation.completed\ndata: {"), "{body}");
+    assert!(
+        body.starts_with("event: image_generation.completed\ndata: {"),
+        "{body}"
+    );
     let (s, _, v) = post_json(addr, "/v1/images/generations", &json!({"model": "m"})).await;
     assert_eq!(s, 400);
     assert!(v.to_string().contains("prompt"));
@@ -148,10 +175,18 @@ async fn chat_embeddings_retrieval_and_generation() {
 
 #[tokio::test]
 async fn transcription_reads_the_multipart_upload() {
-    let server = SimServer::start(cfg(), "127.0.0.1:0".parse().unwrap()).await.unwrap();
+    let server = SimServer::start(cfg(), "127.0.0.1:0".parse().unwrap())
+        .await
+        .unwrap();
     let addr = server.local_addr();
     let form = b"--XyZ\r\nContent-Disposition: form-data; name=\"file\"; filename=\"audio.wav\"\r\nContent-Type: audio/wav\r\n\r\nRIFF\x00\x01\r\n--XyZ\r\nContent-Disposition: form-data; name=\"model\"\r\n\r\nwhisper\r\n--XyZ--\r\n";
-    let (s, _, body) = post(addr, "/v1/audio/transcriptions", "multipart/form-data; boundary=XyZ", form).await;
+    let (s, _, body) = post(
+        addr,
+        "/v1/audio/transcriptions",
+        "multipart/form-data; boundary=XyZ",
+        form,
+    )
+    .await;
     assert_eq!(s, 200, "{body}");
     let v: Value = serde_json::from_str(&body).unwrap();
     let words = v["text"].as_str().unwrap().split_whitespace().count();
@@ -160,8 +195,15 @@ async fn transcription_reads_the_multipart_upload() {
     let (s, _, body) = post(addr, "/v1/audio/transcriptions", "application/json", b"{}").await;
     assert_eq!(s, 400);
     assert!(body.contains("multipart/form-data"), "{body}");
-    let no_file = b"--XyZ\r\nContent-Disposition: form-data; name=\"model\"\r\n\r\nw\r\n--XyZ--\r\n";
-    let (s, _, body) = post(addr, "/v1/audio/transcriptions", "multipart/form-data; boundary=XyZ", no_file).await;
+    let no_file =
+        b"--XyZ\r\nContent-Disposition: form-data; name=\"model\"\r\n\r\nw\r\n--XyZ--\r\n";
+    let (s, _, body) = post(
+        addr,
+        "/v1/audio/transcriptions",
+        "multipart/form-data; boundary=XyZ",
+        no_file,
+    )
+    .await;
     assert_eq!(s, 400);
     assert!(body.contains("`file`"), "{body}");
     server.shutdown().await;

@@ -61,7 +61,7 @@ impl ImageSynth {
 
     /// One image: the format (drawn for `random`), the width then the height (AIPerf passes
     /// the integer parts of mean and stddev), then the pixels.
-    pub fn next(&mut self) -> Result<MediaRef, WorkloadError> {
+    pub fn make(&mut self) -> Result<MediaRef, WorkloadError> {
         let jpeg = match self.plan.format {
             ImageFormat::Png => false,
             ImageFormat::Jpeg => true,
@@ -160,7 +160,7 @@ impl AudioSynth {
 
     /// One clip: its length (a normal draw kept at ≥ 0.01 s), its sample rate and depth,
     /// then `int(length × rate)` frames of N(0, 0.3) noise clipped to [-1, 1].
-    pub fn next(&mut self) -> Result<MediaRef, WorkloadError> {
+    pub fn make(&mut self) -> Result<MediaRef, WorkloadError> {
         let p = &self.plan;
         let seconds =
             sample_normal_at_least(&mut self.duration, p.length_mean, p.length_stddev, 0.01);
@@ -235,13 +235,13 @@ impl MediaSynth {
         let mut images = Vec::new();
         if let Some((g, n)) = &mut self.image {
             for _ in 0..*n {
-                images.push(g.next()?);
+                images.push(g.make()?);
             }
         }
         let mut audios = Vec::new();
         if let Some((g, n)) = &mut self.audio {
             for _ in 0..*n {
-                audios.push(g.next()?);
+                audios.push(g.make()?);
             }
         }
         Ok((images, audios))
@@ -264,12 +264,12 @@ mod tests {
             height_mean: 2.0,
             ..Default::default()
         };
-        let a = ImageSynth::new(&plan, 7).unwrap().next().unwrap();
-        let b = ImageSynth::new(&plan, 7).unwrap().next().unwrap();
+        let a = ImageSynth::new(&plan, 7).unwrap().make().unwrap();
+        let b = ImageSynth::new(&plan, 7).unwrap().make().unwrap();
         assert_eq!(a, b);
         let png = b64(a.content.strip_prefix("data:image/png;base64,").unwrap());
         assert_eq!(&png[16..24], &[0, 0, 0, 3, 0, 0, 0, 2]);
-        let c = ImageSynth::new(&plan, 8).unwrap().next().unwrap();
+        let c = ImageSynth::new(&plan, 8).unwrap().make().unwrap();
         assert_ne!(a, c, "another seed, other pixels");
     }
 
@@ -281,7 +281,7 @@ mod tests {
             format: ImageFormat::Jpeg,
             ..Default::default()
         };
-        let j = ImageSynth::new(&plan, 1).unwrap().next().unwrap();
+        let j = ImageSynth::new(&plan, 1).unwrap().make().unwrap();
         let bytes = b64(j.content.strip_prefix("data:image/jpeg;base64,").unwrap());
         assert_eq!(&bytes[..2], &[0xFF, 0xD8]);
         assert_eq!(&bytes[bytes.len() - 2..], &[0xFF, 0xD9]);
@@ -294,7 +294,7 @@ mod tests {
         )
         .unwrap();
         let kinds: std::collections::HashSet<bool> = (0..20)
-            .map(|_| g.next().unwrap().content.starts_with("data:image/png"))
+            .map(|_| g.make().unwrap().content.starts_with("data:image/png"))
             .collect();
         assert_eq!(kinds.len(), 2, "both formats drawn");
     }
@@ -308,7 +308,7 @@ mod tests {
             channels: 2,
             ..Default::default()
         };
-        let m = AudioSynth::new(&plan, 3).unwrap().next().unwrap();
+        let m = AudioSynth::new(&plan, 3).unwrap().make().unwrap();
         assert_eq!(m.seconds, Some(0.25));
         let wav_bytes = b64(m.content.strip_prefix("wav,").unwrap());
         // 0.25 s × 8000 Hz = 2000 frames × 2 channels × 1 byte.

@@ -119,4 +119,21 @@ mod tests {
         assert_eq!(duration_seconds(b"ID3\x03not a wav"), None);
         assert_eq!(duration_seconds(b"RIFF"), None);
     }
+
+    proptest::proptest! {
+        #[test]
+        fn duration_never_panics_and_round_trips(
+            junk in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..200),
+            rate in 1u32..200_000,
+            bits in proptest::sample::select(vec![8u16, 16, 24, 32]),
+            channels in 1u16..3,
+            frames in 0usize..300,
+        ) {
+            let _ = duration_seconds(&junk);
+            let w = encode_pcm(rate, bits, channels, &vec![0.25; frames * usize::from(channels)]);
+            let bytes = frames * usize::from(channels) * usize::from(bits / 8);
+            let want = bytes as f64 / f64::from(rate * u32::from(channels) * u32::from(bits / 8));
+            proptest::prop_assert_eq!(duration_seconds(&w), Some(want));
+        }
+    }
 }

@@ -45,7 +45,10 @@ fn chat_parts_follow_the_texts_in_aiperf_order() {
         ]}])
     );
     // One text alone is a plain string; with one image it becomes parts.
-    assert_eq!(body(EndpointType::Chat, &turn(&["x"]))["messages"][0]["content"], "x");
+    assert_eq!(
+        body(EndpointType::Chat, &turn(&["x"]))["messages"][0]["content"],
+        "x"
+    );
     let mut one = turn(&["x"]);
     one.images = vec![m("u://h")];
     one.images[0].uuid = Some("id-1".into());
@@ -87,7 +90,9 @@ fn responses_and_messages_image_shapes() {
     let mut a = turn(&["q"]);
     a.audios = vec![m("wav,AA")];
     assert!(err(EndpointType::Messages, &a).contains("the messages endpoint sends no audios"));
-    assert!(err(EndpointType::Completions, &t).contains("the completions endpoint sends no images"));
+    assert!(
+        err(EndpointType::Completions, &t).contains("the completions endpoint sends no images")
+    );
 }
 
 #[test]
@@ -96,7 +101,10 @@ fn nim_embeddings_pairs_text_and_image() {
     t.images = vec![m("data:image/png;base64,A"), m("data:image/png;base64,B")];
     assert_eq!(
         body(EndpointType::NimEmbeddings, &t)["input"],
-        json!(["a cat data:image/png;base64,A", "a dog data:image/png;base64,B"])
+        json!([
+            "a cat data:image/png;base64,A",
+            "a dog data:image/png;base64,B"
+        ])
     );
     let mut only = turn(&[]);
     only.images = vec![m("data:image/png;base64,A")];

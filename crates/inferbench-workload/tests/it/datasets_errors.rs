@@ -172,7 +172,7 @@ fn custom_type_errors_name_file_line_and_field() {
         (
             "single_turn",
             "{\"session_id\": \"s\"}",
-            "d.jsonl:2: field 'text': a row needs a text (text or texts)",
+            "d.jsonl:2: field 'text': a row needs a text or media (text/texts, image/images, audio/audios, video/videos)",
         ),
         (
             "single_turn",
@@ -192,7 +192,22 @@ fn custom_type_errors_name_file_line_and_field() {
         (
             "single_turn",
             "{\"text\": \"a\", \"audio\": \"x.wav\"}",
-            "d.jsonl:2: field 'audio': images, audio and video",
+            "d.jsonl:2: field 'audio': x.wav: no such audio file",
+        ),
+        (
+            "single_turn",
+            "{\"text\": \"a\", \"image\": \"a.png\", \"images\": [\"b.png\"]}",
+            "d.jsonl:2: field 'images': image and images cannot be set together",
+        ),
+        (
+            "multi_turn",
+            "{\"turns\": [{\"text\": \"a\", \"video\": \"clip.avi\"}]}",
+            "d.jsonl:2: field 'turns[0].video': clip.avi: '.avi' is not a supported video format (mp4, webm)",
+        ),
+        (
+            "single_turn",
+            "{\"image\": \"https://h/a.png\", \"image_uuids\": [\"u\"]}",
+            "d.jsonl:2: field 'image_uuids': image_uuids cannot be used with the singular image field",
         ),
         (
             "single_turn",

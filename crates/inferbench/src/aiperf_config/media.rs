@@ -49,10 +49,8 @@ fn list(file: &str, at: &str, v: &Value) -> Result<String, String> {
         Value::Array(a) => a.iter().collect::<Vec<_>>(),
         one => vec![one],
     };
-    let nums: Result<Vec<String>, String> = items
-        .iter()
-        .map(|x| num(file, at, x).map(fmt))
-        .collect();
+    let nums: Result<Vec<String>, String> =
+        items.iter().map(|x| num(file, at, x).map(fmt)).collect();
     Ok(nums?.join(","))
 }
 
@@ -141,8 +139,17 @@ mod tests {
         assert_eq!(
             out,
             [
-                "--image-width-mean", "64", "--image-width-stddev", "4", "--image-height-mean",
-                "32", "--image-height-stddev", "0", "--image-batch-size", "2", "--image-format",
+                "--image-width-mean",
+                "64",
+                "--image-width-stddev",
+                "4",
+                "--image-height-mean",
+                "32",
+                "--image-height-stddev",
+                "0",
+                "--image-batch-size",
+                "2",
+                "--image-format",
                 "png"
             ]
         );
@@ -157,9 +164,16 @@ mod tests {
         assert_eq!(
             out,
             [
-                "--audio-length-mean", "1.5", "--audio-length-stddev", "0",
-                "--audio-sample-rates", "16,44.1", "--audio-depths", "16",
-                "--audio-batch-size", "1"
+                "--audio-length-mean",
+                "1.5",
+                "--audio-length-stddev",
+                "0",
+                "--audio-sample-rates",
+                "16,44.1",
+                "--audio-depths",
+                "16",
+                "--audio-batch-size",
+                "1"
             ]
         );
     }
@@ -167,9 +181,17 @@ mod tests {
     #[test]
     fn unknown_parts_and_video_are_refused() {
         let mut out = Vec::new();
-        let e = images("c.yaml", "d.images", &json!({"width": {"median": 3}}), &mut out)
-            .unwrap_err();
-        assert_eq!(e, "c.yaml: d.images.width.median 3: not built in inferbench plans");
+        let e = images(
+            "c.yaml",
+            "d.images",
+            &json!({"width": {"median": 3}}),
+            &mut out,
+        )
+        .unwrap_err();
+        assert_eq!(
+            e,
+            "c.yaml: d.images.width.median 3: not built in inferbench plans"
+        );
         assert!(video("c.yaml", "d.video", &json!({"batchSize": 0})).is_ok());
         let e = video("c.yaml", "d.video", &json!({"batchSize": 1, "fps": 4})).unwrap_err();
         assert!(e.contains("synthetic video is not built"), "{e}");

@@ -13,9 +13,9 @@ use common::*;
 
 /// A 1×1 RGB PNG (grey 0x808080), and its base64.
 const PNG: [u8; 69] = [
-    137, 80, 78, 71, 13, 10, 26, 10, 0, 0, 0, 13, 73, 72, 68, 82, 0, 0, 0, 1, 0, 0, 0, 1, 8, 2,
-    0, 0, 0, 144, 119, 83, 222, 0, 0, 0, 12, 73, 68, 65, 84, 120, 156, 99, 104, 104, 104, 0, 0,
-    3, 4, 1, 129, 75, 211, 210, 16, 0, 0, 0, 0, 73, 69, 78, 68, 174, 66, 96, 130,
+    137, 80, 78, 71, 13, 10, 26, 10, 0, 0, 0, 13, 73, 72, 68, 82, 0, 0, 0, 1, 0, 0, 0, 1, 8, 2, 0,
+    0, 0, 144, 119, 83, 222, 0, 0, 0, 12, 73, 68, 65, 84, 120, 156, 99, 104, 104, 104, 0, 0, 3, 4,
+    1, 129, 75, 211, 210, 16, 0, 0, 0, 0, 73, 69, 78, 68, 174, 66, 96, 130,
 ];
 const PNG_B64: &str =
     "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR4nGNoaGgAAAMEAYFL09IQAAAAAElFTkSuQmCC";
@@ -204,13 +204,34 @@ fn bad_media_is_one_line_naming_file_line_and_field() {
 fn bad_media_flags_are_refused_by_name() {
     let d = tmpdir("media-flags");
     let cases: [(&[&str], &str); 7] = [
-        (&["--audio-length-mean", "1", "--audio-depths", "12"], "--audio-depths 12: must be 8, 16, 24 or 32"),
-        (&["--audio-length-mean", "1", "--audio-format", "mp3"], "--audio-format mp3: not built"),
-        (&["--audio-length-mean", "0.001"], "--audio-length-mean 0.001: must be at least 0.01 seconds"),
-        (&["--video-fps", "4"], "--video-fps: synthetic video is not built (AIPerf encodes it with ffmpeg"),
-        (&["--image-source", "assets"], "--image-source assets: only noise is built"),
-        (&["--image-width-mean=-3"], "--image-width-mean -3: must be a number ≥ 0"),
-        (&["--endpoint-type", "image_edit"], "--endpoint-type image_edit: not built"),
+        (
+            &["--audio-length-mean", "1", "--audio-depths", "12"],
+            "--audio-depths 12: must be 8, 16, 24 or 32",
+        ),
+        (
+            &["--audio-length-mean", "1", "--audio-format", "mp3"],
+            "--audio-format mp3: not built",
+        ),
+        (
+            &["--audio-length-mean", "0.001"],
+            "--audio-length-mean 0.001: must be at least 0.01 seconds",
+        ),
+        (
+            &["--video-fps", "4"],
+            "--video-fps: synthetic video is not built (AIPerf encodes it with ffmpeg",
+        ),
+        (
+            &["--image-source", "assets"],
+            "--image-source assets: only noise is built",
+        ),
+        (
+            &["--image-width-mean=-3"],
+            "--image-width-mean -3: must be a number ≥ 0",
+        ),
+        (
+            &["--endpoint-type", "image_edit"],
+            "--endpoint-type image_edit: not built",
+        ),
     ];
     for (i, (flags, want)) in cases.iter().enumerate() {
         let o = profile(&d.join(format!("o{i}")), flags);
@@ -221,10 +242,21 @@ fn bad_media_flags_are_refused_by_name() {
     let input = dataset(&d.join("in"), r#"{"text":"x"}"#);
     let o = profile(
         &d.join("o-file"),
-        &["--input-file", &input, "--image-width-mean", "4", "--image-height-mean", "4"],
+        &[
+            "--input-file",
+            &input,
+            "--image-width-mean",
+            "4",
+            "--image-height-mean",
+            "4",
+        ],
     );
     assert_eq!(o.status.code(), Some(2));
-    assert!(stderr(&o).contains("applies to synthetic turns only"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("applies to synthetic turns only"),
+        "{}",
+        stderr(&o)
+    );
 }
 
 /// Every media endpoint type runs end to end against the simulated server, with AIPerf's
@@ -236,15 +268,42 @@ fn every_media_endpoint_type_runs_against_the_simulated_server() {
     let cases: Vec<(&str, Vec<&str>, &[&str])> = vec![
         (
             "chat",
-            [&img[..], &["--audio-length-mean", "0.05", "--image-format", "jpeg"]].concat(),
-            &["num_images", "image_throughput", "image_latency", "audio_duration", "rtfx", "time_to_first_token"],
+            [
+                &img[..],
+                &["--audio-length-mean", "0.05", "--image-format", "jpeg"],
+            ]
+            .concat(),
+            &[
+                "num_images",
+                "image_throughput",
+                "image_latency",
+                "audio_duration",
+                "rtfx",
+                "time_to_first_token",
+            ],
         ),
-        ("chat_embeddings", img.to_vec(), &["num_images", "image_latency", "input_sequence_length"]),
+        (
+            "chat_embeddings",
+            img.to_vec(),
+            &["num_images", "image_latency", "input_sequence_length"],
+        ),
         ("nim_embeddings", img.to_vec(), &["input_sequence_length"]),
-        ("image_retrieval", [&img[..], &["--image-batch-size", "2"]].concat(), &["num_images", "image_throughput"]),
-        ("audio_transcription", vec!["--audio-length-mean", "0.1"], &["audio_duration", "rtfx"]),
+        (
+            "image_retrieval",
+            [&img[..], &["--image-batch-size", "2"]].concat(),
+            &["num_images", "image_throughput"],
+        ),
+        (
+            "audio_transcription",
+            vec!["--audio-length-mean", "0.1"],
+            &["audio_duration", "rtfx"],
+        ),
         ("image_generation", vec![], &["input_sequence_length"]),
-        ("image_generation", vec!["--no-streaming"], &["request_latency"]),
+        (
+            "image_generation",
+            vec!["--no-streaming"],
+            &["request_latency"],
+        ),
     ];
     for (i, (endpoint, flags, metrics)) in cases.iter().enumerate() {
         let out = d.join(format!("{endpoint}-{i}"));
@@ -266,7 +325,12 @@ fn every_media_endpoint_type_runs_against_the_simulated_server() {
             "chat" => {
                 let parts = body["messages"][0]["content"].as_array().unwrap();
                 assert_eq!(parts[0]["type"], "text");
-                assert!(parts[1]["image_url"]["url"].as_str().unwrap().starts_with("data:image/jpeg;base64,/9j/"));
+                assert!(
+                    parts[1]["image_url"]["url"]
+                        .as_str()
+                        .unwrap()
+                        .starts_with("data:image/jpeg;base64,/9j/")
+                );
                 assert_eq!(parts[2]["input_audio"]["format"], "wav");
                 assert_eq!(recs[0]["media"]["images"], 1);
                 assert_eq!(recs[0]["media"]["audio_seconds"], 0.05);
@@ -281,7 +345,10 @@ fn every_media_endpoint_type_runs_against_the_simulated_server() {
                 let input = body["input"][0].as_str().unwrap();
                 let (text, image) = input.split_once(" data:image/png;base64,").unwrap();
                 assert!(!text.is_empty() && !image.is_empty());
-                assert!(s.get("num_images").is_none(), "AIPerf counts no image parts here");
+                assert!(
+                    s.get("num_images").is_none(),
+                    "AIPerf counts no image parts here"
+                );
             }
             "image_retrieval" => {
                 let input = body["input"].as_array().unwrap();
@@ -289,7 +356,10 @@ fn every_media_endpoint_type_runs_against_the_simulated_server() {
                 assert_eq!(input[0]["type"], "image_url");
                 assert!(body.get("model").is_none());
                 assert_eq!(s["num_images"]["avg"], 2.0);
-                assert!(recs[0]["tokens"].get("input").is_none(), "no ISL: media only");
+                assert!(
+                    recs[0]["tokens"].get("input").is_none(),
+                    "no ISL: media only"
+                );
             }
             "audio_transcription" => {
                 let file = &body["file"];
@@ -298,11 +368,18 @@ fn every_media_endpoint_type_runs_against_the_simulated_server() {
                 assert!(file["b64_data"].as_str().unwrap().starts_with("UklGR"));
                 assert_eq!(body["model"], "mock-model");
                 // 0.1 s at 16 kHz, 16-bit mono: 1,600 frames, 3,200 data bytes + 44.
-                assert_eq!(recs[0]["media"], json!({"audios": 1, "bytes": 3244, "audio_seconds": 0.1}));
+                assert_eq!(
+                    recs[0]["media"],
+                    json!({"audios": 1, "bytes": 3244, "audio_seconds": 0.1})
+                );
                 // The multipart body went out: the WAV, the form's boundaries and fields.
                 assert!(recs[0]["request_bytes"].as_u64().unwrap() > 3244);
-                let text: String = recs[0]["events"].as_array().unwrap().iter()
-                    .filter_map(|e| e["content"].as_str()).collect();
+                let text: String = recs[0]["events"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .filter_map(|e| e["content"].as_str())
+                    .collect();
                 assert!(!text.is_empty(), "the transcript is kept");
                 assert_eq!(s["audio_duration"]["max"], 0.1);
             }
