@@ -395,12 +395,14 @@ pub fn build_workload(
     }
 
     unique_ids(&mut convs);
-    let (workload, conversations) = assemble(plan, seed, tok, &convs)?;
     // In workload order: assemble emits every turn of every conversation, in order.
     let answers = convs
         .iter()
         .flat_map(|c| c.turns.iter().map(|t| t.answer.clone()))
         .collect();
+    // Consumed: a conversation's media (synthetic images and clips, each its own text) is
+    // freed once its bodies hold it, not kept beside them.
+    let (workload, conversations) = assemble(plan, seed, tok, convs)?;
     if workload.payloads.is_empty() {
         return Err(WorkloadError::EmptyDataset);
     }
@@ -600,7 +602,7 @@ fn assemble(
     plan: &RunPlan,
     seed: u64,
     tok: &Tokenizer,
-    convs: &[Conv],
+    convs: Vec<Conv>,
 ) -> Result<(Workload, Vec<Range<usize>>), WorkloadError> {
     let endpoint = plan.endpoint_type;
     let mut payloads = Vec::with_capacity(convs.iter().map(|c| c.turns.len()).sum());
