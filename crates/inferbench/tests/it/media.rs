@@ -392,3 +392,22 @@ fn every_media_endpoint_type_runs_against_the_simulated_server() {
         }
     }
 }
+
+/// A later turn resends the conversation so far: its body carries the earlier turns' images
+/// too, and the record counts them (AIPerf counts the parts of the body sent).
+#[test]
+fn multi_turn_history_counts_the_images_it_resends() {
+    let d = tmpdir("media-history");
+    let input = dataset(
+        &d.join("in"),
+        r#"{"session_id":"a","turns":[{"text":"one","image":"DIR/px.png"},{"text":"two","images":["DIR/px.png","https://x.test/y.png"]}]}"#,
+    );
+    let out = d.join("out");
+    let o = profile(&out, &["--input-file", &input, "--allow-dataset-wrap"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let recs = evidence_records(&out);
+    let turn = |i: u64| recs.iter().find(|r| r["turn_index"] == i).unwrap();
+    assert_eq!(turn(0)["media"], json!({"images": 1, "bytes": 69}));
+    // Turn 0's image again, then its own two (the URL inlines no bytes).
+    assert_eq!(turn(1)["media"], json!({"images": 3, "bytes": 138}));
+}
