@@ -11,7 +11,7 @@ const PRESET: &str = "││──┝━┿┥│    ┬┴┌┐└┘";
 
 /// Rows of AIPerf's "LLM Metrics" table, in its order (from real 0.13.0 console output);
 /// metrics not computed in a run are skipped.
-pub const CONSOLE_ROWS: [&str; 23] = [
+pub const CONSOLE_ROWS: [&str; 26] = [
     "time_to_first_token",
     "time_to_second_token",
     "time_to_first_output_token",
@@ -24,6 +24,10 @@ pub const CONSOLE_ROWS: [&str; 23] = [
     "input_sequence_length",
     "output_token_throughput",
     "input_token_throughput",
+    // The media metrics (display order 850, 860, 861: before request throughput's 900).
+    "rtfx",
+    "image_throughput",
+    "image_latency",
     "request_throughput",
     "goodput",
     "good_request_fraction_ci_low",

@@ -13,7 +13,7 @@ pub mod scrape;
 pub mod tls;
 pub mod transport;
 
-pub use inferbench_protocol::{decode, sse, think};
+pub use inferbench_protocol::{decode, multipart, sse, think};
 
 pub use clock::Clock;
 pub use engine::{

@@ -126,6 +126,12 @@ pub struct DatasetPlan {
     /// (input plus output tokens, parent or subagent) exceeds it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_context_length: Option<u64>,
+    /// `--image-*` and `--audio-*`: synthetic images and audio with every synthetic turn.
+    #[serde(
+        default,
+        skip_serializing_if = "crate::media_plan::MediaPlan::is_default"
+    )]
+    pub media: crate::media_plan::MediaPlan,
 }
 
 impl Default for DatasetPlan {
@@ -164,6 +170,7 @@ impl Default for DatasetPlan {
             apply_chat_template: false,
             use_think_time_only: false,
             max_context_length: None,
+            media: crate::media_plan::MediaPlan::default(),
         }
     }
 }

@@ -11,6 +11,8 @@ pub mod grade;
 pub mod identity;
 pub mod inputs_json;
 pub mod manifest;
+pub mod media;
+pub mod media_plan;
 pub mod plan;
 pub mod py;
 pub mod rate_series;

@@ -240,6 +240,10 @@ pub struct Record {
     /// The correlation id of the root session of this child's tree.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub root_correlation_id: Option<String>,
+    /// The images, audio and video the body carried (counts and sizes, never the data), when
+    /// it carried any; a body sent with history counts the earlier turns' media too.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub media: Option<crate::media::MediaSent>,
 }
 
 /// How one request used its connection. Instants are ns from the run anchor, like every other

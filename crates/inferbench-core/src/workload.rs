@@ -36,6 +36,10 @@ pub struct Payload {
     /// fixed schedule start roots only).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub child: bool,
+    /// The images, audio and video in the body (counts, decoded bytes, audio length), when
+    /// it carries any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub media: Option<crate::media::MediaSent>,
 }
 
 /// Children a turn starts when it ends: AIPerf's SPAWN (a fresh context) or FORK (the

@@ -184,7 +184,9 @@ fn push_strs<'a>(v: &'a Value, keys: &[&str], out: &mut Vec<Cow<'a, str>>) {
 pub fn max_output_tokens(endpoint: EndpointType, body: &Map<String, Value>) -> Option<u64> {
     let tgi = || body.get("parameters")?.get("max_new_tokens")?.as_u64();
     let keys: &[&str] = match endpoint {
-        EndpointType::Chat => &["max_completion_tokens", "max_tokens"],
+        EndpointType::Chat | EndpointType::ChatEmbeddings => {
+            &["max_completion_tokens", "max_tokens"]
+        }
         EndpointType::Completions | EndpointType::Messages => &["max_tokens"],
         EndpointType::Responses => &["max_output_tokens"],
         EndpointType::HuggingfaceGenerate => return tgi(),
@@ -196,6 +198,9 @@ pub fn max_output_tokens(endpoint: EndpointType, body: &Map<String, Value>) -> O
         }
         EndpointType::Embeddings
         | EndpointType::NimEmbeddings
+        | EndpointType::ImageRetrieval
+        | EndpointType::AudioTranscription
+        | EndpointType::ImageGeneration
         | EndpointType::NimRankings
         | EndpointType::HfTeiRankings
         | EndpointType::CohereRankings => &[],

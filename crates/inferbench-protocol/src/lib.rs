@@ -5,6 +5,8 @@
 
 pub mod body;
 pub mod decode;
+pub mod media;
+pub mod multipart;
 pub mod sse;
 pub mod text;
 pub mod think;

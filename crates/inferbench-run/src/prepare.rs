@@ -260,6 +260,15 @@ pub fn plan_headers(plan: &RunPlan) -> Result<Vec<inferbench_client::ConfiguredH
     let mut headers =
         inferbench_client::headers::configured_headers(plan.api_key.as_ref(), &plan.headers)
             .map_err(Failure::input)?;
+    // A form endpoint's body is multipart (made in `sessions`): its Content-Type replaces
+    // the engine's `application/json`, in place, and the raw export lists it.
+    if plan.endpoint_type.multipart() {
+        let ct = inferbench_client::multipart::content_type();
+        headers.push(
+            inferbench_client::ConfiguredHeader::new("Content-Type", &ct, false)
+                .map_err(|_| Failure::input("the multipart Content-Type is not a valid header"))?,
+        );
+    }
     if let Some(name) = &plan.controls.session_header {
         headers.push(
             inferbench_client::ConfiguredHeader::session(name).map_err(|_| {

@@ -139,38 +139,44 @@ pub fn prepare_with(
     let payloads = workload
         .payloads
         .iter()
-        .map(|p| PreparedPayload {
-            conversation_id: p.conversation_id.clone(),
-            turn_index: p.turn_index,
-            body: Bytes::from(p.body.clone()),
-            input_tokens: p.input_tokens,
-            requested_output_tokens: p.requested_output_tokens,
-            delay: p
-                .delay_ms
-                .filter(|d| d.is_finite() && *d > 0.0)
-                .map(|ms| Duration::from_nanos(ms_to_ns(ms))),
-            // A later turn's own trace time counts only under a fixed schedule.
-            schedule_ns: match (&fixed, p.turn_index, p.timestamp_ms) {
-                (Some(_), 1.., Some(ts)) => Some(ms_to_ns((ts - zero_ms).max(0.0))),
-                _ => None,
-            },
-            history: p.history,
-            branches: p
-                .branches
-                .iter()
-                .map(|b| ChildBranch {
-                    children: b
-                        .children
-                        .iter()
-                        .filter_map(|id| index.get(id.as_str()).copied())
-                        .map(|c| (c, child_offset(b.start_ms, &workload.payloads[starts[c].0])))
-                        .collect(),
-                    fork: b.fork,
-                    join_turn: b.join_turn,
-                })
-                .collect(),
+        .enumerate()
+        .map(|(i, p)| {
+            Ok(PreparedPayload {
+                conversation_id: p.conversation_id.clone(),
+                turn_index: p.turn_index,
+                body: wire_body(plan, i, &p.body)?,
+                input_tokens: p.input_tokens,
+                requested_output_tokens: p.requested_output_tokens,
+                delay: p
+                    .delay_ms
+                    .filter(|d| d.is_finite() && *d > 0.0)
+                    .map(|ms| Duration::from_nanos(ms_to_ns(ms))),
+                // A later turn's own trace time counts only under a fixed schedule.
+                schedule_ns: match (&fixed, p.turn_index, p.timestamp_ms) {
+                    (Some(_), 1.., Some(ts)) => Some(ms_to_ns((ts - zero_ms).max(0.0))),
+                    _ => None,
+                },
+                history: p.history,
+                media: p.media,
+                branches: p
+                    .branches
+                    .iter()
+                    .map(|b| ChildBranch {
+                        children: b
+                            .children
+                            .iter()
+                            .filter_map(|id| index.get(id.as_str()).copied())
+                            .map(|c| {
+                                (c, child_offset(b.start_ms, &workload.payloads[starts[c].0]))
+                            })
+                            .collect(),
+                        fork: b.fork,
+                        join_turn: b.join_turn,
+                    })
+                    .collect(),
+            })
         })
-        .collect();
+        .collect::<Result<_, String>>()?;
     Ok(Prepared {
         payloads,
         conversations: roots.len(),
@@ -211,6 +217,20 @@ fn tree_requests(
         .map(|&k| tree_requests(w, starts, index, k, depth + 1))
         .sum();
     own + kids
+}
+
+/// The bytes that go on the wire for a frozen body: the body itself, or for a form endpoint
+/// (`audio_transcription`) its multipart encoding, made once here so that no request pays
+/// for it (the Content-Type with the boundary is one of the plan's headers).
+fn wire_body(plan: &RunPlan, index: usize, body: &str) -> Result<Bytes, String> {
+    if !plan.endpoint_type.multipart() {
+        return Ok(Bytes::from(body.to_owned()));
+    }
+    let json: serde_json::Map<String, serde_json::Value> = serde_json::from_str(body)
+        .map_err(|e| format!("payload {index}: a form body must be a JSON object ({e})"))?;
+    inferbench_client::multipart::form_body(&json)
+        .map(Bytes::from)
+        .map_err(|e| format!("payload {index}: {e}"))
 }
 
 fn ms_to_ns(ms: f64) -> u64 {

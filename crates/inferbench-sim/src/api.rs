@@ -421,6 +421,9 @@ pub(crate) fn full_body(req: &Req, words: &Words) -> BytesMut {
             s.push_text(&mut out, words, 0..s.tokens);
             out.put_slice(b"\"}");
         }
+        Endpoint::ImageRetrieval | Endpoint::Transcription | Endpoint::Images => {
+            return crate::media::full_body(req, words, false);
+        }
         Endpoint::Embeddings
         | Endpoint::NimRankings
         | Endpoint::TeiRankings

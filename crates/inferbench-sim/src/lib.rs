@@ -29,6 +29,7 @@ mod body;
 mod config;
 mod dcgm;
 mod faults;
+mod media;
 mod metrics;
 mod pacing;
 mod render;

@@ -28,10 +28,16 @@ pub(crate) enum Endpoint {
     Generate {
         stream: bool,
     },
+    /// NIM image retrieval (`/v1/infer`).
+    ImageRetrieval,
+    /// OpenAI audio transcription (`/v1/audio/transcriptions`, a multipart upload).
+    Transcription,
+    /// OpenAI image generation (`/v1/images/generations`).
+    Images,
 }
 
 /// Number of [`Endpoint`] kinds, for the per-endpoint counters.
-pub(crate) const ENDPOINT_KINDS: usize = 9;
+pub(crate) const ENDPOINT_KINDS: usize = 12;
 
 impl Endpoint {
     /// Index into the per-endpoint counters.
@@ -46,6 +52,9 @@ impl Endpoint {
             Endpoint::TeiRankings => 6,
             Endpoint::CohereRankings => 7,
             Endpoint::Generate { .. } => 8,
+            Endpoint::ImageRetrieval => 9,
+            Endpoint::Transcription => 10,
+            Endpoint::Images => 11,
         }
     }
 
@@ -61,6 +70,9 @@ impl Endpoint {
             "hf_tei_rankings",
             "cohere_rankings",
             "huggingface_generate",
+            "image_retrieval",
+            "audio_transcription",
+            "image_generation",
         ]
         .get(i)
         .copied()
@@ -79,6 +91,9 @@ impl Endpoint {
             Endpoint::TeiRankings => EndpointType::HfTeiRankings,
             Endpoint::CohereRankings => EndpointType::CohereRankings,
             Endpoint::Generate { .. } => EndpointType::HuggingfaceGenerate,
+            Endpoint::ImageRetrieval => EndpointType::ImageRetrieval,
+            Endpoint::Transcription => EndpointType::AudioTranscription,
+            Endpoint::Images => EndpointType::ImageGeneration,
         }
     }
 
@@ -90,7 +105,7 @@ impl Endpoint {
 }
 
 /// The fields the simulator reads; everything else is ignored.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Default, Deserialize)]
 pub(crate) struct InferRequest<'a> {
     #[serde(default, borrow)]
     pub model: Option<Cow<'a, str>>,
@@ -137,6 +152,14 @@ pub(crate) struct InferRequest<'a> {
     /// Cohere rerank documents.
     #[serde(default)]
     pub documents: Option<ListWords>,
+    /// Image generation: images to make (default 1) and `b64_json` or `url`.
+    #[serde(default)]
+    pub n: Option<u64>,
+    #[serde(default, borrow)]
+    pub response_format: Option<Cow<'a, str>>,
+    /// Audio transcription: the uploaded file's size (set from the form, not from JSON).
+    #[serde(skip)]
+    pub upload_bytes: Option<u64>,
     // Accepted for completeness: with no real EOS, output length never depends on it.
     #[serde(default)]
     #[allow(dead_code)]
@@ -382,13 +405,42 @@ pub(crate) fn asked(req: &InferRequest<'_>, endpoint: Endpoint) -> Result<Asked,
             Some(i) => text(i.0),
             None => missing("inputs"),
         },
-        Endpoint::Embeddings => match req.input {
-            Some(i) if i.items > 0 => Ok(Asked {
+        Endpoint::Embeddings => match (req.input, req.messages) {
+            (Some(i), _) if i.items > 0 => Ok(Asked {
                 prompt_words: i.words,
+                items: i.items,
+            }),
+            (Some(_), _) => Err("`input` must not be empty".to_owned()),
+            // chat_embeddings: chat messages (with media parts) make one embedding.
+            (None, Some(m)) => Ok(Asked {
+                prompt_words: m.0,
+                items: 1,
+            }),
+            (None, None) => missing("input"),
+        },
+        Endpoint::ImageRetrieval => match req.input {
+            Some(i) if i.items > 0 => Ok(Asked {
+                prompt_words: 0,
                 items: i.items,
             }),
             Some(_) => Err("`input` must not be empty".to_owned()),
             None => missing("input"),
+        },
+        Endpoint::Transcription => match req.upload_bytes {
+            Some(_) => Ok(Asked {
+                prompt_words: 0,
+                items: 1,
+            }),
+            None => missing("file"),
+        },
+        Endpoint::Images => match (req.prompt, req.n) {
+            (_, Some(0)) => Err("`n` must be at least 1".to_owned()),
+            (_, Some(n)) if n > 10 => Err("`n` must be at most 10".to_owned()),
+            (Some(p), n) => Ok(Asked {
+                prompt_words: p.0,
+                items: n.unwrap_or(1),
+            }),
+            (None, _) => missing("prompt"),
         },
         Endpoint::NimRankings | Endpoint::TeiRankings | Endpoint::CohereRankings => {
             let (list, name) = match endpoint {
@@ -480,7 +532,7 @@ pub(crate) fn body_hash(bytes: &[u8]) -> u64 {
 mod tests {
     use super::*;
 
-    const ALL: [Endpoint; 10] = [
+    const ALL: [Endpoint; 13] = [
         Endpoint::Chat,
         Endpoint::Completions,
         Endpoint::Responses,
@@ -491,6 +543,9 @@ mod tests {
         Endpoint::CohereRankings,
         Endpoint::Generate { stream: false },
         Endpoint::Generate { stream: true },
+        Endpoint::ImageRetrieval,
+        Endpoint::Transcription,
+        Endpoint::Images,
     ];
 
     #[test]
@@ -501,7 +556,7 @@ mod tests {
     }
 
     #[test]
-    fn only_the_vector_and_score_routes_produce_no_tokens() {
+    fn only_the_vector_score_and_media_routes_produce_no_tokens() {
         let silent: Vec<Endpoint> = ALL.into_iter().filter(|e| !e.produces_tokens()).collect();
         assert_eq!(
             silent,
@@ -509,7 +564,10 @@ mod tests {
                 Endpoint::Embeddings,
                 Endpoint::NimRankings,
                 Endpoint::TeiRankings,
-                Endpoint::CohereRankings
+                Endpoint::CohereRankings,
+                Endpoint::ImageRetrieval,
+                Endpoint::Transcription,
+                Endpoint::Images,
             ]
         );
     }

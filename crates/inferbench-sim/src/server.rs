@@ -393,6 +393,9 @@ fn route(path: &str) -> Option<Endpoint> {
         "/v2/rerank" => Endpoint::CohereRankings,
         "/generate" => Endpoint::Generate { stream: false },
         "/generate_stream" => Endpoint::Generate { stream: true },
+        "/v1/infer" => Endpoint::ImageRetrieval,
+        "/v1/audio/transcriptions" => Endpoint::Transcription,
+        "/v1/images/generations" => Endpoint::Images,
         _ => return None,
     })
 }
@@ -404,6 +407,11 @@ async fn infer(
     arrival: Instant,
     ctl: &Arc<ConnCtl>,
 ) -> Response<SimBody> {
+    let content_type = req
+        .headers()
+        .get(CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned);
     let bytes = match Limited::new(req.into_body(), MAX_BODY).collect().await {
         Ok(c) => c.to_bytes(),
         Err(e) => {
@@ -423,9 +431,16 @@ async fn infer(
             };
         }
     };
-    let parsed: InferRequest<'_> = match serde_json::from_slice(&bytes) {
-        Ok(r) => r,
-        Err(e) => return bad_request(&shared, &format!("invalid JSON body: {e}")),
+    let parsed: InferRequest<'_> = if endpoint == Endpoint::Transcription {
+        match crate::media::form_request(&bytes, content_type.as_deref()) {
+            Ok(r) => r,
+            Err(msg) => return bad_request(&shared, &msg),
+        }
+    } else {
+        match serde_json::from_slice(&bytes) {
+            Ok(r) => r,
+            Err(e) => return bad_request(&shared, &format!("invalid JSON body: {e}")),
+        }
     };
     let input = match asked(&parsed, endpoint) {
         Ok(a) => a,
@@ -532,6 +547,9 @@ async fn infer(
         (Endpoint::Responses, _) => ("resp_sim_", "response"),
         (Endpoint::Messages, _) => ("msg_sim_", "message"),
         (Endpoint::Embeddings, _) => ("emb-sim-", "list"),
+        (Endpoint::ImageRetrieval | Endpoint::Transcription | Endpoint::Images, _) => {
+            ("media-sim-", "")
+        }
         _ => ("rank-sim-", ""),
     };
     let created = SystemTime::now()
@@ -600,7 +618,17 @@ async fn infer(
         }
     }
     job.due(last, true).await;
-    let body = api::full_body(&req, req.words(&shared.words)).freeze();
+    let words = req.words(&shared.words);
+    let media_stream = endpoint == Endpoint::Images && parsed.stream == Some(true);
+    let body = match endpoint {
+        Endpoint::ImageRetrieval | Endpoint::Transcription | Endpoint::Images if media_stream => {
+            crate::media::images_event(&req).freeze()
+        }
+        Endpoint::ImageRetrieval | Endpoint::Transcription | Endpoint::Images => {
+            crate::media::full_body(&req, words, crate::media::wants_urls(&parsed)).freeze()
+        }
+        _ => api::full_body(&req, words).freeze(),
+    };
     job.emitted_all(tokens);
     job.finish(finish);
     let c = &shared.counters;
@@ -608,7 +636,12 @@ async fn infer(
     c.tokens.fetch_add(len.tokens as u64, Relaxed);
     bump(&c.completed);
     let close_after = shared.cfg.serving.close_after_response;
-    faults::apply(json(StatusCode::OK, body), fault, ctl, close_after)
+    let mut resp = json(StatusCode::OK, body);
+    if media_stream {
+        resp.headers_mut()
+            .insert(CONTENT_TYPE, HeaderValue::from_static("text/event-stream"));
+    }
+    faults::apply(resp, fault, ctl, close_after)
 }
 
 fn prometheus(text: String) -> Response<SimBody> {

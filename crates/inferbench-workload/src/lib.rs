@@ -7,6 +7,7 @@ pub mod chat_template;
 pub mod corpus;
 pub mod dataset;
 pub mod error;
+pub mod media;
 pub mod render;
 pub mod sampler;
 pub mod sim_vocab;

@@ -64,6 +64,8 @@ pub struct PreparedPayload {
     pub history: bool,
     /// Child sessions this turn starts when it ends (agentic datasets; `tree`).
     pub branches: Vec<ChildBranch>,
+    /// The media in the body (counts and sizes), copied onto the record.
+    pub media: Option<inferbench_core::media::MediaSent>,
 }
 
 /// Children a turn starts when it ends (AIPerf's SPAWN and FORK branches): each child

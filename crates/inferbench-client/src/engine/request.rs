@@ -119,6 +119,7 @@ pub(super) async fn execute(
             .models
             .get(payload_index)
             .and_then(|m| m.as_deref().map(str::to_string)),
+        media: payload.media,
         ..Default::default()
     };
     // Room for one event per token plus role, usage and [DONE], so the vectors rarely grow.

@@ -19,6 +19,8 @@ use crate::resources::DueGuard;
 #[derive(Clone, Default)]
 pub(super) struct History {
     pub(super) messages: Vec<serde_json::Value>,
+    /// The media of the turns in `messages` (resent with every later turn).
+    pub(super) media: inferbench_core::media::MediaSent,
 }
 
 impl History {
@@ -198,6 +200,15 @@ pub(super) async fn run_session_from(
         if let Some(b) = &rebuilt {
             // The workload's count was of the turn alone; the body sent holds the history.
             rec.tokens.input = None;
+            // Its media are the earlier turns' too (AIPerf counts the parts of the body sent).
+            if !history.media.is_empty() {
+                // The audio length stays the first turn's, as AIPerf reads it.
+                let mut m = history.media;
+                if let Some(own) = &payload.media {
+                    m.add(own);
+                }
+                rec.media = Some(m);
+            }
             if engine.cfg.keep_raw {
                 rec.sent_body = Some(String::from_utf8_lossy(b).into_owned());
             }
@@ -211,6 +222,9 @@ pub(super) async fn run_session_from(
         let forks = payload.branches.iter().any(|b| b.fork);
         if payload.history || turn + 1 < len || forks {
             history.push_turn(own, &rec);
+            if let Some(m) = &payload.media {
+                history.media.add(m);
+            }
         }
         // The children start once the turn that names them ended (its record is done). A
         // warmup turn starts none, as in AIPerf (branches run in the profiling phase).

@@ -26,6 +26,10 @@ pub(super) struct Ctx {
     tokens: bool,
     server_tokens: bool,
     per_chunk_usage: bool,
+    /// The endpoint sends images (AIPerf's SUPPORTS_IMAGE_ONLY metrics apply).
+    images: bool,
+    /// The endpoint sends audio (SUPPORTS_AUDIO_ONLY).
+    audio: bool,
 }
 
 impl Ctx {
@@ -35,6 +39,8 @@ impl Ctx {
             tokens: produces_tokens(&h.endpoint_type),
             server_tokens: h.use_server_token_count,
             per_chunk_usage: h.per_chunk_usage,
+            images: EndpointType::parse(&h.endpoint_type).is_some_and(|e| e.supports_images()),
+            audio: EndpointType::parse(&h.endpoint_type).is_some_and(|e| e.supports_audio()),
         }
     }
 
@@ -181,6 +187,13 @@ pub(super) struct Values {
     pub(super) reasoning_diff: Option<f64>,
     pub(super) osl_diff: Option<f64>,
     pub(super) osl_mismatch: Option<bool>,
+    /// `num_images`, `image_throughput` (images/s), `image_latency` (ms/image).
+    pub(super) images: Option<u64>,
+    pub(super) image_throughput: Option<f64>,
+    pub(super) image_latency: Option<f64>,
+    /// `audio_duration` (s) and `rtfx` (audio seconds per second of latency).
+    pub(super) audio_duration: Option<f64>,
+    pub(super) rtfx: Option<f64>,
 }
 
 fn diff_pct(api: Option<u64>, client: Option<u64>) -> Option<f64> {
@@ -267,6 +280,7 @@ pub(super) fn values_of(r: &Record, ctx: Ctx) -> Values {
             v.reasoning_diff = diff_pct(v.usage.reasoning, v.reasoning);
         }
     }
+    media_values(r, ctx, latency, &mut v);
     if let (Some(osl), Some(req)) = (v.osl, r.requested_output_tokens.filter(|q| *q > 0)) {
         let (osl, req) = (osl as f64, req as f64);
         v.osl_diff = Some((osl - req) / req * 100.0);
@@ -276,13 +290,39 @@ pub(super) fn values_of(r: &Record, ctx: Ctx) -> Values {
     v
 }
 
+/// AIPerf's media metrics, from the media the record says it sent: on an endpoint that
+/// sends images, a record with at least one image part has `num_images`, and with a
+/// latency above 0 `image_throughput` (images / latency in s) and `image_latency` (latency
+/// in ms / images); on one that sends audio, a record whose first clip's length is known and
+/// above 0 has `audio_duration`, and with a latency above 0 `rtfx` (its seconds / latency
+/// in s).
+fn media_values(r: &Record, ctx: Ctx, latency_ns: u64, v: &mut Values) {
+    let Some(m) = &r.media else { return };
+    if ctx.images && m.images > 0 {
+        let n = u64::from(m.images);
+        v.images = Some(n);
+        if latency_ns > 0 {
+            v.image_throughput = Some(n as f64 / (latency_ns as f64 * NS_TO_S));
+            v.image_latency = Some(latency_ns as f64 * NS_TO_MS / n as f64);
+        }
+    }
+    if ctx.audio
+        && let Some(secs) = m.audio_seconds.filter(|s| *s > 0.0)
+    {
+        v.audio_duration = Some(secs);
+        if latency_ns > 0 {
+            v.rtfx = Some(secs / (latency_ns as f64 * NS_TO_S));
+        }
+    }
+}
+
 /// The record's metrics as (tag, base-unit values) pairs, in [`RECORD_METRICS`] order.
 /// `inter_chunk_latency` is the only list; every other entry has one value.
 pub(super) fn base_values(v: &Values) -> Vec<(&'static str, Vec<f64>)> {
     let one = |x: Option<f64>| x.map(|x| vec![x]);
     let int = |x: Option<u64>| x.map(|x| vec![x as f64]);
     let icl = (!v.icl_ns.is_empty()).then(|| v.icl_ns.iter().map(|x| *x as f64).collect());
-    let all: [(&'static str, Option<Vec<f64>>); 22] = [
+    let all: [(&'static str, Option<Vec<f64>>); 27] = [
         ("request_latency", int(v.latency_ns)),
         ("time_to_first_token", int(v.ttft_ns)),
         ("time_to_second_token", int(v.ttst_ns)),
@@ -305,6 +345,11 @@ pub(super) fn base_values(v: &Values) -> Vec<(&'static str, Vec<f64>)> {
         ("usage_completion_tokens_diff_pct", one(v.completion_diff)),
         ("usage_reasoning_tokens_diff_pct", one(v.reasoning_diff)),
         ("osl_mismatch_diff_pct", one(v.osl_diff)),
+        ("num_images", int(v.images)),
+        ("image_throughput", one(v.image_throughput)),
+        ("image_latency", one(v.image_latency)),
+        ("audio_duration", one(v.audio_duration)),
+        ("rtfx", one(v.rtfx)),
     ];
     all.into_iter()
         .filter_map(|(t, x)| x.map(|x| (t, x)))
@@ -319,7 +364,7 @@ pub(super) fn record_metric(tag: &'static str, base: &[f64]) -> RecordMetric {
         RecordMetricValue::List(base.iter().map(|x| x * NS_TO_MS).collect())
     } else if unit == "ms" {
         RecordMetricValue::Float(base[0] * NS_TO_MS)
-    } else if unit == "tokens" {
+    } else if unit == "tokens" || unit == "images" {
         RecordMetricValue::Int(base[0] as i64)
     } else {
         RecordMetricValue::Float(base[0])

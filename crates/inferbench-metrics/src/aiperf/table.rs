@@ -77,6 +77,12 @@ pub const METRICS: &[(&str, &str, &str)] = &[
         "%",
     ),
     ("osl_mismatch_count", "OSL Mismatch Count", "requests"),
+    // The media metrics (SUPPORTS_IMAGE_ONLY, SUPPORTS_AUDIO_ONLY).
+    ("num_images", "Number of Images", "images"),
+    ("image_throughput", "Image Throughput", "images/sec"),
+    ("image_latency", "Image Latency", "ms/image"),
+    ("audio_duration", "Audio Duration", "sec"),
+    ("rtfx", "Inverse Real-Time Factor (RTFx)", "ratio"),
     (
         "usage_discrepancy_count",
         "Usage Discrepancy Count",
@@ -272,6 +278,11 @@ pub(super) const RECORD_METRICS: &[&str] = &[
     "usage_completion_tokens_diff_pct",
     "usage_reasoning_tokens_diff_pct",
     "osl_mismatch_diff_pct",
+    "num_images",
+    "image_throughput",
+    "image_latency",
+    "audio_duration",
+    "rtfx",
     "error_isl",
 ];
 

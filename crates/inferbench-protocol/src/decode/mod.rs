@@ -30,6 +30,7 @@
 //! events) decode to an empty [`Decoded`], never to an error.
 
 mod common;
+mod media;
 mod messages;
 mod other;
 mod responses;
@@ -141,9 +142,13 @@ pub fn decode_stream_message(
         // These APIs do not stream; a server that sends an event anyway sends the body.
         EndpointType::Embeddings
         | EndpointType::NimEmbeddings
+        | EndpointType::ChatEmbeddings
+        | EndpointType::ImageRetrieval
         | EndpointType::NimRankings
         | EndpointType::HfTeiRankings
         | EndpointType::CohereRankings => other::decode_vectors(endpoint, data),
+        EndpointType::AudioTranscription => media::decode_transcription(data),
+        EndpointType::ImageGeneration => media::decode_images(data, false),
         EndpointType::Template | EndpointType::Raw => other::decode_auto(None, data, false),
     }
 }
@@ -158,9 +163,13 @@ pub fn decode_response_body(endpoint: EndpointType, data: &str) -> Result<Decode
         EndpointType::HuggingfaceGenerate => other::decode_tgi_body(data),
         EndpointType::Embeddings
         | EndpointType::NimEmbeddings
+        | EndpointType::ChatEmbeddings
+        | EndpointType::ImageRetrieval
         | EndpointType::NimRankings
         | EndpointType::HfTeiRankings
         | EndpointType::CohereRankings => other::decode_vectors(endpoint, data),
+        EndpointType::AudioTranscription => media::decode_transcription(data),
+        EndpointType::ImageGeneration => media::decode_images(data, true),
         EndpointType::Template | EndpointType::Raw => other::decode_auto(None, data, true),
     }
 }

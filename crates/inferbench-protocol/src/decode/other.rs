@@ -15,7 +15,7 @@ pub(super) fn decode_vectors(endpoint: EndpointType, data: &str) -> Result<Decod
         return Ok(error_decoded(e));
     }
     let (ok, expected) = match endpoint {
-        EndpointType::Embeddings | EndpointType::NimEmbeddings => (
+        EndpointType::Embeddings | EndpointType::NimEmbeddings | EndpointType::ChatEmbeddings => (
             v.get("data")
                 .and_then(Value::as_array)
                 .is_some_and(|items| {
@@ -27,6 +27,16 @@ pub(super) fn decode_vectors(endpoint: EndpointType, data: &str) -> Result<Decod
             "data[] of objects with \"object\": \"embedding\"",
         ),
         EndpointType::NimRankings => (non_empty_list(v.get("rankings")), "a non-empty rankings[]"),
+        // AIPerf takes any truthy `data`.
+        EndpointType::ImageRetrieval => (
+            match v.get("data") {
+                Some(Value::Array(a)) => !a.is_empty(),
+                Some(Value::Object(o)) => !o.is_empty(),
+                Some(Value::String(s)) => !s.is_empty(),
+                _ => false,
+            },
+            "a non-empty data",
+        ),
         EndpointType::HfTeiRankings => (
             v.as_array().is_some_and(|a| !a.is_empty()) || non_empty_list(v.get("results")),
             "a non-empty list, or results[]",

@@ -2,5 +2,6 @@
 mod answers;
 mod common;
 mod endpoints;
+mod media;
 mod server;
 mod serving;

@@ -8,10 +8,12 @@ use rand::Rng;
 use serde_json::Value;
 
 use super::error::DatasetError;
+use super::media_rows::{RowMedia, read_media};
 use super::row::{Row, Rows, kind, parse_jsonl, read_text};
 use super::synth::OslDraws;
 use super::{Conv, DEFAULT_POOL_CONVERSATIONS, NamedText, TurnSpec, plan_err, purpose, session_id};
 use crate::error::WorkloadError;
+use crate::media::MediaResolver;
 use crate::synthetic::rng_for;
 
 const SINGLE_TURN_FIELDS: &[&str] = &[
@@ -25,11 +27,56 @@ const SINGLE_TURN_FIELDS: &[&str] = &[
     "extra",
     // inferbench's extension: the expected answer (docs/correctness.md).
     "answer",
+    "image",
+    "images",
+    "image_uuids",
+    "audio",
+    "audios",
+    "video",
+    "videos",
+];
+
+/// `random_pool` rows: texts and media.
+const POOL_FIELDS: &[&str] = &[
+    "text",
+    "texts",
+    "image",
+    "images",
+    "image_uuids",
+    "audio",
+    "audios",
+    "video",
+    "videos",
 ];
 
 /// `text` (a string) or `texts` (strings, or `{name, contents: [strings]}` objects), never
 /// both; at least one non-empty text.
 pub(crate) fn read_texts(r: &Row<'_>) -> Result<Vec<NamedText>, DatasetError> {
+    let out = read_texts_or_none(r)?;
+    if out.is_empty() {
+        return Err(r.err("text", "a row needs a text (text or texts)"));
+    }
+    Ok(out)
+}
+
+/// The texts of a row that may carry media instead: a row needs a text or some media.
+fn read_texts_and_media(
+    r: &Row<'_>,
+    res: &mut MediaResolver,
+) -> Result<(Vec<NamedText>, RowMedia), DatasetError> {
+    let texts = read_texts_or_none(r)?;
+    let media = read_media(r, res)?;
+    if texts.is_empty() && media.is_empty() {
+        return Err(r.err(
+            "text",
+            "a row needs a text or media (text/texts, image/images, audio/audios, video/videos)",
+        ));
+    }
+    Ok((texts, media))
+}
+
+/// [`read_texts`] without the need for one.
+fn read_texts_or_none(r: &Row<'_>) -> Result<Vec<NamedText>, DatasetError> {
     let text = r.opt_str("text")?;
     let texts = r.get("texts");
     if text.is_some() && texts.is_some() {
@@ -88,16 +135,17 @@ pub(crate) fn read_texts(r: &Row<'_>) -> Result<Vec<NamedText>, DatasetError> {
             }
         }
     }
-    if out.is_empty() {
-        return Err(r.err("text", "a row needs a text (text or texts)"));
-    }
     Ok(out)
 }
 
 /// One single_turn object (a row, or one of a multi_turn row's `turns`).
-fn read_single_turn(r: &Row<'_>, osl: &mut OslDraws) -> Result<TurnSpec, DatasetError> {
+fn read_single_turn(
+    r: &Row<'_>,
+    osl: &mut OslDraws,
+    res: &mut MediaResolver,
+) -> Result<TurnSpec, DatasetError> {
     r.check_keys(SINGLE_TURN_FIELDS, "single_turn")?;
-    let texts = read_texts(r)?;
+    let (texts, media) = read_texts_and_media(r, res)?;
     let timestamp_ms = r.opt_ms("timestamp")?;
     let delay_ms = r.opt_ms("delay")?;
     // AIPerf refuses both set (non-zero) on one turn.
@@ -126,6 +174,9 @@ fn read_single_turn(r: &Row<'_>, osl: &mut OslDraws) -> Result<TurnSpec, Dataset
         timestamp_ms,
         delay_ms,
         origin: Some((r.file.to_string(), r.line.unwrap_or(0))),
+        images: media.images,
+        audios: media.audios,
+        videos: media.videos,
         ..Default::default()
     })
 }
@@ -193,10 +244,11 @@ pub(crate) fn load_single_turn(
     let (file, rows) = read_rows(path)?;
     let mut osl = OslDraws::new(plan, seed);
     let mut g = Grouper::new(false);
+    let mut res = MediaResolver::default();
     for (no, obj) in &rows {
         let r = Row::new(&file, *no, obj);
         let session = r.opt_session_id("session_id")?;
-        let turn = read_single_turn(&r, &mut osl)?;
+        let turn = read_single_turn(&r, &mut osl, &mut res)?;
         g.push(session, vec![turn]);
     }
     Ok(g.convs)
@@ -212,6 +264,7 @@ pub(crate) fn load_multi_turn(
     let (file, rows) = read_rows(path)?;
     let mut osl = OslDraws::new(plan, seed);
     let mut g = Grouper::new(true);
+    let mut res = MediaResolver::default();
     for (no, obj) in &rows {
         let r = Row::new(&file, *no, obj);
         r.check_keys(&["session_id", "turns"], "multi_turn")?;
@@ -248,7 +301,7 @@ pub(crate) fn load_multi_turn(
                     .err("session_id", "goes on the row, not on a turn")
                     .into());
             }
-            turns.push(read_single_turn(&tr, &mut osl)?);
+            turns.push(read_single_turn(&tr, &mut osl, &mut res)?);
         }
         g.push(session, turns);
     }
@@ -285,8 +338,9 @@ pub(crate) fn load_random_pool(
         vec![path.to_path_buf()]
     };
     let in_dir = path.is_dir();
-    // Each pool: its rows' texts.
-    let mut pools: Vec<Vec<Vec<NamedText>>> = Vec::with_capacity(files.len());
+    // Each pool: its rows' texts and media.
+    let mut pools: Vec<Vec<(Vec<NamedText>, RowMedia)>> = Vec::with_capacity(files.len());
+    let mut res = MediaResolver::default();
     for f in &files {
         let shown = f.display().to_string();
         let text = read_text(f)?;
@@ -298,14 +352,22 @@ pub(crate) fn load_random_pool(
         let mut pool = Vec::with_capacity(rows.len());
         for (no, obj) in &rows {
             let r = Row::new(&shown, *no, obj);
-            r.check_keys(&["text", "texts"], "random_pool")?;
-            let mut texts = read_texts(&r)?;
+            r.check_keys(POOL_FIELDS, "random_pool")?;
+            let (mut texts, media) = read_texts_and_media(&r, &mut res)?;
             if in_dir {
                 for t in texts.iter_mut().filter(|t| t.name.is_empty()) {
                     t.name = stem.clone();
                 }
             }
-            pool.push(texts);
+            if plan.dataset.batch_size != 1 && !media.is_empty() {
+                return Err(r
+                    .err(
+                        "images",
+                        "random_pool with --batch-size other than 1 draws texts only: batching images, audio and video is not built",
+                    )
+                    .into());
+            }
+            pool.push((texts, media));
         }
         pools.push(pool);
     }
@@ -330,12 +392,16 @@ pub(crate) fn load_random_pool(
         // Pool by pool, n draws each, as AIPerf samples them.
         for pool in &pools {
             for c in convs.iter_mut() {
-                let pick = &pool[rng.random_range(0..pool.len())];
-                c.turns[0].texts.extend(pick.iter().cloned());
+                let (texts, media) = &pool[rng.random_range(0..pool.len())];
+                let t = &mut c.turns[0];
+                t.texts.extend(texts.iter().cloned());
+                t.images.extend(media.images.iter().cloned());
+                t.audios.extend(media.audios.iter().cloned());
+                t.videos.extend(media.videos.iter().cloned());
             }
         }
     } else {
-        let flat: Vec<&NamedText> = pools.iter().flatten().flatten().collect();
+        let flat: Vec<&NamedText> = pools.iter().flatten().flat_map(|(t, _)| t).collect();
         for c in convs.iter_mut() {
             for _ in 0..batch {
                 c.turns[0]

@@ -14,6 +14,7 @@ mod custom;
 mod dag;
 mod error;
 mod gz;
+mod media_rows;
 mod mooncake;
 mod public;
 mod row;
@@ -243,6 +244,10 @@ pub(crate) struct TurnSpec {
     pub model: Option<String>,
     /// Child sessions started when this turn ends (`agentic`, `dag`).
     pub branches: Vec<inferbench_core::workload::Branch>,
+    /// A row's (or the synthetic turn's) images, audio clips and videos, resolved.
+    pub images: Vec<crate::media::MediaRef>,
+    pub audios: Vec<crate::media::MediaRef>,
+    pub videos: Vec<crate::media::MediaRef>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -443,12 +448,14 @@ pub fn build_workload(
     }
 
     unique_ids(&mut convs);
-    let (workload, conversations) = assemble(plan, seed, tok, &convs)?;
     // In workload order: assemble emits every turn of every conversation, in order.
     let answers = convs
         .iter()
         .flat_map(|c| c.turns.iter().map(|t| t.answer.clone()))
         .collect();
+    // Consumed: a conversation's media (synthetic images and clips, each its own text) is
+    // freed once its bodies hold it, not kept beside them.
+    let (workload, conversations) = assemble(plan, seed, tok, convs)?;
     if workload.payloads.is_empty() {
         return Err(WorkloadError::EmptyDataset);
     }
@@ -673,7 +680,10 @@ fn to_turn_input(endpoint: EndpointType, t: &TurnSpec) -> TurnInput {
     }
     passages.extend(t.passages.iter().cloned());
     let mut messages = t.messages.clone();
+    let media = !(t.images.is_empty() && t.audios.is_empty() && t.videos.is_empty());
+    // With media the builder writes the role itself (`TurnInput::role`), parts and all.
     if messages.is_none()
+        && !media
         && let Some(role) = t.role.as_deref().filter(|r| *r != "user")
         && matches!(endpoint, EndpointType::Chat | EndpointType::Messages)
     {
@@ -689,10 +699,6 @@ fn to_turn_input(endpoint: EndpointType, t: &TurnSpec) -> TurnInput {
         };
         messages = Some(vec![json!({"role": role, "content": content})]);
     }
-    #[allow(
-        clippy::needless_update,
-        reason = "TurnInput is still growing fields; the rest keep their defaults"
-    )]
     TurnInput {
         texts,
         messages,
@@ -704,7 +710,13 @@ fn to_turn_input(endpoint: EndpointType, t: &TurnSpec) -> TurnInput {
         payload: t.payload.clone(),
         query,
         passages,
-        ..Default::default()
+        role: t
+            .role
+            .clone()
+            .filter(|_| media && matches!(endpoint, EndpointType::Chat | EndpointType::Messages)),
+        images: t.images.clone(),
+        audios: t.audios.clone(),
+        videos: t.videos.clone(),
     }
 }
 
@@ -714,14 +726,14 @@ fn assemble(
     plan: &RunPlan,
     seed: u64,
     tok: &Tokenizer,
-    convs: &[Conv],
+    convs: Vec<Conv>,
 ) -> Result<(Workload, Vec<Range<usize>>), WorkloadError> {
     let endpoint = plan.endpoint_type;
     // A conversation some branch names is a child; the others are roots (AIPerf's rule).
-    let children: std::collections::HashSet<&str> = convs
+    let children: std::collections::HashSet<String> = convs
         .iter()
         .flat_map(|c| c.turns.iter().flat_map(|t| t.branches.iter()))
-        .flat_map(|b| b.children.iter().map(String::as_str))
+        .flat_map(|b| b.children.iter().cloned())
         .collect();
     let mut payloads = Vec::with_capacity(convs.iter().map(|c| c.turns.len()).sum());
     let mut ranges = Vec::with_capacity(convs.len());
@@ -749,7 +761,13 @@ fn assemble(
                 (Some(_), WorkloadError::Plan { message, .. }) => origin_err(t, &message),
                 (_, e) => e,
             })?;
-            let input_tokens = count_input_tokens(tok, endpoint, &body);
+            let input_tokens = endpoint
+                .tokenizes_input()
+                .then(|| count_input_tokens(tok, endpoint, &body));
+            let mut media = inferbench_protocol::media::media_sent(endpoint, &body);
+            if media.audios > 0 {
+                media.audio_seconds = input.audios.first().and_then(|a| a.seconds);
+            }
             let requested_output_tokens =
                 max_output_tokens(endpoint, &body).or(if t.payload.is_some() {
                     None
@@ -760,13 +778,14 @@ fn assemble(
                 conversation_id: conv.id.clone(),
                 turn_index: u32::try_from(i).unwrap_or(u32::MAX),
                 body: Value::Object(body).to_string(),
-                input_tokens: Some(input_tokens),
+                input_tokens,
                 requested_output_tokens,
                 timestamp_ms: t.timestamp_ms,
                 delay_ms: t.delay_ms,
                 history: conv.history,
                 branches: t.branches.clone(),
-                child: children.contains(conv.id.as_str()),
+                child: children.contains(&conv.id),
+                media: (!media.is_empty()).then_some(media),
             });
         }
         if payloads.len() > start {

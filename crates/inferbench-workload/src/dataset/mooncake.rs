@@ -219,7 +219,7 @@ pub(crate) fn check_messages(r: &Row<'_>, key: &str, ms: &[Value]) -> Result<(),
                 {
                     return Err(r.err(
                         &format!("{key}[{i}].content[{j}]"),
-                        "images, audio and video are not supported (text datasets only)",
+                        "image, audio and video parts in a trace's messages are not built (single_turn and multi_turn rows take media)",
                     ));
                 }
             }

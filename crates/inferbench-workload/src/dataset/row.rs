@@ -7,17 +7,9 @@ use serde_json::{Map, Value};
 
 use super::error::DatasetError;
 
-/// Fields that carry images, audio or video: refused (multimodal input is out of scope),
-/// never dropped silently.
-pub(crate) const MEDIA_FIELDS: &[&str] = &[
-    "image",
-    "images",
-    "image_uuids",
-    "audio",
-    "audios",
-    "video",
-    "videos",
-];
+/// Fields that carry images, audio or video: read by the row types that take media
+/// (`media_rows`), refused elsewhere (a trace row), never dropped silently.
+pub(crate) use super::media_rows::MEDIA_FIELDS;
 
 /// The whole text of a file, or an error naming it.
 pub(crate) fn read_text(path: &Path) -> Result<String, DatasetError> {
@@ -136,21 +128,23 @@ impl<'a> Row<'a> {
         self.get(key).is_some()
     }
 
-    /// Refuses media fields and any key not in `allowed` (`type` is always allowed: AIPerf
-    /// rows may carry their type).
+    /// Refuses any key not in `allowed`, media fields with their own message (`type` is
+    /// always allowed: AIPerf rows may carry their type).
     pub fn check_keys(&self, allowed: &[&str], kind_name: &str) -> Result<(), DatasetError> {
         for (k, v) in self.obj {
+            if k == "type" || allowed.contains(&k.as_str()) {
+                continue;
+            }
             if MEDIA_FIELDS.contains(&k.as_str()) {
                 if v.is_null() {
                     continue;
                 }
                 return Err(self.err(
                     k,
-                    "images, audio and video are not supported (text datasets only)",
+                    format!(
+                        "images, audio and video are read by single_turn, multi_turn and random_pool rows, not by {kind_name}"
+                    ),
                 ));
-            }
-            if k == "type" || allowed.contains(&k.as_str()) {
-                continue;
             }
             return Err(self.err(k, format!("unknown field for {kind_name}")));
         }

@@ -232,6 +232,8 @@ pub(crate) fn generate(
     let mut delay_rng = rng_for(seed, purpose::TURN_DELAY);
     let mut prefix_rng = rng_for(seed, purpose::PREFIX_PICK);
     let mut rank_rng = rng_for(seed, purpose::RANKINGS);
+    // `--image-*`, `--audio-*`: each turn's media, drawn after its texts.
+    let mut media = crate::media::synth::MediaSynth::new(&ds.media, seed)?;
 
     let prefix_pool: Vec<String> = if prefixes_on {
         let mut g = PromptGenerator::with_purpose(tok, corpus, seed, purpose::PREFIX_POOL)?;
@@ -312,6 +314,9 @@ pub(crate) fn generate(
                     spec.texts.push(NamedText::plain(text));
                 }
             }
+            if media.is_on() {
+                (spec.images, spec.audios) = media.turn()?;
+            }
             if t == 0 {
                 spec.system = system.clone();
                 spec.user_context = user_context.clone();
@@ -382,11 +387,25 @@ pub(crate) fn apply_prompt_options_to_files(
             "--random-range-ratio",
         ),
     ];
-    for (field, set, flag) in synthetic_only {
+    let media_only = [
+        (
+            "dataset.media.image",
+            ds.media.image != Default::default(),
+            "--image-width-mean/--image-height-mean/--image-batch-size/--image-format",
+        ),
+        (
+            "dataset.media.audio",
+            ds.media.audio != Default::default(),
+            "--audio-length-mean/--audio-batch-size/--audio-sample-rates/--audio-depths/--audio-num-channels",
+        ),
+    ];
+    for (field, set, flag) in synthetic_only.into_iter().chain(media_only) {
         if set {
             return Err(plan_err(
                 field,
-                format!("{flag} applies to synthetic prompts only, not to --input-file datasets"),
+                format!(
+                    "{flag} applies to synthetic turns only, not to --input-file datasets (give the media in the file's rows)"
+                ),
             ));
         }
     }

@@ -10,6 +10,7 @@ use inferbench_protocol::text::excerpt;
 
 use crate::corpus::Corpus;
 use crate::error::WorkloadError;
+use crate::media::MediaRef;
 use crate::synthetic::{
     PURPOSE_ISL, PURPOSE_OSL, PromptGenerator, resolve_seed, rng_for,
     sample_positive_normal_integer,
@@ -75,7 +76,7 @@ pub fn render_workload(
             conversation_id: session_id(i),
             turn_index: 0,
             body: Value::Object(body).to_string(),
-            input_tokens: Some(input_tokens),
+            input_tokens: plan.endpoint_type.tokenizes_input().then_some(input_tokens),
             requested_output_tokens,
             ..Default::default()
         });
@@ -163,6 +164,13 @@ pub struct TurnInput {
     pub query: Option<String>,
     /// The passages to rank (dataset texts named `passages`), after any `texts` left over.
     pub passages: Vec<String>,
+    /// The message's role on chat-shaped endpoints (a dataset row's `role`; None: user).
+    pub role: Option<String>,
+    /// Images (URLs or `data:` URLs), audio clips (`"<format>,<base64>"`) and videos, sent
+    /// after the texts on the endpoints that take them (`media::check_media`).
+    pub images: Vec<MediaRef>,
+    pub audios: Vec<MediaRef>,
+    pub videos: Vec<MediaRef>,
 }
 
 /// Anthropic requires `max_tokens`; AIPerf 0.13 sends this when the turn sets none.
@@ -210,11 +218,13 @@ pub fn build_turn_body(
         };
     }
     let endpoint = plan.endpoint_type;
+    media::check_media(endpoint, turn)?;
+    media::check_reserved(endpoint, plan, turn)?;
     let mut body = Map::new();
     // Where `--extra-inputs` go: the top level, except for TGI's `parameters`.
     let mut extra_into_parameters = false;
     match endpoint {
-        EndpointType::Chat => {
+        EndpointType::Chat | EndpointType::ChatEmbeddings => {
             let mut messages = Vec::new();
             if let Some(sys) = &turn.system {
                 messages.push(json!({"role": "system", "content": sys}));
@@ -224,7 +234,7 @@ pub fn build_turn_body(
             }
             match &turn.messages {
                 Some(ms) => messages.extend(ms.iter().cloned()),
-                None => messages.push(user_message(&turn.texts, "text")),
+                None => messages.push(turn_message(endpoint, turn, "text")?),
             }
             body.insert("messages".into(), Value::Array(messages));
             body.insert("model".into(), Value::from(model));
@@ -262,7 +272,7 @@ pub fn build_turn_body(
             match &turn.messages {
                 Some(ms) => input.extend(ms.iter().cloned()),
                 None => {
-                    let mut m = user_message(&turn.texts, "input_text");
+                    let mut m = turn_message(endpoint, turn, "input_text")?;
                     if let Value::Object(o) = &mut m {
                         o.insert("type".into(), Value::from("message"));
                     }
@@ -289,7 +299,7 @@ pub fn build_turn_body(
             }
             match &turn.messages {
                 Some(ms) => messages.extend(ms.iter().cloned()),
-                None => messages.push(user_message(&turn.texts, "text")),
+                None => messages.push(turn_message(endpoint, turn, "text")?),
             }
             body.insert("messages".into(), Value::Array(messages));
             body.insert("model".into(), Value::from(model));
@@ -305,11 +315,22 @@ pub fn build_turn_body(
                 body.insert("tools".into(), tools.clone());
             }
         }
-        // NIM's API is a superset of OpenAI's: for text inputs its body is the same.
-        EndpointType::Embeddings | EndpointType::NimEmbeddings => {
+        EndpointType::Embeddings => {
             body.insert("model".into(), Value::from(model));
             body.insert("input".into(), Value::from(non_empty(&turn.texts)));
         }
+        // NIM's API is a superset of OpenAI's: for text inputs its body is the same; with
+        // images, text i and image i go as one input.
+        EndpointType::NimEmbeddings => {
+            body.insert("model".into(), Value::from(model));
+            body.insert(
+                "input".into(),
+                Value::from(media::nim_inputs(&non_empty(&turn.texts), turn)?),
+            );
+        }
+        EndpointType::ImageRetrieval => body = media::image_retrieval(turn)?,
+        EndpointType::AudioTranscription => body = media::audio_transcription(model, turn)?,
+        EndpointType::ImageGeneration => body = media::image_generation(plan, model, turn)?,
         EndpointType::NimRankings | EndpointType::HfTeiRankings | EndpointType::CohereRankings => {
             let (query, passages) = rankings_inputs(turn)?;
             match endpoint {
@@ -370,7 +391,7 @@ pub fn build_turn_body(
         }
     }
     let force_usage = match endpoint {
-        EndpointType::Chat | EndpointType::Completions => true,
+        EndpointType::Chat | EndpointType::ChatEmbeddings | EndpointType::Completions => true,
         EndpointType::Responses => plan.use_server_token_count,
         _ => false,
     };
@@ -388,7 +409,7 @@ pub fn build_turn_body(
         }
         // `--per-chunk-usage` (chat only, as AIPerf): cumulative usage on every chunk, unless
         // the author already set `continuous_usage_stats`.
-        if endpoint == EndpointType::Chat
+        if matches!(endpoint, EndpointType::Chat | EndpointType::ChatEmbeddings)
             && plan.endpoint.per_chunk_usage
             && let Some(Value::Object(opts)) = body.get_mut("stream_options")
         {
@@ -399,20 +420,22 @@ pub fn build_turn_body(
     Ok(body)
 }
 
-/// One user message: a single text as a plain string, otherwise content parts of
-/// `part_type` (AIPerf sends a bare string for one text; some servers reject parts then).
-fn user_message(texts: &[String], part_type: &str) -> Value {
-    let texts = non_empty(texts);
-    let content = match texts.as_slice() {
-        [] => Value::from(""),
-        [one] => Value::from(*one),
-        many => Value::Array(
-            many.iter()
-                .map(|t| json!({"type": part_type, "text": t}))
-                .collect(),
-        ),
-    };
-    json!({"role": "user", "content": content})
+/// The turn's message: a single text as a plain string, otherwise content parts of
+/// `part_type` (AIPerf sends a bare string for one text; some servers reject parts then),
+/// followed by the turn's media parts (`media::content`). The role is the turn's (default
+/// user).
+fn turn_message(
+    endpoint: EndpointType,
+    turn: &TurnInput,
+    part_type: &str,
+) -> Result<Value, WorkloadError> {
+    let texts: Vec<String> = non_empty(&turn.texts)
+        .into_iter()
+        .map(str::to_owned)
+        .collect();
+    let content = media::content(endpoint, &texts, turn, part_type)?;
+    let role = turn.role.as_deref().unwrap_or("user");
+    Ok(json!({"role": role, "content": content}))
 }
 
 /// The non-empty texts (AIPerf skips empty contents everywhere but a lone single text).
@@ -486,16 +509,22 @@ fn render_template(
         None => (None, turn.passages.iter().map(String::as_str).collect()),
     };
     let queries: Vec<&str> = query.into_iter().collect();
-    let empty: Vec<&str> = Vec::new();
+    let contents =
+        |m: &[MediaRef]| -> Vec<String> { m.iter().map(|m| m.content.to_string()).collect() };
+    let (images, audios, videos) = (
+        contents(&turn.images),
+        contents(&turn.audios),
+        contents(&turn.videos),
+    );
     let ctx = minijinja::context! {
         texts => &texts,
         text => texts.first(),
-        images => &empty,
-        audios => &empty,
-        videos => &empty,
-        image => Option::<&str>::None,
-        audio => Option::<&str>::None,
-        video => Option::<&str>::None,
+        images => &images,
+        audios => &audios,
+        videos => &videos,
+        image => images.first(),
+        audio => audios.first(),
+        video => videos.first(),
         queries => &queries,
         query => query,
         passages => &passages,
@@ -575,5 +604,9 @@ pub fn inputs_json(workload: &Workload) -> Value {
     json!({ "data": data })
 }
 
+mod media;
+
 #[cfg(test)]
-mod tests;
+mod media_tests;
+#[cfg(test)]
+pub(crate) mod tests;

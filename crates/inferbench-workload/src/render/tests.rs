@@ -3,7 +3,7 @@
 use super::*;
 use inferbench_core::plan::{ArtifactPlan, ExportLevel, LoadPlan, Target, TokenizerSpec, UiKind};
 
-fn plan(endpoint: EndpointType) -> RunPlan {
+pub(super) fn plan(endpoint: EndpointType) -> RunPlan {
     let mut extra = Map::new();
     extra.insert("ignore_eos".into(), Value::Bool(true));
     extra.insert("min_tokens".into(), Value::from(16));

@@ -703,7 +703,7 @@ fn refused_options_say_why() {
     assert!(err(&p).contains("not supported"));
     p.dataset.custom_dataset_type = None;
     p.dataset.seq_dist = Some("5,2:100".into());
-    assert!(err(&p).contains("synthetic prompts only"));
+    assert!(err(&p).contains("synthetic turns only"));
     let mut p = plan(EndpointType::Chat);
     p.dataset.sampling_strategy = Some("round-robin".into());
     assert!(err(&p).contains("unknown strategy"));

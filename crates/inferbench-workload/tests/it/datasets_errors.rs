@@ -105,11 +105,11 @@ fn mooncake_errors_name_file_line_and_field() {
         ),
         (
             "{\"input_length\": 5, \"image\": \"cat.png\"}",
-            "trace.jsonl:3: field 'image': images, audio and video are not supported (text datasets only)",
+            "trace.jsonl:3: field 'image': images, audio and video are read by single_turn, multi_turn and random_pool rows, not by mooncake_trace",
         ),
         (
             "{\"messages\": [{\"role\": \"user\", \"content\": [{\"type\": \"image_url\", \"image_url\": {\"url\": \"x\"}}]}]}",
-            "trace.jsonl:3: field 'messages[0].content[0]': images, audio and video are not supported (text datasets only)",
+            "trace.jsonl:3: field 'messages[0].content[0]': image, audio and video parts in a trace's messages are not built (single_turn and multi_turn rows take media)",
         ),
         (
             "{\"messages\": [{\"content\": \"hi\"}]}",
@@ -172,7 +172,7 @@ fn custom_type_errors_name_file_line_and_field() {
         (
             "single_turn",
             "{\"session_id\": \"s\"}",
-            "d.jsonl:2: field 'text': a row needs a text (text or texts)",
+            "d.jsonl:2: field 'text': a row needs a text or media (text/texts, image/images, audio/audios, video/videos)",
         ),
         (
             "single_turn",
@@ -192,7 +192,22 @@ fn custom_type_errors_name_file_line_and_field() {
         (
             "single_turn",
             "{\"text\": \"a\", \"audio\": \"x.wav\"}",
-            "d.jsonl:2: field 'audio': images, audio and video",
+            "d.jsonl:2: field 'audio': x.wav: no such audio file",
+        ),
+        (
+            "single_turn",
+            "{\"text\": \"a\", \"image\": \"a.png\", \"images\": [\"b.png\"]}",
+            "d.jsonl:2: field 'images': image and images cannot be set together",
+        ),
+        (
+            "multi_turn",
+            "{\"turns\": [{\"text\": \"a\", \"video\": \"clip.avi\"}]}",
+            "d.jsonl:2: field 'turns[0].video': clip.avi: '.avi' is not a supported video format (mp4, webm)",
+        ),
+        (
+            "single_turn",
+            "{\"image\": \"https://h/a.png\", \"image_uuids\": [\"u\"]}",
+            "d.jsonl:2: field 'image_uuids': image_uuids cannot be used with the singular image field",
         ),
         (
             "single_turn",

@@ -129,6 +129,16 @@ fn synthetic(d: &mut Part<'_>, out: &mut Vec<String>) -> Result<(), String> {
     if let Some(r) = d.num("turnDelayRatio")? {
         out.extend(["--conversation-turn-delay-ratio".into(), fmt_num(r)]);
     }
+    // Synthetic media (aiperf_config/media.rs).
+    if let Some(v) = d.take("images") {
+        super::media::images(d.file, &d.path("images"), &v, out)?;
+    }
+    if let Some(v) = d.take("audio") {
+        super::media::audio(d.file, &d.path("audio"), &v, out)?;
+    }
+    if let Some(v) = d.take("video") {
+        super::media::video(d.file, &d.path("video"), &v)?;
+    }
     Ok(())
 }
 

@@ -16,6 +16,7 @@ mod map;
 mod outputs;
 mod part;
 mod read;
+mod media;
 mod subst;
 pub mod sweep;
 #[cfg(test)]

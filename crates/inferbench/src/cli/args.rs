@@ -245,8 +245,8 @@ pub struct CrosswalkArgs {
 pub enum EndpointArg {
     Chat,
     Completions,
-    // AIPerf endpoint types that inferbench does not build yet: accepted by name so that the
-    // error says so instead of "invalid value".
+    // Every AIPerf endpoint type; the three not built (image_edit, video_generation,
+    // solido_rag) are accepted by name so that the error says why instead of "invalid value".
     Responses,
     Messages,
     Embeddings,

@@ -22,6 +22,7 @@ mod gate_args;
 mod given;
 mod limits;
 mod load_shape_args;
+mod media_args;
 mod plan;
 mod plan_args;
 mod profile_args;

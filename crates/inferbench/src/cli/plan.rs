@@ -192,6 +192,7 @@ fn dataset_plan(
             a.rankings_query_prompt_token_stddev,
         )?,
         apply_chat_template: a.apply_chat_template,
+        media: super::media_args::media_plan(&a.media)?,
     })
 }
 
@@ -210,13 +211,29 @@ pub fn endpoint_type(arg: EndpointArg) -> Result<EndpointType, String> {
         EndpointArg::HuggingfaceGenerate => EndpointType::HuggingfaceGenerate,
         EndpointArg::Template => EndpointType::Template,
         EndpointArg::Raw => EndpointType::Raw,
+        EndpointArg::ChatEmbeddings => EndpointType::ChatEmbeddings,
+        EndpointArg::ImageRetrieval => EndpointType::ImageRetrieval,
+        EndpointArg::AudioTranscription => EndpointType::AudioTranscription,
+        EndpointArg::ImageGeneration => EndpointType::ImageGeneration,
+        EndpointArg::ImageEdit => {
+            return Err(
+                "--endpoint-type image_edit: not built (a multipart upload of an image and a mask with a prompt, answered with images); see \"Refused endpoint types\" in docs/endpoints.md"
+                    .into(),
+            );
+        }
+        EndpointArg::VideoGeneration => {
+            return Err(
+                "--endpoint-type video_generation: not built (a job submitted to /v1/videos, then polled until done: a polling protocol the engine does not run); see \"Refused endpoint types\" in docs/endpoints.md"
+                    .into(),
+            );
+        }
         other => {
             let name = other
                 .to_possible_value()
                 .map(|v| v.get_name().to_string())
                 .unwrap_or_default();
             return Err(format!(
-                "--endpoint-type {name}: not implemented in inferbench (multimodal and media endpoints are out of scope); see \"Refused endpoint types\" in docs/endpoints.md"
+                "--endpoint-type {name}: not implemented in inferbench (a single vendor's RAG service); see \"Refused endpoint types\" in docs/endpoints.md"
             ));
         }
     })

@@ -458,4 +458,7 @@ pub struct ProfileArgs {
     // ---- The YAML config, sweep shape, seeds, tokenizer and service flags (issue 14)
     #[command(flatten)]
     pub aiperf: super::aiperf_args::AiperfArgs,
+    // ---- Synthetic images, audio and video (docs/datasets.md)
+    #[command(flatten)]
+    pub media: super::media_args::MediaArgs,
 }

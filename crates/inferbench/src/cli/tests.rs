@@ -171,9 +171,14 @@ fn refused_flags_and_values_are_errors_that_say_so() {
     // The flags built since: accepted.
     let p = parse(&["profile", "--num-warmup-sessions", "2", "--no-sweep-table"]).unwrap();
     assert_eq!(p.load.warmup_sessions, Some(2));
-    let e = parse(&["profile", "--endpoint-type", "image_generation"]).unwrap_err();
+    let e = parse(&["profile", "--endpoint-type", "solido_rag"]).unwrap_err();
     assert!(
-        e.contains("image_generation") && e.contains("not implemented"),
+        e.contains("solido_rag") && e.contains("not implemented"),
+        "{e}"
+    );
+    let e = parse(&["profile", "--endpoint-type", "video_generation"]).unwrap_err();
+    assert!(
+        e.contains("video_generation: not built") && e.contains("polled"),
         "{e}"
     );
 }

@@ -139,12 +139,9 @@ fn reasoning_tags_split_think_text_sent_in_content() {
 #[test]
 fn unbuilt_endpoint_types_and_bad_options_are_refused_by_name() {
     let d = tmpdir("ep-bad");
-    let o = profile(
-        d.to_str().unwrap(),
-        &["--endpoint-type", "image_generation"],
-    );
+    let o = profile(d.to_str().unwrap(), &["--endpoint-type", "image_edit"]);
     assert_eq!(o.status.code(), Some(2));
-    assert!(stderr(&o).contains("image_generation"), "{}", stderr(&o));
+    assert!(stderr(&o).contains("image_edit"), "{}", stderr(&o));
     let o = profile(d.to_str().unwrap(), &["--endpoint-type", "template"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("payload_template"), "{}", stderr(&o));

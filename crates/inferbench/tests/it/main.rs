@@ -22,6 +22,7 @@ mod lean;
 mod ledger;
 mod load_shapes;
 mod manual;
+mod media;
 mod migration;
 mod per_chunk_usage;
 mod pipeline;
