@@ -182,7 +182,7 @@ impl tokio::io::AsyncRead for StampedTcp {
         if self.kernel_stamps {
             let before = buf.filled().len();
             let r = std::task::ready!(rx_stamp::poll_recv(&self.tcp, cx, buf));
-            if matches!(r, Ok(_)) && buf.filled().len() > before {
+            if r.is_ok() && buf.filled().len() > before {
                 self.stamp_read(r.as_ref().ok().copied().flatten());
             }
             return Poll::Ready(r.map(|_| ()));

@@ -40,7 +40,7 @@ impl Column {
     }
 
     fn put(&mut self, v: f64) {
-        let int = v >= 0.0 && v <= MAX_INT && v.fract() == 0.0;
+        let int = (0.0..=MAX_INT).contains(&v) && v.fract() == 0.0;
         // `to_bits` also tells −0.0 (stored raw) from 0.0.
         if int && (v as u64 as f64).to_bits() == v.to_bits() {
             let mut x = (v as u64) << 1;

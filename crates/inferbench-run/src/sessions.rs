@@ -166,9 +166,7 @@ pub fn prepare_with(
                             .children
                             .iter()
                             .filter_map(|id| index.get(id.as_str()).copied())
-                            .map(|c| {
-                                (c, child_offset(b.start_ms, &workload.payloads[starts[c].0]))
-                            })
+                            .map(|c| (c, child_offset(b.start_ms, &workload.payloads[starts[c].0])))
                             .collect(),
                         fork: b.fork,
                         join_turn: b.join_turn,

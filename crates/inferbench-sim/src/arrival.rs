@@ -145,7 +145,11 @@ mod tests {
         let read = Instant::now();
         assert_eq!(n, 18);
         let at = cell.get().expect("stamped");
-        assert!(read - at >= std::time::Duration::from_millis(39), "{:?}", read - at);
+        assert!(
+            read - at >= std::time::Duration::from_millis(39),
+            "{:?}",
+            read - at
+        );
         assert!(at + std::time::Duration::from_millis(5) >= sent);
     }
 }

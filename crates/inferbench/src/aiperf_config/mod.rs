@@ -13,10 +13,10 @@ pub mod init;
 mod inline;
 pub mod jinja;
 mod map;
+mod media;
 mod outputs;
 mod part;
 mod read;
-mod media;
 mod subst;
 pub mod sweep;
 #[cfg(test)]
