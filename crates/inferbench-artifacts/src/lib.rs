@@ -18,6 +18,7 @@ pub mod http_trace;
 pub mod input_config;
 mod names;
 pub mod outputs_json;
+pub mod phases;
 pub mod raw;
 pub mod records;
 pub mod run;

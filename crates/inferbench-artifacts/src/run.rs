@@ -72,6 +72,8 @@ pub struct SummaryArtifacts<'a> {
     pub anchor_unix_ns: u64,
     /// The profiling phase's window (start of the summary's `start_time`/`end_time`).
     pub profiling_window: Option<PhaseWindow>,
+    /// The warmup phase's window, when the run had one (its per-phase export's window).
+    pub warmup_window: Option<PhaseWindow>,
     pub status: ExportStatus,
     pub plan: &'a RunPlan,
     pub profiling: &'a Summary,
@@ -231,6 +233,7 @@ pub fn write_run_artifacts(a: &RunArtifacts<'_>) -> Result<Written> {
         benchmark_id: &a.evidence.header.benchmark_id,
         anchor_unix_ns: a.evidence.header.anchor_unix_ns,
         profiling_window: a.evidence.window(Phase::Profiling),
+        warmup_window: a.evidence.window(Phase::Warmup),
         status: ExportStatus::from_evidence(a.evidence),
         plan: a.plan,
         profiling: a.profiling,
@@ -292,6 +295,24 @@ pub fn write_summary_artifacts(a: &SummaryArtifacts<'_>) -> Result<Written> {
     console.push_str(a.console_tail);
     atomic::write_atomic(a.dir, &n.console_txt, console.as_bytes())?;
     files.push(n.console_txt.clone());
+    // A run of more than one phase also gets AIPerf's per-phase summaries and their index.
+    if let Some(w) = a.warmup {
+        let phases = [
+            crate::phases::PhaseExport {
+                name: "warmup",
+                window: a.warmup_window,
+                summary: w,
+            },
+            crate::phases::PhaseExport {
+                name: "profiling",
+                window: a.profiling_window,
+                summary: a.profiling,
+            },
+        ];
+        files.extend(crate::phases::write_phase_exports(
+            a.dir, n, anchor, &info, &phases,
+        )?);
+    }
 
     if a.dir.join(&n.evidence).exists() {
         files.push(n.evidence.clone());

@@ -470,6 +470,14 @@ fn clear_run_dir(dir: &Path, names: &inferbench_artifacts::FileNames) -> Result<
     let mut side = SIDE_FILES.iter().map(|s| s.to_string()).collect::<Vec<_>>();
     let (ts_json, ts_csv) = inferbench_artifacts::timeslices::timeslice_names(names);
     side.extend([ts_json, ts_csv]);
+    // The per-phase summaries of an earlier run with a warmup, and their index.
+    use inferbench_artifacts::phases::{PHASE_MANIFEST, PHASES_DIR};
+    side.push(PHASE_MANIFEST.to_string());
+    for phase in ["warmup", "profiling"] {
+        for f in [&names.summary_json, &names.summary_csv] {
+            side.push(format!("{PHASES_DIR}/{phase}/{f}"));
+        }
+    }
     for f in ours.into_iter().chain(side.iter()) {
         let p = dir.join(f);
         if p.exists() {
@@ -477,6 +485,11 @@ fn clear_run_dir(dir: &Path, names: &inferbench_artifacts::FileNames) -> Result<
                 .map_err(|e| Failure::run(format!("{}: cannot remove: {e}", p.display())))?;
         }
     }
+    // Their directories go too when nothing else is in them.
+    for d in ["warmup", "profiling"] {
+        let _ = std::fs::remove_dir(dir.join(PHASES_DIR).join(d));
+    }
+    let _ = std::fs::remove_dir(dir.join(PHASES_DIR));
     Ok(())
 }
 

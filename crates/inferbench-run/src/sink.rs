@@ -255,6 +255,7 @@ impl RecordSink {
                 benchmark_id: &self.benchmark_id,
                 anchor_unix_ns: self.anchor_unix_ns,
                 profiling_window: scores.profiling_window,
+                warmup_window: scores.warmup_window,
                 status: ExportStatus {
                     was_cancelled: stopped_early,
                     partial: stopped_early,

@@ -291,10 +291,7 @@ fn a_fractional_accuracy_gives_the_predicted_count_and_rewrites_byte_for_byte() 
     // metrics DIR --write on a copy rewrites the correctness files (and the console) byte
     // for byte.
     let copy = tmpdir("corr-frac-copy");
-    for e in std::fs::read_dir(&dir).unwrap() {
-        let p = e.unwrap().path();
-        std::fs::copy(&p, copy.join(p.file_name().unwrap())).unwrap();
-    }
+    crate::common::copy_tree(&dir, &copy);
     std::fs::remove_file(copy.join("correctness.json")).unwrap();
     std::fs::remove_file(copy.join("correctness.jsonl")).unwrap();
     let o = run(&["metrics", copy.to_str().unwrap(), "--write"]);

@@ -9,17 +9,22 @@ use std::path::Path;
 use common::{run, stderr, tmpdir};
 
 fn files(dir: &Path) -> BTreeMap<String, Vec<u8>> {
-    std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.is_file())
-        .map(|p| {
-            (
-                p.file_name().unwrap().to_string_lossy().into_owned(),
-                std::fs::read(&p).unwrap(),
-            )
-        })
-        .collect()
+    let mut out = BTreeMap::new();
+    collect(dir, "", &mut out);
+    out
+}
+
+/// Every file under `dir`, by its path relative to the run directory (`phases/warmup/…`).
+fn collect(dir: &Path, rel: &str, out: &mut BTreeMap<String, Vec<u8>>) {
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        let name = format!("{rel}{}", p.file_name().unwrap().to_string_lossy());
+        if p.is_dir() {
+            collect(&p, &format!("{name}/"), out);
+        } else {
+            out.insert(name, std::fs::read(&p).unwrap());
+        }
+    }
 }
 
 fn live_then_rewrite(name: &str, extra: &[&str]) {
@@ -61,7 +66,9 @@ fn live_then_rewrite(name: &str, extra: &[&str]) {
     }
     let copy = tmpdir(&format!("{name}-copy"));
     for (f, bytes) in &live {
-        std::fs::write(copy.join(f), bytes).unwrap();
+        let p = copy.join(f);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, bytes).unwrap();
     }
     let o = run(&["metrics", copy.to_str().unwrap(), "--write"]);
     assert!(o.status.success(), "{}", stderr(&o));

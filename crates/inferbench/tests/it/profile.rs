@@ -150,10 +150,7 @@ fn profile_without_url_benchmarks_the_simulated_server_and_writes_aiperf_artifac
     // Rewriting every export from the evidence file alone gives the same bytes as the live
     // run's streamed exports.
     let copy = tmpdir("sim-rewrite");
-    for e in std::fs::read_dir(&dir).unwrap() {
-        let p = e.unwrap().path();
-        std::fs::copy(&p, copy.join(p.file_name().unwrap())).unwrap();
-    }
+    crate::common::copy_tree(&dir, &copy);
     let o = run(&["metrics", copy.to_str().unwrap(), "--write"]);
     assert!(o.status.success(), "{}", stderr(&o));
     for f in [

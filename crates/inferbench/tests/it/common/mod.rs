@@ -144,3 +144,18 @@ impl Drop for MockServer {
         let _ = self.child.wait();
     }
 }
+
+/// Copies every file under `from` into `to`, subdirectories included (a run with a warmup
+/// has `phases/`).
+pub fn copy_tree(from: &Path, to: &Path) {
+    for e in std::fs::read_dir(from).unwrap() {
+        let p = e.unwrap().path();
+        let dst = to.join(p.file_name().unwrap());
+        if p.is_dir() {
+            std::fs::create_dir_all(&dst).unwrap();
+            copy_tree(&p, &dst);
+        } else {
+            std::fs::copy(&p, &dst).unwrap();
+        }
+    }
+}
