@@ -94,13 +94,7 @@ const TEMPLATES: &[(&str, usize, Option<&str>)] = &[
         Some("plot: not built in inferbench (AIPerf's plot specifications"),
     ),
     ("time_based_soak.yaml", 1, None),
-    (
-        "trace_replay.yaml",
-        1,
-        Some(
-            "benchmark.dataset.synthesis.speedupRatio 2.0: not built in inferbench (trace synthesis is not built",
-        ),
-    ),
+    ("trace_replay.yaml", 1, None),
     ("user_files.yaml", 1, None),
     ("warmup_profiling.yaml", 1, None),
 ];
