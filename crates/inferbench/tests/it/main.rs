@@ -30,6 +30,7 @@ mod plan;
 mod plot;
 mod profile;
 mod progress;
+mod replay;
 mod report_html;
 mod routing;
 mod scale_out;
