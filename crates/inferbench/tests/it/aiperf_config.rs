@@ -244,7 +244,7 @@ fn every_runnable_template_runs_small_against_the_simulated_server() {
         .filter(|(_, cells, refused)| *cells == 1 && refused.is_none())
         .map(|t| t.0)
         .collect();
-    assert_eq!(runnable.len(), 16, "{runnable:?}");
+    assert_eq!(runnable.len(), 18, "{runnable:?}");
     let sharegpt = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/data/datasets/sharegpt.json")
         .display()
