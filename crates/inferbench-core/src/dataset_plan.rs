@@ -132,6 +132,12 @@ pub struct DatasetPlan {
         skip_serializing_if = "crate::media_plan::MediaPlan::is_default"
     )]
     pub media: crate::media_plan::MediaPlan,
+    /// `--synthesis-*` and `--inter-turn-delay-cap-seconds` (docs/datasets.md).
+    #[serde(
+        default,
+        skip_serializing_if = "crate::replay_plan::ReplayPlan::is_default"
+    )]
+    pub replay: crate::replay_plan::ReplayPlan,
 }
 
 impl Default for DatasetPlan {
@@ -171,6 +177,7 @@ impl Default for DatasetPlan {
             use_think_time_only: false,
             max_context_length: None,
             media: crate::media_plan::MediaPlan::default(),
+            replay: crate::replay_plan::ReplayPlan::default(),
         }
     }
 }

@@ -17,6 +17,7 @@ pub mod plan;
 pub mod py;
 pub mod rate_series;
 pub mod record;
+pub mod replay_plan;
 pub mod routing_plan;
 pub mod schedule;
 pub mod seed;

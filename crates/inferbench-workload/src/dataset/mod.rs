@@ -23,6 +23,7 @@ mod seq_dist;
 mod sharegpt;
 mod speed_bench;
 pub(crate) mod synth;
+mod synthesis;
 mod trace_check;
 mod tracelab;
 mod traces;
@@ -77,6 +78,8 @@ pub mod purpose {
     pub const RANDOM_POOL: &str = "dataset.random_pool";
     /// ShareGPT order (vLLM shuffles before filtering).
     pub const SHAREGPT: &str = "dataset.sharegpt";
+    /// `--synthesis-prefix-root-multiplier`: the prefix tree of each trace row.
+    pub const SYNTHESIS: &str = "dataset.synthesis.synthesizer";
 }
 
 /// Default `--isl-block-size` for `mooncake_trace`.
@@ -392,7 +395,8 @@ pub fn build_workload(
             None => detect(path)?,
         };
         check_agentic_flags(ds, kind)?;
-        let convs = match kind {
+        synthesis::check_flags(ds, kind)?;
+        let mut convs = match kind {
             DatasetKind::SingleTurn => custom::load_single_turn(path, plan, seed)?,
             DatasetKind::MultiTurn => custom::load_multi_turn(path, plan, seed)?,
             DatasetKind::RandomPool => custom::load_random_pool(path, plan, seed)?,
@@ -429,6 +433,7 @@ pub fn build_workload(
                 unreachable_kind(kind)?
             }
         };
+        synthesis::cap_delays(&mut convs, ds.replay.inter_turn_delay_cap_seconds);
         (kind, convs)
     } else {
         (

@@ -352,10 +352,13 @@ pub(crate) fn load(
     let file = path.display().to_string();
     let text = read_text(path)?;
     let rows = parse_jsonl(&file, &text)?;
-    let parsed = rows
+    let syn = &plan.dataset.replay.synthesis;
+    let mut parsed = rows
         .iter()
         .map(|(no, obj)| parse_row(&Row::new(&file, *no, obj)))
         .collect::<Result<Vec<_>, _>>()?;
+    // `--synthesis-max-isl`: longer rows are dropped before anything else (AIPerf).
+    parsed.retain(|p| super::synthesis::keep_row(syn, p.input_length));
 
     // Group, and check that no session mixes self-contained and incremental rows.
     let mut convs: Vec<(Conv, bool)> = Vec::new();
@@ -416,6 +419,8 @@ pub(crate) fn load(
         order.push((pi, ci));
     }
 
+    synthesize(&mut parsed, &order, syn, block, seed, &file)?;
+
     // Prompts, in file order, after everything validated.
     let mut prompts = PromptGenerator::new(tok, corpus, seed)?;
     let mut blocks: Option<BlockTexts> = None;
@@ -431,8 +436,13 @@ pub(crate) fn load(
                         Some(b) => b,
                         None => blocks.insert(BlockTexts::new(tok, corpus, block as usize, seed)?),
                     };
-                    b.prompt(ids, len)
-                        .map_err(|m| DatasetError::field(&file, Some(p.line), "hash_ids", m))?
+                    if syn.transforms() {
+                        // Synthesized ids may cover more tokens than a capped length.
+                        b.prompt_capped(ids, len)
+                    } else {
+                        b.prompt(ids, len)
+                            .map_err(|m| DatasetError::field(&file, Some(p.line), "hash_ids", m))?
+                    }
                 }
                 _ => prompts.prompt(len as usize)?,
             };
@@ -453,6 +463,53 @@ pub(crate) fn load(
             c
         })
         .collect())
+}
+
+/// `--synthesis-*` on the parsed rows, in AIPerf's grouped order (sessions in order of first
+/// appearance, rows in file order), then `--synthesis-max-osl` on recorded output lengths.
+fn synthesize(
+    parsed: &mut [Parsed],
+    order: &[(usize, usize)],
+    syn: &inferbench_core::replay_plan::SynthesisPlan,
+    block: u64,
+    seed: u64,
+    file: &str,
+) -> Result<(), WorkloadError> {
+    use super::synthesis::{SynthRow, cap_output};
+    let mut grouped: Vec<(usize, usize)> = order.to_vec();
+    grouped.sort_by_key(|&(pi, ci)| (ci, pi));
+    if syn.transforms() {
+        let mut rows: Vec<SynthRow> = grouped
+            .iter()
+            .map(|&(pi, _)| {
+                let p = &parsed[pi];
+                SynthRow {
+                    hash_ids: p.hash_ids.clone(),
+                    input_length: p.input_length,
+                    timestamp_ms: p.turn.timestamp_ms,
+                    output_length: p.turn.max_tokens,
+                }
+            })
+            .collect();
+        let mut rng = rng_for(seed, super::purpose::SYNTHESIS);
+        super::synthesis::synthesize(&mut rows, syn, block, &mut rng).map_err(|(i, m)| {
+            let p = &parsed[grouped[i].0];
+            DatasetError::field(file, Some(p.line), "input_length", m)
+        })?;
+        for (r, &(pi, _)) in rows.into_iter().zip(&grouped) {
+            let p = &mut parsed[pi];
+            p.hash_ids = r.hash_ids;
+            if p.mode == Mode::Synthetic {
+                p.input_length = r.input_length;
+            }
+            p.turn.timestamp_ms = r.timestamp_ms;
+            p.turn.max_tokens = r.output_length;
+        }
+    }
+    for p in parsed.iter_mut() {
+        p.turn.max_tokens = cap_output(syn, p.turn.max_tokens);
+    }
+    Ok(())
 }
 
 #[cfg(test)]

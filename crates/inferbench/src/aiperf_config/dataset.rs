@@ -203,8 +203,9 @@ fn file_dataset(d: &mut Part<'_>, base: &Path, out: &mut Vec<String>) -> Result<
         lengths(d, "osl", &o, "--osl", "--osl-stddev", out)?;
     }
     if let Some(s) = d.take("synthesis") {
-        synthesis(d, &s)?;
+        super::replay::synthesis(d, &s, out)?;
     }
+    super::replay::file_keys(d, out)?;
     if let Some(p) = d.take("prompts") {
         prompt_selection(d, &p)?;
     }
@@ -219,47 +220,6 @@ fn file_dataset(d: &mut Part<'_>, base: &Path, out: &mut Vec<String>) -> Result<
         ));
     }
     Ok(())
-}
-
-/// `synthesis`: AIPerf's trace transformations (speed-up, length multipliers, ISL filter,
-/// OSL cap). None is built in inferbench (no `--synthesis-*` flag), so only the identity
-/// (every field at its default) is accepted.
-fn synthesis(d: &Part<'_>, s: &Value) -> Result<(), String> {
-    let mut p = Part::new(d.file, &d.path("synthesis"), s)?;
-    for (k, identity) in [
-        ("speedupRatio", 1.0),
-        ("prefixLenMultiplier", 1.0),
-        ("prefixRootMultiplier", 1.0),
-        ("promptLenMultiplier", 1.0),
-        ("outputLenMultiplier", 1.0),
-    ] {
-        if let Some(v) = p.take(k)
-            && v.as_f64() != Some(identity)
-        {
-            return Err(p.refuse_why(
-                k,
-                &v,
-                "trace synthesis is not built (AIPerf's --synthesis-* flags have no inferbench counterpart)",
-            ));
-        }
-    }
-    for k in ["maxIsl", "maxOsl"] {
-        if let Some(v) = p.take(k) {
-            return Err(p.refuse_why(
-                k,
-                &v,
-                "trace synthesis is not built (AIPerf's --synthesis-* flags have no inferbench counterpart)",
-            ));
-        }
-    }
-    if p.boolean("allowDatasetWrap")? == Some(true) {
-        return Err(p.refuse_why(
-            "allowDatasetWrap",
-            &Value::Bool(true),
-            "it applies to weka/agentic traces, which are not built",
-        ));
-    }
-    p.done()
 }
 
 /// A file named by the config, resolved against its directory; it must exist.

@@ -444,6 +444,7 @@ fn profiling_phase(file: &str, at: &str, p: &Value, out: &mut Vec<String>) -> Re
 
 /// Keys every phase may have that change nothing at their defaults.
 fn common_phase_parts(p: &mut Part<'_>) -> Result<(), String> {
+    super::replay::phase_keys(p)?;
     if let Some(s) = p.take("seamless")
         && s != Value::Bool(false)
     {

@@ -17,6 +17,7 @@ mod media;
 mod outputs;
 mod part;
 mod read;
+mod replay;
 mod subst;
 pub mod sweep;
 #[cfg(test)]

@@ -309,10 +309,6 @@ fn aiperf_config_templates_with_parts_not_built_are_refused_by_name() {
             "fixed_schedule.yaml",
             "benchmark.artifacts: not built in inferbench plans",
         ),
-        (
-            "trace_replay.yaml",
-            "benchmark.dataset.synthesis.speedupRatio 2.0: not built in inferbench (trace synthesis is not built",
-        ),
     ] {
         let e = refused(name, &Options::default());
         assert!(e.contains(want), "{name}: want {want}: {e}");

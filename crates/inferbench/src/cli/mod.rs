@@ -27,6 +27,7 @@ mod plan;
 mod plan_args;
 mod profile_args;
 mod qualify_args;
+pub(crate) mod replay_args;
 mod routing_args;
 mod shard_args;
 mod telemetry_args;

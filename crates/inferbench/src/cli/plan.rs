@@ -193,6 +193,7 @@ fn dataset_plan(
         )?,
         apply_chat_template: a.apply_chat_template,
         media: super::media_args::media_plan(&a.media)?,
+        replay: super::replay_args::replay_plan(&a.replay)?,
     })
 }
 

@@ -461,4 +461,7 @@ pub struct ProfileArgs {
     // ---- Synthetic images, audio and video (docs/datasets.md)
     #[command(flatten)]
     pub media: super::media_args::MediaArgs,
+    // ---- Trace synthesis and replay controls (docs/datasets.md)
+    #[command(flatten)]
+    pub replay: super::replay_args::ReplayArgs,
 }

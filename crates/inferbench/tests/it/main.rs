@@ -31,6 +31,7 @@ mod plan;
 mod plot;
 mod profile;
 mod progress;
+mod replay;
 mod report_html;
 mod routing;
 mod rx_stamps;
