@@ -133,7 +133,7 @@ pub fn service_notes(m: &ArgMatches) -> Result<Vec<String>, String> {
     if sub.get_flag("tokenizer_trust_remote_code") {
         return Err("--tokenizer-trust-remote-code: refused: it runs a tokenizer's own Python code, and inferbench runs no code; its tokenizers read tokenizer.json only".into());
     }
-    let mut notes = Vec::new();
+    let mut notes = super::service_args::notes(sub)?;
     if let Some(n) = sub.get_one::<u64>("record_processors") {
         notes.push(format!(
             "--record-processor-service-count {n}: no effect: inferbench folds every record in its one process (AIPerf's record-processor services do not exist here)"

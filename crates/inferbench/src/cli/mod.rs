@@ -28,6 +28,7 @@ mod plan_args;
 mod profile_args;
 mod qualify_args;
 mod routing_args;
+mod service_args;
 mod shard_args;
 mod telemetry_args;
 mod tls_args;
@@ -57,6 +58,7 @@ pub use plan::{build_plan, cells};
 #[allow(unused_imports)]
 pub use plan_args::{PlanArgs, PlanCommand};
 pub use qualify_args::QualifyArgs;
+pub use service_args::log_settings;
 pub use shard_args::{
     KubeArgs, KubeCollectArgs, KubeCommand, KubeRenderArgs, MergeArgs, TimeServerArgs,
 };
@@ -74,5 +76,7 @@ pub use values::{
 };
 pub use variants::variant_cells;
 
+#[cfg(test)]
+mod flag_list_tests;
 #[cfg(test)]
 pub(crate) mod tests;

@@ -461,4 +461,7 @@ pub struct ProfileArgs {
     // ---- Synthetic images, audio and video (docs/datasets.md)
     #[command(flatten)]
     pub media: super::media_args::MediaArgs,
+    // ---- Server profiler, log level, stats interval, auto-plot, trace timing, transport
+    #[command(flatten)]
+    pub service: super::service_args::ServiceArgs,
 }
