@@ -76,6 +76,7 @@ pub fn run(a: &ProfileArgs, argv: &[String]) -> Result<u8, Failure> {
         streaming_given,
         progress: Mutex::new(None),
         sweep_table: Mutex::new(table),
+        trace_timing: a.service.show_trace_timing,
     });
     // `--config`'s user files and auto-plot, after each run (config_hooks.rs).
     let (observer, hooked) = crate::config_hooks::wrap(a, printer)?;
@@ -157,6 +158,8 @@ pub struct Printer {
     pub progress: Mutex<Option<(std::sync::mpsc::Sender<()>, std::thread::JoinHandle<()>)>>,
     /// The sweep table, printed again as each cell finishes (None: not printed).
     pub sweep_table: Mutex<Option<crate::sweep_table::SweepTable>>,
+    /// `--show-trace-timing`: print the HTTP trace timing table after each run's tables.
+    pub trace_timing: bool,
 }
 
 impl Observer for Printer {
@@ -240,6 +243,15 @@ impl Printer {
             );
             if let Some(t) = &r.breakdown_console {
                 println!("{t}");
+            }
+        }
+        if self.trace_timing {
+            match inferbench_artifacts::console::render_http_trace_timing(&r.scores.profiling) {
+                Some(t) => println!("{t}"),
+                None if crate::log_level::warnings() => eprintln!(
+                    "inferbench: warning: --show-trace-timing: no request of the profiling phase has HTTP trace timing"
+                ),
+                None => {}
             }
         }
         let info = crate::log_level::info();

@@ -29,9 +29,9 @@ pub struct ServiceArgs {
     /// The profiler's stop route (default `/stop_profile`). Enables `--server-profiler`.
     #[arg(long = "server-profiler-stop-path")]
     pub server_profiler_stop_path: Option<String>,
-    /// After the run, print AIPerf's "HTTP Trace Timing" table (k6's blocked, DNS,
-    /// connecting, sending, waiting, receiving, duration), also written as
-    /// `inferbench_http_trace_timing.txt`.
+    /// After each run, print AIPerf's "HTTP Trace Timing" table: the `http_req_*` metrics
+    /// (k6's blocked, DNS lookup, connecting, sending, waiting, receiving, duration, and the
+    /// totals, connection reuse, bytes and chunks), avg/min/max/p99/p90/p50/std.
     #[arg(long = "show-trace-timing")]
     pub show_trace_timing: bool,
     /// What inferbench writes on stderr: TRACE, DEBUG, INFO (default), NOTICE, SUCCESS,

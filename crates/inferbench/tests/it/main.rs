@@ -34,6 +34,7 @@ mod report_html;
 mod routing;
 mod scale_out;
 mod secrets;
+mod service_flags;
 mod sim_server;
 mod sweep_trials;
 mod sweep_variants;
