@@ -69,7 +69,7 @@ pub use plan::{CellValues, DEFAULT_ARTIFACT_DIR, SIM_MODEL, endpoint_type};
 pub use profile_args::ProfileArgs;
 #[allow(unused_imports)]
 pub use unbuilt::UNBUILT_FLAGS;
-pub use unbuilt::{check_unbuilt, command_with_unbuilt};
+pub use unbuilt::{check_unbuilt, command_with_unbuilt, refusal};
 pub use values::{
     normalize_url, parse_extra_inputs, parse_headers, recorded_command_line, redacted_command_line,
     url_and_credentials, utf8_args, without_url_credentials,

@@ -124,6 +124,14 @@ pub const REFUSED_FLAGS: &[(&str, bool, &str)] = &[
     ("api-port", true, API),
 ];
 
+/// The reason `--flag` (without its dashes) is refused, for the YAML keys that give it.
+pub fn refusal(flag: &str) -> Option<&'static str> {
+    REFUSED_FLAGS
+        .iter()
+        .find(|(n, _, _)| *n == flag)
+        .map(|(_, _, why)| *why)
+}
+
 /// Add the unbuilt and refused flags to the `profile` and `inspect` subcommands, hidden, so
 /// that clap accepts them and [`check_unbuilt`] can name them in a clear error.
 pub fn command_with_unbuilt() -> clap::Command {
