@@ -24,7 +24,7 @@ fn get(url: &str, path: &str) -> String {
     raw.split_once("\r\n\r\n").unwrap().1.to_string()
 }
 
-fn base<'a>(dir: &'a str) -> Vec<&'a str> {
+fn base(dir: &str) -> Vec<&str> {
     vec![
         "profile",
         "--request-count",
