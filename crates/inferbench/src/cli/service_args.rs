@@ -218,6 +218,36 @@ pub fn notes(sub: &ArgMatches) -> Result<Vec<String>, String> {
     Ok(notes)
 }
 
+/// `inspect` sends its requests one by one, with no phases and no run directory: the flags
+/// of a run's phases, progress and files have no effect there.
+pub fn inspect_notes(sub: &ArgMatches) -> Vec<String> {
+    let given = |id: &str| {
+        sub.value_source(id)
+            .is_some_and(|s| s == clap::parser::ValueSource::CommandLine)
+    };
+    [
+        ("server_profiler", "--server-profiler"),
+        (
+            "server_profiler_timeout_seconds",
+            "--server-profiler-timeout-seconds",
+        ),
+        ("server_profiler_start_path", "--server-profiler-start-path"),
+        ("server_profiler_stop_path", "--server-profiler-stop-path"),
+        ("show_trace_timing", "--show-trace-timing"),
+        ("stats_interval", "--stats-interval"),
+        ("auto_plot", "--auto-plot"),
+        ("plot_required", "--plot-required"),
+    ]
+    .into_iter()
+    .filter(|(id, _)| given(id))
+    .map(|(_, flag)| {
+        format!(
+            "{flag}: no effect with inspect (it has no profiling phase, progress or run directory)"
+        )
+    })
+    .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -274,3 +274,18 @@ fn refused_aiperf_flags_name_themselves_with_their_reason() {
         assert!(err.contains(expect), "{args:?}: {err}");
     }
 }
+
+#[test]
+fn inspect_says_the_run_flags_have_no_effect_there() {
+    let o = run(&["inspect", "--server-profiler", "--auto-plot"]);
+    let err = stderr(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(
+        err.contains("inferbench: note: --server-profiler: no effect with inspect"),
+        "{err}"
+    );
+    assert!(
+        err.contains("inferbench: note: --auto-plot: no effect with inspect"),
+        "{err}"
+    );
+}
