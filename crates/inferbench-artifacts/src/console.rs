@@ -114,6 +114,48 @@ pub fn render_console_for_terminal(summary: &Summary) -> String {
     render(summary, true)
 }
 
+/// Rows of the HTTP trace timing table (`--show-trace-timing`): k6's phases in request
+/// order, then the totals, the connection and the bytes and chunks.
+pub const HTTP_TRACE_ROWS: [&str; 14] = [
+    "http_req_blocked",
+    "http_req_dns_lookup",
+    "http_req_connecting",
+    "http_req_sending",
+    "http_req_waiting",
+    "http_req_receiving",
+    "http_req_duration",
+    "http_req_connection_overhead",
+    "http_req_total",
+    "http_req_connection_reused",
+    "http_req_data_sent",
+    "http_req_data_received",
+    "http_req_chunks_sent",
+    "http_req_chunks_received",
+];
+
+/// AIPerf's "HTTP Trace Timing" console table (`--show-trace-timing`), titled
+/// `inferbench | HTTP Trace Timing`: the `http_req_*` metrics of the summary. None when the
+/// summary has none (no request was sent over HTTP).
+pub fn render_http_trace_timing(summary: &Summary) -> Option<String> {
+    let mut t = new_table(&COLUMNS);
+    let mut any = false;
+    for tag in HTTP_TRACE_ROWS {
+        if let Some(m) = summary.get(tag) {
+            t.add_row(row(m));
+            any = true;
+        }
+    }
+    if !any {
+        return None;
+    }
+    for i in 1..COLUMNS.len() {
+        if let Some(c) = t.column_mut(i) {
+            c.set_cell_alignment(CellAlignment::Right);
+        }
+    }
+    Some(titled("inferbench | HTTP Trace Timing", &t))
+}
+
 /// Whether every shown value of a metric is zero.
 fn all_zero(m: &MetricResult) -> bool {
     match &m.value {
@@ -367,5 +409,22 @@ mod tests {
         let effective = out.find("LLM Metrics: Effective").unwrap();
         assert!(latency < acc && acc < effective, "{out}");
         assert!(out.contains("92.00"), "{out}");
+    }
+
+    #[test]
+    fn the_http_trace_timing_table_lists_the_http_metrics_in_k6_order() {
+        let s = non_streaming();
+        assert_eq!(render_http_trace_timing(&s), None);
+        let mut s = non_streaming();
+        s.metrics
+            .push(dist("http_req_waiting", "HTTP Waiting (TTFB)", 20.5));
+        s.metrics
+            .push(dist("http_req_blocked", "HTTP Blocked", 0.01));
+        let t = render_http_trace_timing(&s).unwrap();
+        assert!(t.contains("inferbench | HTTP Trace Timing"), "{t}");
+        let blocked = t.find("HTTP Blocked").unwrap();
+        let waiting = t.find("HTTP Waiting (TTFB)").unwrap();
+        assert!(blocked < waiting, "{t}");
+        assert!(t.contains("20.50") && !t.contains("Request Latency"), "{t}");
     }
 }

@@ -42,6 +42,35 @@ pub struct ResetKvCachePlan {
     pub timeout_s: f64,
 }
 
+/// `--server-profiler`: `POST {origin}{start_path}` before the profiling phase and
+/// `POST {origin}{stop_path}` after it, at every unique origin of the URLs (AIPerf's control
+/// hook; vLLM's and SGLang's torch-profiler routes).
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct ServerProfilerPlan {
+    /// Relative path, `/start_profile` by default.
+    pub start_path: String,
+    /// Relative path, `/stop_profile` by default.
+    pub stop_path: String,
+    /// Per-request timeout (`--server-profiler-timeout-seconds`, 30 s when unset, as AIPerf).
+    pub timeout_s: f64,
+}
+
+/// AIPerf's default profiler routes and timeout.
+pub const DEFAULT_PROFILER_START_PATH: &str = "/start_profile";
+pub const DEFAULT_PROFILER_STOP_PATH: &str = "/stop_profile";
+pub const DEFAULT_PROFILER_TIMEOUT_S: f64 = 30.0;
+
+/// What the server profiler's control requests did, as the manifest records it.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
+pub struct ServerProfilerRecord {
+    /// One line per control request: `POST URL: STATUS` or `POST URL: ERROR`, in order.
+    pub requests: Vec<String>,
+    /// Every start answered 2xx (the profiling phase ran under the profiler).
+    pub started: bool,
+    /// Every stop answered 2xx.
+    pub stopped: bool,
+}
+
 /// AIPerf's default reset path (vLLM's route).
 pub const DEFAULT_RESET_PATH: &str = "/reset_prefix_cache";
 /// AIPerf's per-attempt timeout when `--reset-kv-cache-timeout-seconds` is not given.
@@ -67,6 +96,9 @@ pub struct ControlsPlan {
     /// `X-Correlation-ID`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub session_header: Option<String>,
+    /// `--server-profiler` (or one of its path/timeout flags, which enable it as in AIPerf).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_profiler: Option<ServerProfilerPlan>,
     /// `--export-outputs-json`: write AIPerf's `outputs.json` with each response's text.
     #[serde(default)]
     pub export_outputs_json: bool,
@@ -84,6 +116,7 @@ impl Default for ControlsPlan {
             wait_for_model_interval_s: DEFAULT_WAIT_INTERVAL_S,
             reset_kv_cache: None,
             session_header: None,
+            server_profiler: None,
             export_outputs_json: false,
         }
     }

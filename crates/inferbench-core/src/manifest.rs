@@ -103,6 +103,9 @@ pub struct ServerIdentity {
     /// `--reset-kv-cache`: the reset POSTed before this run, and the server's answer.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kv_cache_reset: Option<crate::controls_plan::KvCacheReset>,
+    /// `--server-profiler`: the start and stop requests around the profiling phase.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_profiler: Option<crate::controls_plan::ServerProfilerRecord>,
 }
 
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]

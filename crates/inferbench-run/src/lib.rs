@@ -33,6 +33,7 @@ pub mod qualify_run;
 pub mod routing;
 pub mod run_identity;
 pub mod rundir;
+pub mod server_profiler;
 pub mod sessions;
 pub mod shard;
 pub mod side_files;

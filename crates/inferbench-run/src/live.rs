@@ -134,6 +134,11 @@ pub async fn run_one(mut p: Prepared, observer: &Arc<dyn Observer>) -> Result<Ru
     );
     crate::routing::apply(&mut engine, &route_uris, route_models);
     engine.set_reuse_strategy(plan.connection.reuse_strategy);
+    // `--server-profiler`: started right before the profiling phase, stopped right after.
+    let profiler = crate::server_profiler::gate(plan, &p.engine.headers, clock)?;
+    if let Some(sp) = &profiler {
+        engine.set_phase_gate(sp.gate.clone());
+    }
     let progress = engine.progress();
     if let Some(s) = &scraper {
         let h = s.handle();
@@ -264,6 +269,12 @@ pub async fn run_one(mut p: Prepared, observer: &Arc<dyn Observer>) -> Result<Ru
     };
     evidence.finish(end.clone())?;
 
+    if let Some(sp) = &profiler {
+        for w in sp.warnings.lock().map(|w| w.clone()).unwrap_or_default() {
+            observer.event(Event::Warning { message: &w });
+        }
+        manifest.server.server_profiler = sp.record.lock().ok().map(|r| r.clone());
+    }
     let partial = outcome.stop_reason != StopReason::Completed;
     manifest.stop_reason = outcome.stop_reason;
     manifest.partial = partial;
@@ -427,6 +438,7 @@ fn first_manifest(
                 _ => "remote".into(),
             },
             kv_cache_reset,
+            server_profiler: None,
         },
         files: Vec::new(),
         identity: None,

@@ -16,8 +16,8 @@ use serde_json::{Value, json};
 use crate::{Failure, Prepared};
 
 /// One control request's answer: the status and the body.
-struct Answer {
-    status: u16,
+pub(crate) struct Answer {
+    pub(crate) status: u16,
     body: Bytes,
 }
 
@@ -27,6 +27,17 @@ async fn send(
     url: &str,
     body: Option<&[u8]>,
     p: &Prepared,
+    timeout: Duration,
+) -> Result<Answer, String> {
+    send_with(clock, url, body, &p.engine.headers, timeout).await
+}
+
+/// [`send`] with the headers given (a control request made where no `Prepared` is at hand).
+pub(crate) async fn send_with(
+    clock: Clock,
+    url: &str,
+    body: Option<&[u8]>,
+    headers: &[inferbench_client::ConfiguredHeader],
     timeout: Duration,
 ) -> Result<Answer, String> {
     let uri: hyper::Uri = url
@@ -54,7 +65,7 @@ async fn send(
         if body.is_some() {
             req = req.header(http::header::CONTENT_TYPE, "application/json");
         }
-        for h in &p.engine.headers {
+        for h in headers {
             req = req.header(h.name(), h.value());
         }
         let data = match body {
@@ -86,7 +97,7 @@ async fn send(
 }
 
 /// `scheme://host[:port]` of a URL (control routes are relative to the origin, as in AIPerf).
-fn origin(url: &str) -> Result<String, Failure> {
+pub(crate) fn origin(url: &str) -> Result<String, Failure> {
     let uri: hyper::Uri = url
         .parse()
         .map_err(|e| Failure::input(format!("--url {url:?}: {e}")))?;

@@ -355,6 +355,20 @@ async fn handle(
             crate::stats::bump(&shared.counters.prefix_cache_resets);
             json(StatusCode::OK, Bytes::from_static(br#"{"status":"ok"}"#))
         }
+        // vLLM's and SGLang's torch-profiler routes: what `--server-profiler` posts around
+        // the profiling phase. Counted, with the requests received so far (their order).
+        "/start_profile" | "/stop_profile" if method == Method::POST => {
+            let c = &shared.counters;
+            let n = c.requests.load(std::sync::atomic::Ordering::Relaxed);
+            let (calls, at) = if req.uri().path() == "/start_profile" {
+                (&c.profiler_starts, &c.requests_at_profiler_start)
+            } else {
+                (&c.profiler_stops, &c.requests_at_profiler_stop)
+            };
+            at.store(n, std::sync::atomic::Ordering::Relaxed);
+            crate::stats::bump(calls);
+            json(StatusCode::OK, Bytes::from_static(br#"{"status":"ok"}"#))
+        }
         "/sim/reset" if method == Method::POST => {
             shared.counters.reset();
             json(StatusCode::OK, Bytes::from_static(br#"{"status":"reset"}"#))

@@ -53,6 +53,18 @@ pub struct SimStats {
     /// `--reset-kv-cache` sends. Not cleared by `/sim/reset`, which is itself a control.
     #[serde(default)]
     pub prefix_cache_resets: u64,
+    /// `POST /start_profile` and `POST /stop_profile` calls answered: what
+    /// `--server-profiler` sends. Not cleared by `/sim/reset`.
+    #[serde(default)]
+    pub profiler_starts: u64,
+    #[serde(default)]
+    pub profiler_stops: u64,
+    /// The inference requests received when the last start and the last stop arrived: a
+    /// test reads the order of the calls from them.
+    #[serde(default)]
+    pub requests_at_profiler_start: u64,
+    #[serde(default)]
+    pub requests_at_profiler_stop: u64,
     /// Data frames of streamed bodies handed to hyper (every SSE event, `[DONE]` included).
     #[serde(default)]
     pub stream_frames: u64,
@@ -124,6 +136,10 @@ pub(crate) struct Counters {
     pub(crate) itl: TimingCounter,
     pub(crate) per_endpoint: [AtomicU64; ENDPOINT_KINDS],
     pub(crate) prefix_cache_resets: AtomicU64,
+    pub(crate) profiler_starts: AtomicU64,
+    pub(crate) profiler_stops: AtomicU64,
+    pub(crate) requests_at_profiler_start: AtomicU64,
+    pub(crate) requests_at_profiler_stop: AtomicU64,
     pub(crate) stream_frames: AtomicU64,
     pub(crate) stream_writes: AtomicU64,
 }
@@ -151,6 +167,10 @@ impl Counters {
                 .filter(|(_, n)| *n > 0)
                 .collect(),
             prefix_cache_resets: self.prefix_cache_resets.load(Relaxed),
+            profiler_starts: self.profiler_starts.load(Relaxed),
+            profiler_stops: self.profiler_stops.load(Relaxed),
+            requests_at_profiler_start: self.requests_at_profiler_start.load(Relaxed),
+            requests_at_profiler_stop: self.requests_at_profiler_stop.load(Relaxed),
             stream_frames: self.stream_frames.load(Relaxed),
             stream_writes: self.stream_writes.load(Relaxed),
         }

@@ -13,6 +13,7 @@ mod grade_cmd;
 mod inspect;
 mod kube_cmd;
 mod ledger_cmd;
+mod log_level;
 mod manual;
 mod merge_cmd;
 mod metrics_cmd;
@@ -71,9 +72,20 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    match cli::log_settings(&matches) {
+        Ok((level, interval)) => {
+            log_level::set(level);
+            progress::set_interval(interval);
+        }
+        Err(e) => {
+            eprintln!("inferbench: error: {e}");
+            return ExitCode::from(2);
+        }
+    }
     match cli::service_notes(&matches) {
         Ok(notes) => notes
             .iter()
+            .filter(|_| log_level::notes())
             .for_each(|n| eprintln!("inferbench: note: {n}")),
         Err(e) => {
             eprintln!("inferbench: error: {e}");
@@ -86,7 +98,7 @@ fn main() -> ExitCode {
     }
     match cli::check_given(&matches) {
         Ok(warnings) => {
-            for w in warnings {
+            for w in warnings.iter().filter(|_| log_level::warnings()) {
                 eprintln!("inferbench: warning: {w}");
             }
         }

@@ -146,6 +146,7 @@ fn run_profile(ledger: &Ledger, r: &Ready) -> ProfileResult {
         streaming_given: r.streaming_given,
         progress: Mutex::new(None),
         sweep_table: Mutex::new(None),
+        trace_timing: false,
     });
     let run_code = match inferbench_run::run_sweep_declared(&r.sweep, &r.declared, printer) {
         Ok(o) => {

@@ -18,7 +18,10 @@ pub fn run(a: &ProfileArgs, argv: &[String]) -> Result<u8, Failure> {
     let several = n > 1 || a.num_profile_runs > 1;
     let is_sweep = n > 1;
     let base = base_seed(a, several);
-    for w in sweep_flag_notes(a, is_sweep) {
+    for w in sweep_flag_notes(a, is_sweep)
+        .iter()
+        .filter(|_| crate::log_level::warnings())
+    {
         eprintln!("inferbench: warning: {w}");
     }
     let per_cell = is_sweep && !a.aiperf.parameter_sweep_same_seed;
@@ -38,7 +41,7 @@ pub fn run(a: &ProfileArgs, argv: &[String]) -> Result<u8, Failure> {
     // `--variant`: each cell is the command line with the variant's flags last; named by the
     // variant (AIPerf's scenario), which also labels its trials' derived seeds.
     for (i, v) in variants.into_iter().enumerate() {
-        for w in &v.warnings {
+        for w in v.warnings.iter().filter(|_| crate::log_level::warnings()) {
             eprintln!("inferbench: warning: {w}");
         }
         let one = crate::cli::cells(&v.args)
@@ -73,6 +76,7 @@ pub fn run(a: &ProfileArgs, argv: &[String]) -> Result<u8, Failure> {
         streaming_given,
         progress: Mutex::new(None),
         sweep_table: Mutex::new(table),
+        trace_timing: a.service.show_trace_timing,
     });
     // `--config`'s user files and auto-plot, after each run (config_hooks.rs).
     let (observer, hooked) = crate::config_hooks::wrap(a, printer)?;
@@ -154,11 +158,20 @@ pub struct Printer {
     pub progress: Mutex<Option<(std::sync::mpsc::Sender<()>, std::thread::JoinHandle<()>)>>,
     /// The sweep table, printed again as each cell finishes (None: not printed).
     pub sweep_table: Mutex<Option<crate::sweep_table::SweepTable>>,
+    /// `--show-trace-timing`: print the HTTP trace timing table after each run's tables.
+    pub trace_timing: bool,
 }
 
 impl Observer for Printer {
     fn event(&self, event: Event<'_>) {
+        let info = crate::log_level::info();
         match event {
+            Event::SimulatedServer { .. }
+            | Event::Cell { .. }
+            | Event::Repeat { .. }
+            | Event::SweepWritten { .. }
+                if !info => {}
+            Event::Warning { .. } if !crate::log_level::warnings() => {}
             Event::SimulatedServer {
                 url,
                 ttft_ms,
@@ -232,18 +245,32 @@ impl Printer {
                 println!("{t}");
             }
         }
-        eprintln!(
-            "inferbench: tokens counted with {}{}",
-            r.tokenizer,
-            if r.use_server_token_count {
-                " (token metrics from the server's usage: --use-server-token-count)"
-            } else {
-                ""
+        if self.trace_timing {
+            match inferbench_artifacts::console::render_http_trace_timing(&r.scores.profiling) {
+                Some(t) => println!("{t}"),
+                None if crate::log_level::warnings() => eprintln!(
+                    "inferbench: warning: --show-trace-timing: no request of the profiling phase has HTTP trace timing"
+                ),
+                None => {}
             }
-        );
-        eprintln!("inferbench: artifacts in {}", r.dir.display());
-        eprintln!("{}", describe_resources(&r.resources));
-        if let Some(w) = r.scores.schedule.as_ref().and_then(schedule_warning) {
+        }
+        let info = crate::log_level::info();
+        if info {
+            eprintln!(
+                "inferbench: tokens counted with {}{}",
+                r.tokenizer,
+                if r.use_server_token_count {
+                    " (token metrics from the server's usage: --use-server-token-count)"
+                } else {
+                    ""
+                }
+            );
+            eprintln!("inferbench: artifacts in {}", r.dir.display());
+            eprintln!("{}", describe_resources(&r.resources));
+        }
+        if let Some(w) = r.scores.schedule.as_ref().and_then(schedule_warning)
+            && crate::log_level::warnings()
+        {
             eprintln!("{w}");
         }
         if r.interrupted() {

@@ -111,6 +111,7 @@ pub fn run(q: &QualifyArgs, argv: &[String]) -> Result<u8, Failure> {
         streaming_given: argv.iter().any(|s| s == "--streaming"),
         progress: Mutex::new(None),
         sweep_table: Mutex::new(None),
+        trace_timing: false,
     });
     let l = LadderPlan {
         base: CellPlan {

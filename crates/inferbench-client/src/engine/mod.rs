@@ -332,6 +332,9 @@ pub struct Engine {
     /// Called right before a phase's first request (`true`) and right after its last record
     /// (`false`), with nothing in flight: the run takes its bracketing scrapes there.
     phase_hook: Option<PhaseHook>,
+    /// Awaited before a phase starts (`true`) and after it ends (`false`), after the hook
+    /// (see [`Engine::set_phase_gate`]).
+    phase_gate: Option<PhaseGate>,
     /// Requests due and not yet written, and records handed to the writer (evidence).
     queues: Arc<InternalQueues>,
     /// Every open connection's fd, for the sampler's socket readings.
@@ -347,6 +350,17 @@ pub(super) type SlotConns = Vec<Option<Conn>>;
 
 /// See [`Engine::set_phase_hook`].
 pub type PhaseHook = Arc<dyn Fn(Phase, bool) + Send + Sync>;
+
+/// See [`Engine::set_phase_gate`].
+pub type PhaseGate = Arc<
+    dyn Fn(
+            Phase,
+            bool,
+        )
+            -> std::pin::Pin<Box<dyn std::future::Future<Output = Result<(), String>> + Send>>
+        + Send
+        + Sync,
+>;
 
 impl Engine {
     /// `order` gives the conversation index (0-based, in workload order) of each new
@@ -404,6 +418,7 @@ impl Engine {
             cancel_seed,
             abort_reason: std::sync::Mutex::new(None),
             phase_hook: None,
+            phase_gate: None,
             queues: InternalQueues::new(),
             sockets: SocketRegistry::new(),
             reuse: ReuseStrategy::Pooled,
@@ -453,6 +468,14 @@ impl Engine {
     /// A function called at each phase's edges (see the field): it may block briefly.
     pub fn set_phase_hook(&mut self, hook: PhaseHook) {
         self.phase_hook = Some(hook);
+    }
+
+    /// An async step at each phase's edges, with nothing in flight (the server profiler's
+    /// start and stop requests). An error before a phase cancels the run there, with that
+    /// reason (no request of the phase is sent); an error after one is the gate's own to
+    /// report.
+    pub fn set_phase_gate(&mut self, gate: PhaseGate) {
+        self.phase_gate = Some(gate);
     }
 
     pub fn progress(&self) -> Arc<Progress> {
@@ -512,9 +535,23 @@ impl Engine {
             if let Some(h) = &engine.phase_hook {
                 h(spec.phase, true);
             }
+            if let Some(g) = &engine.phase_gate
+                && let Err(e) = g(spec.phase, true).await
+            {
+                if let Ok(mut r) = engine.abort_reason.lock() {
+                    r.get_or_insert(e);
+                }
+                if let Some(h) = &engine.phase_hook {
+                    h(spec.phase, false);
+                }
+                break;
+            }
             let w = run_phase(&engine, &spec, &sink).await;
             if let Some(h) = &engine.phase_hook {
                 h(spec.phase, false);
+            }
+            if let Some(g) = &engine.phase_gate {
+                let _ = g(spec.phase, false).await;
             }
             records += w.completed;
             let _ = sink.send(EngineEvent::Phase(w));

@@ -8,6 +8,11 @@ use std::path::Path;
 use serde_json::{Map, Value};
 
 use super::part::{Part, fmt_num};
+
+/// The reason a flag is refused (cli/unbuilt.rs), for the YAML key that gives it.
+fn refusal(flag: &str) -> &'static str {
+    crate::cli::refusal(flag).unwrap_or("refused")
+}
 use super::{dataset, outputs};
 
 /// The flags of a whole config; `benchmark` is the (scenario-merged) benchmark table;
@@ -101,6 +106,40 @@ pub fn flags_for(
         }
         if let Some(s) = b.take("serverMetrics") {
             outputs::server_metrics(file, &s, simulated, &mut out)?;
+        }
+        if let Some(l) = b.take("logging") {
+            let mut l = Part::new(file, "benchmark.logging", &l)?;
+            if let Some(level) = l.string("level")? {
+                out.extend(["--log-level".into(), level]);
+            }
+            l.done()?;
+        }
+        if let Some(r) = b.take("runtime") {
+            let mut r = Part::new(file, "benchmark.runtime", &r)?;
+            if let Some(s) = r.num("statsInterval")? {
+                out.extend(["--stats-interval".into(), fmt_num(s)]);
+            }
+            if let Some(u) = r.string("ui")? {
+                out.extend(["--ui".into(), u]);
+            }
+            if let Some(p) = r.take("apiPort") {
+                return Err(r.refuse_why("apiPort", &p, refusal("api-port")));
+            }
+            r.done()?;
+        }
+    }
+    // Refused with the reason of the flags that give them.
+    for (k, flag) in [
+        ("otel", "otel-url"),
+        ("mlflow", "mlflow-tracking-uri"),
+        ("wandb", "wandb-project"),
+        ("networkLatency", "network-latency-mean"),
+        ("unsafeOverride", "unsafe-override"),
+    ] {
+        match b.take(k) {
+            None | Some(Value::Null) | Some(Value::Bool(false)) => {}
+            Some(v) if v.get("enabled") == Some(&Value::Bool(false)) => {}
+            Some(v) => return Err(b.refuse_why(k, &v, refusal(flag))),
         }
     }
     if let Some(v) = b.take("slos") {
@@ -229,6 +268,41 @@ fn endpoint(file: &str, e: &Value, simulated: bool, out: &mut Vec<String>) -> Re
     }
     if let Some(m) = e.string("waitForModelMode")? {
         out.extend(["--wait-for-model-mode".into(), m]);
+    }
+    match e.take("serverProfiler") {
+        None | Some(Value::Bool(false)) => {}
+        Some(Value::Bool(true)) => out.push("--server-profiler".into()),
+        Some(v @ Value::Object(_)) => {
+            let mut r = Part::new(file, &e.path("serverProfiler"), &v)?;
+            out.push("--server-profiler".into());
+            if let Some(t) = r.num("timeoutSeconds")? {
+                out.extend(["--server-profiler-timeout-seconds".into(), fmt_num(t)]);
+            }
+            for (k, flag) in [
+                ("startPath", "--server-profiler-start-path"),
+                ("stopPath", "--server-profiler-stop-path"),
+            ] {
+                if let Some(p) = r.string(k)? {
+                    out.extend([flag.into(), p]);
+                }
+            }
+            r.done()?;
+        }
+        Some(other) => return Err(e.refuse("serverProfiler", &other)),
+    }
+    match e.take("requestContentType") {
+        None | Some(Value::Null) => {}
+        Some(Value::String(c)) if c.eq_ignore_ascii_case("application/json") => {}
+        Some(v) => return Err(e.refuse("requestContentType", &v)),
+    }
+    for (k, flag) in [
+        ("downloadVideoContent", "download-video-content"),
+        ("uuidAndStrip", "uuid-and-strip"),
+    ] {
+        match e.take(k) {
+            None | Some(Value::Null) | Some(Value::Bool(false)) => {}
+            Some(v) => return Err(e.refuse_why(k, &v, refusal(flag))),
+        }
     }
     match e.take("resetKvCache") {
         None | Some(Value::Bool(false)) => {}

@@ -48,11 +48,7 @@ pub(super) fn artifacts(file: &str, a: &Value, out: &mut Vec<String>) -> Result<
         out.push("--export-outputs-json".into());
     }
     if a.boolean("showTraceTiming")? == Some(true) {
-        return Err(a.refuse_why(
-            "showTraceTiming",
-            &Value::Bool(true),
-            "the console has no HTTP trace timing table; the http_req_* metrics are in the summary files, and trace: true adds trace_data to profile_export.jsonl",
-        ));
+        out.push("--show-trace-timing".into());
     }
     // Carried out by `profile` itself (hooks.rs): checked here, no flag.
     for k in ["userFiles", "user_files"] {

@@ -154,8 +154,8 @@ fn artifacts_raw_trace_and_slices_map_and_trace_timing_is_refused() {
         ),
         "{f:?}"
     );
-    let e = flags(&t.replace("trace: true", "showTraceTiming: true"), &CLI).unwrap_err();
-    assert!(e.starts_with("x.yaml: benchmark.artifacts.showTraceTiming true: not built in inferbench (the console has no HTTP trace timing table"), "{e}");
+    let f = flags(&t.replace("trace: true", "showTraceTiming: true"), &CLI).unwrap();
+    assert!(f.iter().any(|x| x == "--show-trace-timing"), "{f:?}");
 }
 
 #[test]
@@ -403,5 +403,51 @@ fn a_jinja_template_reading_a_swept_value_is_refused_for_profile() {
     assert!(
         has(&f, &["--request-count", "10"]) && has(&f, &["--concurrency", "1,2"]),
         "{f:?}"
+    );
+}
+
+#[test]
+fn the_server_profiler_logging_and_runtime_map_and_trackers_are_refused_with_their_reason() {
+    let t = "schemaVersion: \"2.0\"\nbenchmark:\n  model: m\n  endpoint:\n    url: http://h:8000\n    serverProfiler: {startPath: /a, timeoutSeconds: 5}\n    requestContentType: application/json\n  dataset: {type: synthetic}\n  phases: {type: concurrency}\n  logging: {level: DEBUG}\n  runtime: {statsInterval: 2}\n";
+    let f = flags(t, &CLI).unwrap();
+    assert!(
+        has(
+            &f,
+            &[
+                "--server-profiler",
+                "--server-profiler-timeout-seconds",
+                "5",
+                "--server-profiler-start-path",
+                "/a"
+            ]
+        ),
+        "{f:?}"
+    );
+    assert!(has(&f, &["--log-level", "DEBUG"]), "{f:?}");
+    assert!(has(&f, &["--stats-interval", "2"]), "{f:?}");
+    let f = flags(
+        &t.replace("{startPath: /a, timeoutSeconds: 5}", "true"),
+        &CLI,
+    )
+    .unwrap();
+    assert!(f.iter().any(|x| x == "--server-profiler"), "{f:?}");
+    let e = flags(
+        &t.replace(
+            "  logging:",
+            "  otel: {metricsUrl: \"http://c:4318\"}\n  logging:",
+        ),
+        &CLI,
+    )
+    .unwrap_err();
+    assert!(
+        e.starts_with("x.yaml: benchmark.otel") && e.contains("OpenTelemetry"),
+        "{e}"
+    );
+    let e = flags(&t.replace("application/json", "multipart/form-data"), &CLI).unwrap_err();
+    assert!(e.contains("requestContentType"), "{e}");
+    let e = flags(&t.replace("statsInterval: 2", "apiPort: 9090"), &CLI).unwrap_err();
+    assert!(
+        e.contains("benchmark.runtime.apiPort") && e.contains("live API"),
+        "{e}"
     );
 }

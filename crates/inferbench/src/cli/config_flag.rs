@@ -124,7 +124,7 @@ fn drop_overridden(
 /// `--tokenizer-trust-remote-code` (it asks to run a tokenizer's own code, which inferbench
 /// never does).
 pub fn service_notes(m: &ArgMatches) -> Result<Vec<String>, String> {
-    let Some((_, sub)) = m
+    let Some((name, sub)) = m
         .subcommand()
         .filter(|(n, _)| matches!(*n, "profile" | "inspect"))
     else {
@@ -133,7 +133,10 @@ pub fn service_notes(m: &ArgMatches) -> Result<Vec<String>, String> {
     if sub.get_flag("tokenizer_trust_remote_code") {
         return Err("--tokenizer-trust-remote-code: refused: it runs a tokenizer's own Python code, and inferbench runs no code; its tokenizers read tokenizer.json only".into());
     }
-    let mut notes = Vec::new();
+    let mut notes = super::service_args::notes(sub)?;
+    if name == "inspect" {
+        notes.extend(super::service_args::inspect_notes(sub));
+    }
     if let Some(n) = sub.get_one::<u64>("record_processors") {
         notes.push(format!(
             "--record-processor-service-count {n}: no effect: inferbench folds every record in its one process (AIPerf's record-processor services do not exist here)"

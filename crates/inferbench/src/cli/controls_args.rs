@@ -95,6 +95,7 @@ pub fn controls_plan(a: &ControlsArgs) -> Result<ControlsPlan, String> {
         wait_for_model_interval_s: i,
         reset_kv_cache: reset,
         session_header,
+        server_profiler: None,
         export_outputs_json: a.export_outputs_json,
     })
 }

@@ -29,6 +29,7 @@ mod profile_args;
 mod qualify_args;
 pub(crate) mod replay_args;
 mod routing_args;
+mod service_args;
 mod shard_args;
 mod telemetry_args;
 mod tls_args;
@@ -58,6 +59,7 @@ pub use plan::{build_plan, cells};
 #[allow(unused_imports)]
 pub use plan_args::{PlanArgs, PlanCommand};
 pub use qualify_args::QualifyArgs;
+pub use service_args::log_settings;
 pub use shard_args::{
     KubeArgs, KubeCollectArgs, KubeCommand, KubeRenderArgs, MergeArgs, TimeServerArgs,
 };
@@ -68,12 +70,14 @@ pub use plan::{CellValues, DEFAULT_ARTIFACT_DIR, SIM_MODEL, endpoint_type};
 pub use profile_args::ProfileArgs;
 #[allow(unused_imports)]
 pub use unbuilt::UNBUILT_FLAGS;
-pub use unbuilt::{check_unbuilt, command_with_unbuilt};
+pub use unbuilt::{check_unbuilt, command_with_unbuilt, refusal};
 pub use values::{
     normalize_url, parse_extra_inputs, parse_headers, recorded_command_line, redacted_command_line,
     url_and_credentials, utf8_args, without_url_credentials,
 };
 pub use variants::variant_cells;
 
+#[cfg(test)]
+mod flag_list_tests;
 #[cfg(test)]
 pub(crate) mod tests;

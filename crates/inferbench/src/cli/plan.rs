@@ -642,7 +642,10 @@ pub fn build_plan(a: &ProfileArgs, argv: &[String], cell: &CellValues) -> Result
         tls: super::tls_args::tls_plan(&a.tls)?,
         routing: super::routing_args::routing_plan_for(&a.routing, all_urls, &models)?,
         connection: super::connection_args::connection_plan(&a.connection)?,
-        controls: super::controls_args::controls_plan(&a.controls)?,
+        controls: inferbench_core::controls_plan::ControlsPlan {
+            server_profiler: super::service_args::server_profiler(&a.service)?,
+            ..super::controls_args::controls_plan(&a.controls)?
+        },
         shard: super::shard_args::shard_plan(a)?,
         models,
         target,
@@ -739,6 +742,8 @@ pub fn build_plan(a: &ProfileArgs, argv: &[String], cell: &CellValues) -> Result
             slice_duration_s: slice_duration(a.slice_duration)?,
         },
         ui: match a.ui {
+            // AIPerf's -v/-vv switch its dashboard to the simple UI.
+            UiArg::Dashboard if super::service_args::verbose(&a.service) => UiKind::Simple,
             UiArg::Dashboard => UiKind::Dashboard,
             UiArg::Simple => UiKind::Simple,
             UiArg::None => UiKind::None,

@@ -464,4 +464,7 @@ pub struct ProfileArgs {
     // ---- Trace synthesis and replay controls (docs/datasets.md)
     #[command(flatten)]
     pub replay: super::replay_args::ReplayArgs,
+    // ---- Server profiler, log level, stats interval, auto-plot, trace timing, transport
+    #[command(flatten)]
+    pub service: super::service_args::ServiceArgs,
 }

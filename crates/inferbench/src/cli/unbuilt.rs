@@ -18,6 +18,33 @@ const RECIPE: &str = "an input of AIPerf's --search-recipe recipes, which are no
 /// Why the accuracy flags are refused.
 const ACCURACY: &str = "AIPerf's accuracy benchmarks (MMLU, AIME, GSM8K, … with their prompts and graders) are not built in inferbench; a dataset's expected answers are scored by inferbench's own correctness check (docs/correctness.md)";
 
+/// Why the OpenTelemetry export flags are refused.
+const OTEL: &str = "AIPerf's OpenTelemetry export (metrics and request timings streamed to an OTLP collector while the run goes) is not built in inferbench: the client sends nothing but the benchmark's own requests; the metrics are in the run directory's files (profile_export_aiperf.json, profile_export.jsonl)";
+
+/// Why the MLflow and W&B flags are refused.
+const TRACKING: &str = "AIPerf's upload of the results to an experiment tracker (MLflow, Weights & Biases) is not built in inferbench: the client sends nothing but the benchmark's own requests; the artifacts are files in the run directory, to upload with the tracker's own tools";
+
+/// Why the Hugging Face download flags are refused.
+const DOWNLOAD: &str = "it selects what AIPerf downloads from the Hugging Face Hub at run time; inferbench never downloads a dataset: give the file with --public-dataset-path or --input-file (docs/datasets.md)";
+
+/// Why the network-latency calibration is refused.
+const NETWORK_LATENCY: &str = "AIPerf's network-latency calibration (RTT probes of the endpoint during profiling, subtracted from the latency metrics as extra network_adjusted_* metrics) is not built in inferbench; its HTTP phases (--export-http-trace: connecting, waiting) show the network's share per request";
+
+/// Why the video download is refused.
+const VIDEO_DOWNLOAD: &str = "AIPerf's download of generated video content (the video_generation endpoint's polling) is not built: that endpoint type is refused (docs/endpoints.md)";
+
+/// Why vLLM's multimodal UUID stripping is refused.
+const UUID_STRIP: &str = "AIPerf's vLLM multimodal-cache mode (media sent once with a UUID, then the UUID alone) is not built in inferbench: every request carries its media";
+
+/// Why the agentic_replay flags are refused (the same reason as --scenario inferencex-agentx-mvp).
+const AGENTIC: &str = "an input of AIPerf's agentic_replay timing (the inferencex-agentx-mvp scenario: trajectories started at a random 25-75 % point with their in-flight subagents seeded, a one-turn warmup behind a barrier, synchronized or spread phase starts, cache-bust markers per session tree), which inferbench does not reproduce (--scenario inferencex-agentx-mvp is refused too); replay the traces with --custom-dataset-type weka_trace instead (docs/datasets.md, \"Agentic traces\")";
+
+/// Why the unsafe override is refused.
+const UNSAFE_OVERRIDE: &str = "it lets flags override the settings an AIPerf --scenario locks; AIPerf's built-in scenario is not built in inferbench (--scenario inferencex-agentx-mvp is refused), so there is nothing to override";
+
+/// Why AIPerf's live API is refused.
+const API: &str = "AIPerf's live API (an HTTP and WebSocket server with the live metrics, progress, worker status, config and a stream of its internal messages) is not built in inferbench; the live view is the --ui progress on stderr, and the results are the run directory's files";
+
 /// AIPerf 0.13 `profile` flags refused for good, each with its reason: (name, takes a
 /// value, why). docs/compatibility.md lists them.
 pub const REFUSED_FLAGS: &[(&str, bool, &str)] = &[
@@ -64,7 +91,46 @@ pub const REFUSED_FLAGS: &[(&str, bool, &str)] = &[
     ("accuracy-grader", true, ACCURACY),
     ("accuracy-system-prompt", true, ACCURACY),
     ("accuracy-verbose", false, ACCURACY),
+    ("otel-url", true, OTEL),
+    ("otel-resource-attributes", true, OTEL),
+    ("gen-ai-provider", true, OTEL),
+    ("stream", true, OTEL),
+    ("mlflow-tracking-uri", true, TRACKING),
+    ("mlflow-experiment", true, TRACKING),
+    ("mlflow-run-name", true, TRACKING),
+    ("mlflow-tag", true, TRACKING),
+    ("mlflow-parent-run-id", true, TRACKING),
+    ("mlflow-artifact-glob", true, TRACKING),
+    ("wandb-project", true, TRACKING),
+    ("wandb-entity", true, TRACKING),
+    ("wandb-run-name", true, TRACKING),
+    ("wandb-tag", true, TRACKING),
+    ("hf-subset", true, DOWNLOAD),
+    ("hf-weka-dataset", true, DOWNLOAD),
+    ("dataset-filter", true, DOWNLOAD),
+    ("network-latency-automatic", false, NETWORK_LATENCY),
+    ("network-latency-mean", true, NETWORK_LATENCY),
+    ("network-latency-ping-interval", true, NETWORK_LATENCY),
+    ("download-video-content", false, VIDEO_DOWNLOAD),
+    ("uuid-and-strip", false, UUID_STRIP),
+    ("cache-bust", true, AGENTIC),
+    ("trajectory-start-min-ratio", true, AGENTIC),
+    ("trajectory-start-max-ratio", true, AGENTIC),
+    ("burst-phase-starts", false, AGENTIC),
+    ("agentic-cache-warmup-duration", true, AGENTIC),
+    ("agentic-warmup-grace-period", true, AGENTIC),
+    ("unsafe-override", false, UNSAFE_OVERRIDE),
+    ("api-host", true, API),
+    ("api-port", true, API),
 ];
+
+/// The reason `--flag` (without its dashes) is refused, for the YAML keys that give it.
+pub fn refusal(flag: &str) -> Option<&'static str> {
+    REFUSED_FLAGS
+        .iter()
+        .find(|(n, _, _)| *n == flag)
+        .map(|(_, _, why)| *why)
+}
 
 /// Add the unbuilt and refused flags to the `profile` and `inspect` subcommands, hidden, so
 /// that clap accepts them and [`check_unbuilt`] can name them in a clear error.

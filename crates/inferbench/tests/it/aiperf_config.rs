@@ -32,13 +32,7 @@ const TEMPLATES: &[(&str, usize, Option<&str>)] = &[
     ("fixed_schedule.yaml", 1, None),
     ("goodput_slo.yaml", 1, None),
     ("gpu_telemetry.yaml", 1, None),
-    (
-        "http_trace_metrics.yaml",
-        1,
-        Some(
-            "benchmark.artifacts.showTraceTiming true: not built in inferbench (the console has no HTTP trace timing table",
-        ),
-    ),
+    ("http_trace_metrics.yaml", 1, None),
     ("inline_dataset.yaml", 1, None),
     ("jinja2_variables.yaml", 1, None),
     (
@@ -244,7 +238,7 @@ fn every_runnable_template_runs_small_against_the_simulated_server() {
         .filter(|(_, cells, refused)| *cells == 1 && refused.is_none())
         .map(|t| t.0)
         .collect();
-    assert_eq!(runnable.len(), 18, "{runnable:?}");
+    assert_eq!(runnable.len(), 19, "{runnable:?}");
     let sharegpt = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/data/datasets/sharegpt.json")
         .display()

@@ -37,6 +37,7 @@ mod routing;
 mod rx_stamps;
 mod scale_out;
 mod secrets;
+mod service_flags;
 mod sim_server;
 mod sweep_trials;
 mod sweep_variants;

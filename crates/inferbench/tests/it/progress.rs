@@ -1,4 +1,5 @@
-//! `--ui simple`: a line a second with the counts and the live TTFT, ITL and lag percentiles.
+//! `--ui simple`: a line every `--stats-interval` (default 30 s, as AIPerf) with the counts
+//! and the live TTFT, ITL and lag percentiles.
 
 use crate::common;
 
@@ -21,6 +22,8 @@ fn simple_ui_lines_carry_live_percentiles() {
         "8",
         "--ui",
         "simple",
+        "--stats-interval",
+        "1",
         "--sim-ttft-ms",
         "20",
         "--sim-itl-ms",
@@ -49,4 +52,21 @@ fn simple_ui_lines_carry_live_percentiles() {
         .unwrap_or_else(|| panic!("{line}"));
     assert!((18.0..40.0).contains(&p50), "{line}");
     assert!(line.contains(" ms · lag p99 "), "{line}");
+}
+
+#[test]
+fn the_simple_ui_waits_its_default_30_seconds_between_lines() {
+    let d = tmpdir("progress-simple-default");
+    let o = run(&[
+        "profile",
+        "--request-count",
+        "20",
+        "--ui",
+        "simple",
+        "--artifact-dir",
+        d.to_str().unwrap(),
+    ]);
+    let err = stderr(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(!err.contains("requests done"), "{err}");
 }

@@ -340,6 +340,7 @@ pub fn manifest() -> Manifest {
             ),
             kind: "url".into(),
             kv_cache_reset: None,
+            server_profiler: None,
         },
         files: vec![],
         identity: None,
