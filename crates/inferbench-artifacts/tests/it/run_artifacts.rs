@@ -105,12 +105,19 @@ fn a_completed_run_writes_every_file_and_no_temporaries() {
             "inferbench_evidence.jsonl",
             "inferbench_manifest.json",
             "inputs.json",
+            // The run has a warmup: AIPerf's per-phase summaries and their index.
+            "phase_manifest.json",
+            "phases",
             "profile_export.jsonl",
             "profile_export_aiperf.csv",
             "profile_export_aiperf.json",
             "profile_export_console.txt",
             "profile_export_raw.jsonl",
         ]
+    );
+    assert_eq!(
+        listing(&dir.join("phases/warmup")),
+        ["profile_export_aiperf.csv", "profile_export_aiperf.json"]
     );
     let ready = std::fs::read_to_string(dir.join(".aiperf_results_ready.json")).unwrap();
     assert_eq!(
@@ -201,7 +208,14 @@ fn summary_level_and_a_custom_prefix() {
             "inferbench_evidence.jsonl",
             "inferbench_manifest.json",
             "inputs.json",
+            "phase_manifest.json",
+            "phases",
         ]
+    );
+    // The prefix names the per-phase files too.
+    assert_eq!(
+        listing(&dir.join("phases/profiling")),
+        ["foo.csv", "foo.json"]
     );
 }
 
