@@ -321,10 +321,15 @@ fn secrets_from_every_route_reach_the_server_and_no_file() {
         "--ui",
         "none",
     ];
-    // A sweep: two cells, four requests each.
+    // A sweep: two cells, four requests each, each after a one-request warmup (so the
+    // per-phase files are grepped too) and between the server profiler's start and stop
+    // POSTs (which carry the run's headers, and whose answers the manifest records).
     let mut args = vec!["profile"];
     args.extend(&flags);
     args.extend([
+        "--warmup-request-count",
+        "1",
+        "--server-profiler",
         "--concurrency",
         "1,2",
         "--request-count",
@@ -339,7 +344,11 @@ fn secrets_from_every_route_reach_the_server_and_no_file() {
     ]);
     let o = run_env(&args, &[]);
     assert!(o.status.success(), "{}", stderr(&o));
-    assert_sent(&mock, &dir, &expected, 8);
+    // Per cell: 1 warmup + 4 profiling chats, a start and a stop POST.
+    assert_sent(&mock, &dir, &expected, 2 * (1 + 4 + 2));
+    for c in run_dirs(&dir) {
+        assert!(c.join("phase_manifest.json").is_file(), "{}", c.display());
+    }
     let metrics_basic = format!("Basic {}", b64(&format!("bob:{metrics_pw}")));
     for (target, auth) in [(&own, Some(metrics_basic.as_str())), (&other, None)] {
         let seen = target.seen();
@@ -382,8 +391,8 @@ fn secrets_from_every_route_reach_the_server_and_no_file() {
     let r = run_env(&inspect, &[]);
     assert!(r.status.success(), "inspect: {}", stderr(&r));
     all.push_str(&printed(&r));
-    // 8 profiled requests and the one inspect sent, each with every header.
-    assert_sent(&mock, &dir, &expected, 9);
+    // The sweep's POSTs and the one inspect sent, each with every header.
+    assert_sent(&mock, &dir, &expected, 2 * (1 + 4 + 2) + 1);
 
     let mut files = 0;
     every_file(&dir, &mut all, &mut files);
