@@ -6,6 +6,7 @@ pub mod connection_plan;
 pub mod controls_plan;
 pub mod dataset_plan;
 pub mod endpoint_plan;
+pub mod endpoint_type;
 pub mod evidence;
 pub mod grade;
 pub mod identity;
