@@ -79,11 +79,16 @@ fn phases(plan: &RunPlan) -> Vec<Value> {
         let mut w = Map::new();
         w.insert("name".into(), json!("warmup"));
         w.insert("kind".into(), json!("warmup"));
-        match l
+        let rate = l
             .warmup_request_rate
-            .or(l.request_rate.as_ref().map(|r| r.rate))
-        {
-            Some(rate) => {
+            .or(l.request_rate.as_ref().map(|r| r.rate));
+        match (l.warmup_user_centric, rate) {
+            (Some(u), _) => {
+                w.insert("type".into(), json!("user_centric"));
+                w.insert("rate".into(), json!(u.rate));
+                w.insert("users".into(), json!(u.users));
+            }
+            (None, Some(rate)) => {
                 let pattern = l
                     .warmup_arrival
                     .or(l.request_rate.as_ref().map(|r| r.pattern))
@@ -91,7 +96,7 @@ fn phases(plan: &RunPlan) -> Vec<Value> {
                 w.insert("type".into(), json!(pattern_name(pattern)));
                 w.insert("rate".into(), json!(rate));
             }
-            None => {
+            (None, None) => {
                 w.insert("type".into(), json!("concurrency"));
             }
         }
@@ -128,6 +133,9 @@ fn phases(plan: &RunPlan) -> Vec<Value> {
         }
     }
     p.insert("requests".into(), json!(l.request_count));
+    if let Some(n) = l.profiling_sessions {
+        p.insert("sessions".into(), json!(n));
+    }
     p.insert("concurrency".into(), json!(l.concurrency));
     if let Some(d) = l.benchmark_duration_s {
         p.insert("duration".into(), json!(d));

@@ -47,6 +47,14 @@ pub struct DatasetPlan {
     /// parsed by `inferbench_workload::dataset::RangeRatio::parse`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub random_range_ratio: Option<String>,
+    /// `--isl-dist`: the input lengths as a JSON distribution in AIPerf's config shapes
+    /// (log-normal, mixture, empirical, clamps), kept as typed; parsed by
+    /// `inferbench_workload::dataset::LengthShape::parse`. Replaces `--isl`/`--isl-stddev`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub isl_dist: Option<String>,
+    /// `--osl-dist`: the output lengths, as `isl_dist`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub osl_dist: Option<String>,
     /// `--random-corpus-style`: `vllm` (default) or `sglang`; the range-ratio window.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub random_corpus_style: Option<String>,
@@ -153,6 +161,8 @@ impl Default for DatasetPlan {
             isl_block_size: None,
             seq_dist: None,
             random_range_ratio: None,
+            isl_dist: None,
+            osl_dist: None,
             random_corpus_style: None,
             prompt_corpus: None,
             num_prefix_prompts: 0,

@@ -251,6 +251,11 @@ pub struct LoadPlan {
     /// started send all their turns (unless the warmup's count or duration stops first).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub warmup_sessions: Option<u64>,
+    /// `--num-profiling-sessions` (AIPerf's YAML `profiling.sessions`): the profiling phase
+    /// starts no new session after this many; those started send all their turns. Without
+    /// `--request-count` or a duration it is the phase's stop rule.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profiling_sessions: Option<u64>,
     /// `--request-rate` and its arrival process; None = burst mode.
     #[serde(default)]
     pub request_rate: Option<RatePlan>,
@@ -277,6 +282,10 @@ pub struct LoadPlan {
     /// `--user-centric-rate` and `--num-users`: (requests per second over all users, users).
     #[serde(default)]
     pub user_centric: Option<UserCentricPlan>,
+    /// `--warmup-user-centric-rate` and `--warmup-num-users`: a user-centric warmup (AIPerf's
+    /// YAML warmup phase of `type: user_centric`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub warmup_user_centric: Option<UserCentricPlan>,
     /// `--prefill-concurrency`: at most this many requests waiting for their first token.
     #[serde(default)]
     pub prefill_concurrency: Option<usize>,

@@ -11,6 +11,7 @@
 pub mod charts;
 pub mod data;
 pub mod html;
+pub mod plot_spec;
 pub mod png;
 pub mod server_series;
 pub mod svg;

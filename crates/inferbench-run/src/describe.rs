@@ -75,15 +75,27 @@ pub fn warmup(plan: &RunPlan) -> String {
 
 /// What ends the profiling phase.
 pub fn stop_rule(plan: &RunPlan) -> String {
-    match plan.load.benchmark_duration_s {
-        Some(d) => format!(
+    let l = &plan.load;
+    let main = match (l.benchmark_duration_s, l.profiling_sessions) {
+        (Some(d), _) => format!(
             "duration {d} s, then a grace period of {}",
-            plan.load
-                .benchmark_grace_period_s
+            l.benchmark_grace_period_s
                 .map_or("inf".to_string(), |g| format!("{g} s"))
         ),
-        None => format!("request count {}", plan.load.request_count),
+        (None, Some(_)) if !l.request_count_given => return sessions(l.profiling_sessions),
+        (None, _) => format!("request count {}", l.request_count),
+    };
+    match l.profiling_sessions {
+        Some(_) => format!(
+            "{main}, or {}, whichever first",
+            sessions(l.profiling_sessions)
+        ),
+        None => main,
     }
+}
+
+fn sessions(n: Option<u64>) -> String {
+    format!("{} sessions (each with all its turns)", n.unwrap_or(0))
 }
 
 #[cfg(test)]

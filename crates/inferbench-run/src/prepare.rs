@@ -137,7 +137,11 @@ fn tree_default(
     fixed: Option<&FixedSchedule>,
 ) {
     let l = &plan.load;
-    if !trees || l.request_count_given || l.benchmark_duration_s.is_some() {
+    if !trees
+        || l.request_count_given
+        || l.benchmark_duration_s.is_some()
+        || l.profiling_sessions.is_some()
+    {
         return;
     }
     if let Some(p) = phases.iter_mut().find(|p| p.phase == Phase::Profiling) {
@@ -397,10 +401,15 @@ pub fn phases_of(
                 smoothness: l.warmup_arrival_smoothness.unwrap_or(1.0),
             },
         };
-        phases.push(PhaseSpec {
-            phase: Phase::Warmup,
-            // Warmup settings fall back to the profiling ones, ramps included.
-            mode: mode(
+        // Warmup settings fall back to the profiling ones, ramps included; a user-centric
+        // warmup is its own (the profiling phase's user-centric load is not inherited, as
+        // AIPerf's warmup defaults to a concurrency).
+        let warmup_mode = match l.warmup_user_centric {
+            Some(u) => LoadMode::UserCentric {
+                users: u.users,
+                rate: u.rate,
+            },
+            None => mode(
                 rate,
                 pattern,
                 concurrency,
@@ -410,6 +419,10 @@ pub fn phases_of(
                     .warmup_request_rate_ramp_s
                     .or(l.request_rate.as_ref().and_then(|r| r.ramp_s))),
             ),
+        };
+        phases.push(PhaseSpec {
+            phase: Phase::Warmup,
+            mode: warmup_mode,
             request_count: (l.warmup_request_count > 0).then_some(l.warmup_request_count),
             // Every limit given holds; the first reached ends the issuing (AIPerf).
             session_count: l.warmup_sessions,
@@ -459,9 +472,11 @@ pub fn phases_of(
         request_count: match (l.benchmark_duration_s, fixed, l.request_count_given) {
             (Some(_), _, _) => None,
             (None, Some(_), false) => None,
+            // A session count alone is the stop rule (AIPerf's `profiling.sessions`).
+            (None, _, false) if l.profiling_sessions.is_some() => None,
             (None, _, _) => Some(default_requests.unwrap_or(l.request_count)),
         },
-        session_count: None,
+        session_count: l.profiling_sessions,
         duration: dur(l.benchmark_duration_s),
         grace: l.benchmark_duration_s.and(dur(l.benchmark_grace_period_s)),
         prefill_concurrency: l.prefill_concurrency,

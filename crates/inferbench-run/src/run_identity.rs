@@ -137,12 +137,22 @@ fn length_spec(m: &Manifest) -> Value {
     if p.dataset.input_file.is_some() || p.dataset.public_dataset.is_some() {
         return json!("the dataset's own lengths");
     }
-    json!({
+    let mut v = json!({
         "isl": p.isl,
         "osl": p.osl,
         "seq_dist": p.dataset.seq_dist,
         "random_range_ratio": p.dataset.random_range_ratio,
-    })
+    });
+    // Present only when given, so the spec of a run without them is unchanged.
+    for (k, d) in [
+        ("isl_dist", &p.dataset.isl_dist),
+        ("osl_dist", &p.dataset.osl_dist),
+    ] {
+        if let Some(d) = d {
+            v[k] = json!(d);
+        }
+    }
+    v
 }
 
 fn dataset_source(m: &Manifest) -> Value {

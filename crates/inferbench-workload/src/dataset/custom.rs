@@ -242,7 +242,7 @@ pub(crate) fn load_single_turn(
     seed: u64,
 ) -> Result<Vec<Conv>, WorkloadError> {
     let (file, rows) = read_rows(path)?;
-    let mut osl = OslDraws::new(plan, seed);
+    let mut osl = OslDraws::new(plan, seed)?;
     let mut g = Grouper::new(false);
     let mut res = MediaResolver::default();
     for (no, obj) in &rows {
@@ -262,7 +262,7 @@ pub(crate) fn load_multi_turn(
     seed: u64,
 ) -> Result<Vec<Conv>, WorkloadError> {
     let (file, rows) = read_rows(path)?;
-    let mut osl = OslDraws::new(plan, seed);
+    let mut osl = OslDraws::new(plan, seed)?;
     let mut g = Grouper::new(true);
     let mut res = MediaResolver::default();
     for (no, obj) in &rows {
@@ -380,7 +380,7 @@ pub(crate) fn load_random_pool(
     }
     let batch = plan.dataset.batch_size;
     let mut rng = rng_for(seed, purpose::RANDOM_POOL);
-    let mut osl = OslDraws::new(plan, seed);
+    let mut osl = OslDraws::new(plan, seed)?;
     let mut convs: Vec<Conv> = (0..n)
         .map(|i| Conv {
             id: session_id(i),

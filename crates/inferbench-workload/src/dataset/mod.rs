@@ -14,6 +14,7 @@ mod custom;
 mod dag;
 mod error;
 mod gz;
+mod length_shape;
 mod media_rows;
 mod mooncake;
 mod public;
@@ -46,6 +47,7 @@ use crate::tokenizer::Tokenizer;
 
 pub use answer_key::{KeyQuestion, read_answer_key};
 pub use error::DatasetError;
+pub use length_shape::LengthShape;
 pub use seq_dist::{RangeRatio, SeqDist, SeqPair};
 pub use trace_check::{
     MetricStats, TraceAnalysis, analyze_trace, check_trace_text, validate_mooncake_trace,

@@ -424,7 +424,7 @@ pub(crate) fn load(
     // Prompts, in file order, after everything validated.
     let mut prompts = PromptGenerator::new(tok, corpus, seed)?;
     let mut blocks: Option<BlockTexts> = None;
-    let mut osl = OslDraws::new(plan, seed);
+    let mut osl = OslDraws::new(plan, seed)?;
     for (pi, ci) in order {
         let p = &parsed[pi];
         let mut turn = p.turn.clone();

@@ -298,7 +298,7 @@ pub(crate) fn load(path: &Path, plan: &RunPlan, seed: u64) -> Result<Vec<Conv>, 
         .map(|c| c.timestamp_ms)
         .fold(f64::INFINITY, f64::min);
     caps.sort_by(|a, b| a.timestamp_ms.total_cmp(&b.timestamp_ms));
-    let mut osl = OslDraws::new(plan, seed);
+    let mut osl = OslDraws::new(plan, seed)?;
     Ok(caps
         .into_iter()
         .enumerate()

@@ -83,7 +83,7 @@ pub(crate) fn load(
     let mut order: Vec<usize> = (0..entries.len()).collect();
     order.shuffle(&mut rng_for(seed, purpose::SHAREGPT));
     let want = plan.num_dataset_entries.max(1);
-    let mut osl = OslDraws::new(plan, seed);
+    let mut osl = OslDraws::new(plan, seed)?;
     let osl_given = plan.osl.is_some();
     let mut convs = Vec::with_capacity(want);
     for i in order {

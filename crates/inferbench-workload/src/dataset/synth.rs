@@ -5,6 +5,7 @@
 use inferbench_core::plan::{EndpointType, LengthDist, RunPlan};
 use rand_chacha::ChaCha8Rng;
 
+use super::length_shape::LengthShape;
 use super::seq_dist::{RangeRatio, SeqDist};
 use super::{Conv, NamedText, TurnSpec, plan_err, purpose, session_id};
 use crate::corpus::{Corpus, RandomCorpusStyle};
@@ -26,9 +27,17 @@ fn check_dist(field: &'static str, mean: f64, stddev: f64) -> Result<(), Workloa
 
 /// How each turn's (ISL, OSL) is drawn.
 enum Lengths {
-    Normal,
+    /// `--isl`/`--osl` normal draws, each axis replaced by its `--isl-dist`/`--osl-dist`
+    /// when given.
+    Normal {
+        isl: Option<LengthShape>,
+        osl: Option<LengthShape>,
+    },
     Seq(SeqDist),
-    Range { ratio: RangeRatio, sglang: bool },
+    Range {
+        ratio: RangeRatio,
+        sglang: bool,
+    },
 }
 
 /// Draws lengths for each turn from the generators of their purposes.
@@ -47,6 +56,24 @@ impl LengthDraws {
         check_dist("isl", plan.isl.mean, plan.isl.stddev)?;
         if let Some(o) = &plan.osl {
             check_dist("osl", o.mean, o.stddev)?;
+        }
+        let (isl_shape, osl_shape) = shapes(plan)?;
+        if isl_shape.is_some() || osl_shape.is_some() {
+            for (set, field, flag) in [
+                (ds.seq_dist.is_some(), "dataset.seq_dist", "--seq-dist"),
+                (
+                    ds.random_range_ratio.is_some(),
+                    "dataset.random_range_ratio",
+                    "--random-range-ratio",
+                ),
+            ] {
+                if set {
+                    return Err(plan_err(
+                        field,
+                        format!("{flag} cannot be used with --isl-dist/--osl-dist"),
+                    ));
+                }
+            }
         }
         let how = match (&ds.seq_dist, &ds.random_range_ratio) {
             (Some(_), Some(_)) => {
@@ -69,7 +96,10 @@ impl LengthDraws {
                     sglang,
                 }
             }
-            (None, None) => Lengths::Normal,
+            (None, None) => Lengths::Normal {
+                isl: isl_shape,
+                osl: osl_shape,
+            },
         };
         Ok(LengthDraws {
             how,
@@ -85,15 +115,21 @@ impl LengthDraws {
     /// for one.
     fn next(&mut self) -> (u64, Option<u64>) {
         match &self.how {
-            Lengths::Normal => {
-                let isl = sample_positive_normal_integer(
-                    &mut self.isl_rng,
-                    self.isl.mean,
-                    self.isl.stddev,
-                );
-                let osl = self
-                    .osl
-                    .map(|d| sample_positive_normal_integer(&mut self.osl_rng, d.mean, d.stddev));
+            Lengths::Normal { isl, osl } => {
+                let isl = match isl {
+                    Some(s) => s.sample(&mut self.isl_rng),
+                    None => sample_positive_normal_integer(
+                        &mut self.isl_rng,
+                        self.isl.mean,
+                        self.isl.stddev,
+                    ),
+                };
+                let osl = match osl {
+                    Some(s) => Some(s.sample(&mut self.osl_rng)),
+                    None => self.osl.map(|d| {
+                        sample_positive_normal_integer(&mut self.osl_rng, d.mean, d.stddev)
+                    }),
+                };
                 (isl, osl)
             }
             Lengths::Seq(d) => {
@@ -113,7 +149,8 @@ impl LengthDraws {
     /// One more ISL only (the further texts of a batch).
     fn next_isl(&mut self) -> u64 {
         match &self.how {
-            Lengths::Seq(_) | Lengths::Normal => {
+            Lengths::Normal { isl: Some(s), .. } => s.sample(&mut self.isl_rng),
+            Lengths::Seq(_) | Lengths::Normal { isl: None, .. } => {
                 sample_positive_normal_integer(&mut self.isl_rng, self.isl.mean, self.isl.stddev)
             }
             Lengths::Range { ratio, sglang } => {
@@ -123,21 +160,39 @@ impl LengthDraws {
     }
 }
 
-/// Output lengths for file rows that give none: drawn from `--osl` on the `dataset.osl`
-/// generator, in row order; None without `--osl`.
+/// `--isl-dist` and `--osl-dist`, parsed.
+fn shapes(plan: &RunPlan) -> Result<(Option<LengthShape>, Option<LengthShape>), WorkloadError> {
+    let parse = |flag: &str, field: &'static str, t: &Option<String>| {
+        t.as_deref()
+            .map(|t| LengthShape::parse(flag, t).map_err(|e| plan_err(field, e)))
+            .transpose()
+    };
+    Ok((
+        parse("--isl-dist", "dataset.isl_dist", &plan.dataset.isl_dist)?,
+        parse("--osl-dist", "dataset.osl_dist", &plan.dataset.osl_dist)?,
+    ))
+}
+
+/// Output lengths for file rows that give none: drawn from `--osl` (or `--osl-dist`) on the
+/// `dataset.osl` generator, in row order; None without either.
 pub(crate) struct OslDraws {
     osl: Option<LengthDist>,
+    shape: Option<LengthShape>,
     rng: ChaCha8Rng,
 }
 
 impl OslDraws {
-    pub fn new(plan: &RunPlan, seed: u64) -> Self {
-        OslDraws {
+    pub fn new(plan: &RunPlan, seed: u64) -> Result<Self, WorkloadError> {
+        Ok(OslDraws {
             osl: plan.osl,
+            shape: shapes(plan)?.1,
             rng: rng_for(seed, PURPOSE_OSL),
-        }
+        })
     }
     pub fn next(&mut self) -> Option<u64> {
+        if let Some(s) = &self.shape {
+            return Some(s.sample(&mut self.rng));
+        }
         self.osl
             .map(|d| sample_positive_normal_integer(&mut self.rng, d.mean, d.stddev))
     }
@@ -364,7 +419,7 @@ pub(crate) fn apply_prompt_options_to_files(
     convs: &mut [Conv],
 ) -> Result<(), WorkloadError> {
     let ds = &plan.dataset;
-    let synthetic_only: [(&'static str, bool, &str); 5] = [
+    let synthetic_only: [(&'static str, bool, &str); 6] = [
         (
             "dataset.num_prefix_prompts",
             ds.num_prefix_prompts > 0 || ds.prefix_prompt_length > 0,
@@ -381,6 +436,7 @@ pub(crate) fn apply_prompt_options_to_files(
             "--user-context-prompt-length",
         ),
         ("dataset.seq_dist", ds.seq_dist.is_some(), "--seq-dist"),
+        ("dataset.isl_dist", ds.isl_dist.is_some(), "--isl-dist"),
         (
             "dataset.random_range_ratio",
             ds.random_range_ratio.is_some(),

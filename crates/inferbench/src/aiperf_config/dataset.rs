@@ -248,8 +248,9 @@ pub(super) enum Dist {
     Mixture(Vec<(f64, f64, f64)>),
 }
 
-/// The distribution at `owner.k`. Log-normal (`median`) and clamps (`min`, `max`) have no
-/// inferbench flag (lengths are normal draws) and are refused by name.
+/// The distribution at `owner.k`. Log-normal (`median`) and clamps (`min`, `max`) are
+/// refused by name here (turn counts and delays are normal draws); ISL and OSL take them
+/// through `--isl-dist`/`--osl-dist` (see `lengths`).
 pub(super) fn dist(owner: &Part<'_>, k: &str, v: &Value) -> Result<Dist, String> {
     dist_at(owner.file, &owner.path(k), v)
 }
@@ -354,7 +355,17 @@ fn whole(owner: &Part<'_>, what: &str, x: f64) -> Result<u64, String> {
     }
 }
 
-/// One length as `--isl`/`--isl-stddev` (a mixture is refused: the caller handles those).
+/// A length in the general form (log-normal, empirical, clamps, or a mixture holding one) as
+/// `--isl-dist`/`--osl-dist` JSON, checked here so that an error names the config's path.
+fn general(owner: &Part<'_>, k: &str, v: &Value, out: &mut Vec<String>) -> Result<(), String> {
+    let at = format!("{}: {}", owner.file, owner.path(k));
+    inferbench_workload::dataset::LengthShape::from_value(&at, v)?;
+    out.extend([format!("--{k}-dist"), v.to_string()]);
+    Ok(())
+}
+
+/// One length as `--isl`/`--isl-stddev`, or `--isl-dist` when the form needs it (a mixture
+/// of normals is refused: the caller handles those).
 fn lengths(
     owner: &Part<'_>,
     k: &str,
@@ -363,6 +374,9 @@ fn lengths(
     stddev_flag: &str,
     out: &mut Vec<String>,
 ) -> Result<(), String> {
+    if inferbench_workload::dataset::LengthShape::needs_general(v) {
+        return general(owner, k, v, out);
+    }
     match dist(owner, k, v)? {
         Dist::Normal { mean, stddev } => {
             out.extend([mean_flag.into(), whole(owner, k, mean)?.to_string()]);
@@ -390,6 +404,18 @@ fn lengths_pair(
     osl: Option<&Value>,
     out: &mut Vec<String>,
 ) -> Result<(), String> {
+    // A log-normal, empirical or clamped length anywhere: each axis on its own
+    // (`--isl-dist`, `--osl-dist`), drawn independently as AIPerf draws them.
+    let needs =
+        |v: Option<&Value>| v.is_some_and(inferbench_workload::dataset::LengthShape::needs_general);
+    if needs(isl) || needs(osl) {
+        for (k, v) in [("isl", isl), ("osl", osl)] {
+            if let Some(v) = v {
+                general(owner, k, v, out)?;
+            }
+        }
+        return Ok(());
+    }
     let di = isl.map(|v| dist(owner, "isl", v)).transpose()?;
     let do_ = osl.map(|v| dist(owner, "osl", v)).transpose()?;
     let mixed = matches!(di, Some(Dist::Mixture(_))) || matches!(do_, Some(Dist::Mixture(_)));

@@ -481,18 +481,22 @@ fn profiling_phase(file: &str, at: &str, p: &Value, out: &mut Vec<String>) -> Re
         out.extend(["--concurrency-ramp-duration".into(), fmt_num(r)]);
     }
     if let Some(r) = p.seconds("prefillRamp")? {
-        // AIPerf runs such a phase and skips the ramp in silence; here a setting that would
-        // do nothing is refused, as the flag is (docs/aiperf-config.md).
+        // AIPerf runs such a phase and skips the ramp in silence; here it runs too, and the
+        // note says the ramp does nothing (the flag alone is refused: docs/aiperf-config.md).
         if prefill_cap.is_none() {
-            return Err(p.err(
-                "prefillRamp",
-                format!(
-                    "{} s without prefillConcurrency in the phase: refused (the ramp opens the prefill cap, and there is none to open; AIPerf ignores it)",
-                    fmt_num(r)
+            out.extend([
+                "--config-note".into(),
+                p.err(
+                    "prefillRamp",
+                    format!(
+                        "{} s without prefillConcurrency in the phase has no effect (the ramp opens the prefill cap, and there is none to open; AIPerf ignores it too)",
+                        fmt_num(r)
+                    ),
                 ),
-            ));
+            ]);
+        } else {
+            out.extend(["--prefill-concurrency-ramp-duration".into(), fmt_num(r)]);
         }
-        out.extend(["--prefill-concurrency-ramp-duration".into(), fmt_num(r)]);
     }
     if let Some(t) = p.num("failedRequestThreshold")? {
         out.extend(["--failed-request-threshold".into(), fmt_num(t)]);
@@ -506,12 +510,8 @@ fn profiling_phase(file: &str, at: &str, p: &Value, out: &mut Vec<String>) -> Re
         }
         c.done()?;
     }
-    if let Some(n) = p.take("sessions") {
-        return Err(p.refuse_why(
-            "sessions",
-            &n,
-            "a phase stops by requests or time, not by sessions",
-        ));
+    if let Some(n) = p.uint("sessions")? {
+        out.extend(["--num-profiling-sessions".into(), n.to_string()]);
     }
     p.done()
 }
@@ -542,6 +542,12 @@ fn warmup_phase(file: &str, at: &str, p: &Value, out: &mut Vec<String>) -> Resul
     let ty = p.string("type")?.unwrap_or_default();
     match ty.as_str() {
         "concurrency" => {}
+        "user_centric" => {
+            let rate = p.num("rate")?.ok_or_else(|| p.err("rate", "missing"))?;
+            let users = p.uint("users")?.ok_or_else(|| p.err("users", "missing"))?;
+            out.extend(["--warmup-user-centric-rate".into(), fmt_num(rate)]);
+            out.extend(["--warmup-num-users".into(), users.to_string()]);
+        }
         "poisson" | "gamma" | "constant" => {
             let rate = p.num("rate")?.ok_or_else(|| p.err("rate", "missing"))?;
             out.extend(["--warmup-request-rate".into(), fmt_num(rate)]);
@@ -563,7 +569,7 @@ fn warmup_phase(file: &str, at: &str, p: &Value, out: &mut Vec<String>) -> Resul
             return Err(p.refuse_why(
                 "type",
                 &Value::String(other.into()),
-                "a warmup phase runs at a concurrency or a request rate",
+                "a warmup phase runs at a concurrency, a request rate or user-centric",
             ));
         }
     }

@@ -24,6 +24,7 @@ pub mod sweep;
 mod tests;
 #[cfg(test)]
 mod tests_parts;
+mod variant_sweep;
 
 pub use hooks::RunHooks;
 
@@ -104,9 +105,22 @@ pub fn flags_from_str(
         }
         Some("grid" | "zip") => {
             let sweep = sweep.unwrap_or_default();
-            let lists = sweep::list_flags(file, &sweep)?;
             let b = benchmark_of(file, &doc)?;
             let base_flags = map::flags_for(file, &doc, &b, base, opts.simulated, opts.cli)?;
+            if !sweep::listable(file, &sweep)? {
+                sweep::combos(
+                    file,
+                    ty.as_deref().unwrap_or("grid"),
+                    &sweep::parameters(file, &sweep)?
+                        .iter()
+                        .map(|(_, v)| v.len())
+                        .collect::<Vec<_>>(),
+                )?;
+                let out =
+                    variant_sweep::variant_flags(file, &raw, &sweep, base, opts, &base_flags)?;
+                return sweep_keys(file, false, Some(&sweep), out);
+            }
+            let lists = sweep::list_flags(file, &sweep)?;
             let mut out = base_flags.clone();
             for (flags, values) in &lists {
                 out = without(out, flags);

@@ -270,6 +270,14 @@ pub fn list_flags(file: &str, sweep: &Value) -> Result<Vec<(Vec<&'static str>, S
     Ok(out)
 }
 
+/// Whether every parameter of the sweep has a comma-list flag and numbers for values (then
+/// [`list_flags`] runs it; otherwise its cells run as `--variant`s).
+pub fn listable(file: &str, sweep: &Value) -> Result<bool, String> {
+    Ok(parameters(file, sweep)?
+        .iter()
+        .all(|(path, values)| flag_of(path).is_some() && values.iter().all(Value::is_number)))
+}
+
 /// The flag a parameter path stands for, and the base flags it replaces (first = the flag).
 fn flag_of(path: &str) -> Option<Vec<&'static str>> {
     let path = path.strip_prefix("benchmark.").unwrap_or(path);

@@ -168,17 +168,26 @@ fn aiperf_config_scenario_selection_errors_name_the_part() {
     };
     let e = refused("ours/scenarios.yaml", &nope);
     assert!(e.contains("sweep.runs: no scenario \"nope\""), "{e}");
-    // summarization's ISL has a median over the base's stddev: not a distribution we build.
+    // summarization's ISL has a median over the base's stddev: the log-normal replaces the
+    // base's normal whole (AIPerf's discriminated merge), and goes out as --isl-dist.
     let summ = Options {
         scenario: Some("summarization".into()),
         simulated: false,
         cli: false,
     };
-    let e = refused("ours/scenarios.yaml", &summ);
-    assert!(
-        e.contains("benchmark.dataset.prompts.isl.median 3421: not built in inferbench (a log-normal length (mean and median) has no inferbench flag"),
-        "{e}"
-    );
+    let f = ok("ours/scenarios.yaml", &summ);
+    let at = f
+        .iter()
+        .position(|x| x == "--isl-dist")
+        .expect("--isl-dist");
+    assert_eq!(f[at + 1], r#"{"mean":4096,"median":3421}"#, "{f:?}");
+    // The OSL (a normal) goes with it as --osl-dist, each axis drawn on its own.
+    let at = f
+        .iter()
+        .position(|x| x == "--osl-dist")
+        .expect("--osl-dist");
+    assert!(f[at + 1].contains(r#""mean":"#), "{f:?}");
+    assert!(!f.iter().any(|x| x == "--isl"), "{f:?}");
     let e = refused(
         "minimal.yaml",
         &Options {
@@ -400,13 +409,23 @@ fn aiperf_config_a_cli_grid_sweep_becomes_comma_lists_replacing_the_base() {
         f.contains(&"100".to_string()),
         "the base's isl mean stays: {f:?}"
     );
-    // A field with no comma-list flag is refused by name; in a plan the sweep is refused.
-    let bad = yaml.replace("rate: [1.0, 2.0]", "gracePeriod: [1, 2]");
-    let e = super::flags_from_str("x.yaml", &bad, Path::new(""), &opts).unwrap_err();
-    assert!(
-        e.starts_with("x.yaml: sweep.parameters.gracePeriod: not built"),
-        "{e}"
+    // A field with no comma-list flag: each cell is a --variant, named by the swept fields'
+    // last parts (sorted by path, as the cells are), setting every flag a cell changes; the
+    // plain ISL drops the base's stddev, so the cells give its default, 0.
+    let vars = yaml.replace("rate: [1.0, 2.0]", "gracePeriod: [1, 2]");
+    let f = super::flags_from_str("x.yaml", &vars, Path::new(""), &opts).unwrap();
+    let tail: Vec<&str> = f.iter().rev().take(4).rev().map(String::as_str).collect();
+    assert_eq!(
+        tail,
+        [
+            "--variant",
+            "isl_16_gracePeriod_1: benchmark-grace-period=1, isl=16, isl-stddev=0",
+            "--variant",
+            "isl_32_gracePeriod_2: benchmark-grace-period=2, isl=32, isl-stddev=0",
+        ]
     );
+    assert!(!f.iter().any(|x| x == "--sweep-type"), "{f:?}");
+    // In a plan the sweep is refused.
     let e = super::flags_from_str("x.yaml", yaml, Path::new(""), &Options::default()).unwrap_err();
     assert!(
         e.contains("sweep.type \"zip\": not built in inferbench plans"),

@@ -186,9 +186,10 @@ fn a_phases_cancellation_and_a_user_centric_phase_map() {
         has(&f, &["--user-centric-rate", "2", "--num-users", "30"]),
         "{f:?}"
     );
+    // A session count stops the profiling phase (AIPerf's `sessions`).
     let s = yaml("", "  phases:\n    type: concurrency\n    sessions: 5\n");
-    let e = flags(&s, &CLI).unwrap_err();
-    assert!(e.contains("benchmark.phases.sessions 5: not built in inferbench (a phase stops by requests or time, not by sessions)"), "{e}");
+    let f = flags(&s, &CLI).unwrap();
+    assert!(has(&f, &["--num-profiling-sessions", "5"]), "{f:?}");
 }
 
 #[test]
@@ -280,174 +281,40 @@ fn mixtures_become_one_seq_dist_of_the_product_of_the_weights() {
         "{f:?}"
     );
     assert!(!f.iter().any(|x| x == "99"), "{f:?}");
-    // Log-normal and clamps have no flag.
+    // Log-normal and clamps go out whole as --isl-dist (checked, so an error names the path).
     let ln = yaml(
         "",
         "  dataset:\n    type: synthetic\n    prompts: {isl: {mean: 512, median: 400}}\n",
     );
-    assert!(flags(&ln, &CLI).unwrap_err().contains(
-        "benchmark.dataset.prompts.isl.median 400: not built in inferbench (a log-normal length"
-    ));
+    let f = flags(&ln, &CLI).unwrap();
+    assert!(
+        has(&f, &["--isl-dist", r#"{"mean":512,"median":400}"#]),
+        "{f:?}"
+    );
     let cl = yaml(
         "",
-        "  dataset:\n    type: synthetic\n    prompts: {isl: {mean: 512, stddev: 9, max: 600}}\n",
+        "  dataset:\n    type: synthetic\n    prompts: {isl: {mean: 512, stddev: 9, max: 600}, osl: 64}\n",
     );
-    assert!(
-        flags(&cl, &CLI)
-            .unwrap_err()
-            .contains("benchmark.dataset.prompts.isl.max 600: not built in inferbench (a clamped")
-    );
-}
-
-#[test]
-fn inline_records_are_written_once_by_content_and_read_as_the_format() {
-    let t = yaml(
-        "",
-        "  dataset:\n    type: file\n    records:\n      - {text: hello}\n      - {text: world, output_length: 7}\n",
-    );
-    let f = flags(&t, &CLI).unwrap();
-    let i = f.iter().position(|x| x == "--input-file").unwrap();
-    let path = &f[i + 1];
-    assert_eq!(
-        std::fs::read_to_string(path).unwrap(),
-        "{\"text\":\"hello\"}\n{\"text\":\"world\",\"output_length\":7}\n"
-    );
-    assert!(has(&f, &["--custom-dataset-type", "single_turn"]), "{f:?}");
-    // The same records, the same file.
-    assert_eq!(flags(&t, &CLI).unwrap()[i + 1], *path);
-    let both = t.replace("type: file\n", "type: file\n    path: x.jsonl\n");
-    assert!(
-        flags(&both, &CLI)
-            .unwrap_err()
-            .contains("give path or records, not both")
-    );
-}
-
-#[test]
-fn sweep_seed_and_order_keys_map_and_sampled_sweeps_are_refused_by_name() {
-    let grid = yaml(
-        "sweep:\n  type: grid\n  sameSeed: true\n  iterationOrder: independent\n  parameters:\n    concurrency: [1, 2]\n",
-        "",
-    );
-    let f = flags(&grid, &CLI).unwrap();
-    assert!(has(&f, &["--parameter-sweep-same-seed"]), "{f:?}");
-    assert!(has(&f, &["--parameter-sweep-mode", "independent"]), "{f:?}");
-    let sobol = yaml(
-        "sweep:\n  type: sobol\n  samples: 8\n  dimensions: [{path: concurrency, lo: 1, hi: 64, kind: int}]\n",
-        "",
-    );
-    let e = flags(&sobol, &CLI).unwrap_err();
-    assert!(e.starts_with("x.yaml: sweep.type \"sobol\": not built in inferbench (AIPerf draws the points with scipy's scrambled QMC engines"), "{e}");
-}
-
-#[test]
-fn snake_case_fields_are_read_as_aiperf_reads_them() {
-    let t = yaml(
-        "",
-        "  artifacts:\n    slice_duration: 30\n    export_outputs_json: true\n",
-    );
-    let f = flags(&t, &CLI).unwrap();
-    assert!(
-        has(&f, &["--slice-duration", "30", "--export-outputs-json"]),
-        "{f:?}"
-    );
-    // A free-form table keeps its keys (an SLO's metric tag is snake_case).
-    let s = yaml("", "  slos: {time_to_first_token: 100}\n");
-    assert!(has(
-        &flags(&s, &CLI).unwrap(),
-        &["--goodput", "time_to_first_token:100"]
-    ));
-}
-
-#[test]
-fn the_plot_block_is_refused_by_name() {
-    let t = yaml("plot:\n  visualization: {}\n", "");
-    let e = flags(&t, &CLI).unwrap_err();
-    assert!(
-        e.starts_with("x.yaml: plot: not built in inferbench (AIPerf's plot specifications"),
-        "{e}"
-    );
-}
-
-#[test]
-fn a_scenario_that_changes_a_distributions_kind_replaces_it_whole() {
-    // The base's {mean, stddev} and the run's {value} would mix into an invalid table;
-    // AIPerf replaces the distribution, so the run's fixed 64 is what maps.
-    let t = yaml(
-        "sweep:\n  type: scenarios\n  runs:\n    - name: a\n      benchmark: {dataset: {prompts: {isl: {value: 64}}}}\n",
-        "  dataset:\n    type: synthetic\n    prompts: {isl: {mean: 512, stddev: 50}}\n",
-    );
-    let f = flags(
-        &t,
-        &Options {
-            scenario: Some("a".into()),
-            ..CLI
-        },
-    )
-    .unwrap();
-    assert!(has(&f, &["--isl", "64", "--isl-stddev", "0"]), "{f:?}");
-}
-
-#[test]
-fn a_jinja_template_reading_a_swept_value_is_refused_for_profile() {
-    // requests follows the swept concurrency: each cell differs beyond the comma list.
-    let t = yaml(
-        "sweep:\n  type: grid\n  parameters:\n    concurrency: [1, 2]\n",
-        "  phases:\n    type: concurrency\n    concurrency: 1\n    requests: \"{{ phases.concurrency * 10 }}\"\n",
-    );
-    let e = flags(&t, &CLI).unwrap_err();
-    assert!(e.contains("a Jinja template reads a swept value"), "{e}");
-    // A template that does not read it runs as comma lists.
-    let ok = t.replace("{{ phases.concurrency * 10 }}", "{{ 5 * 2 }}");
-    let f = flags(&ok, &CLI).unwrap();
-    assert!(
-        has(&f, &["--request-count", "10"]) && has(&f, &["--concurrency", "1,2"]),
-        "{f:?}"
-    );
-}
-
-#[test]
-fn the_server_profiler_logging_and_runtime_map_and_trackers_are_refused_with_their_reason() {
-    let t = "schemaVersion: \"2.0\"\nbenchmark:\n  model: m\n  endpoint:\n    url: http://h:8000\n    serverProfiler: {startPath: /a, timeoutSeconds: 5}\n    requestContentType: application/json\n  dataset: {type: synthetic}\n  phases: {type: concurrency}\n  logging: {level: DEBUG}\n  runtime: {statsInterval: 2}\n";
-    let f = flags(t, &CLI).unwrap();
+    let f = flags(&cl, &CLI).unwrap();
     assert!(
         has(
             &f,
             &[
-                "--server-profiler",
-                "--server-profiler-timeout-seconds",
-                "5",
-                "--server-profiler-start-path",
-                "/a"
+                "--isl-dist",
+                r#"{"mean":512,"stddev":9,"max":600}"#,
+                "--osl-dist",
+                "64"
             ]
         ),
         "{f:?}"
     );
-    assert!(has(&f, &["--log-level", "DEBUG"]), "{f:?}");
-    assert!(has(&f, &["--stats-interval", "2"]), "{f:?}");
-    let f = flags(
-        &t.replace("{startPath: /a, timeoutSeconds: 5}", "true"),
-        &CLI,
-    )
-    .unwrap();
-    assert!(f.iter().any(|x| x == "--server-profiler"), "{f:?}");
-    let e = flags(
-        &t.replace(
-            "  logging:",
-            "  otel: {metricsUrl: \"http://c:4318\"}\n  logging:",
-        ),
-        &CLI,
-    )
-    .unwrap_err();
-    assert!(
-        e.starts_with("x.yaml: benchmark.otel") && e.contains("OpenTelemetry"),
-        "{e}"
+    let bad = yaml(
+        "",
+        "  dataset:\n    type: synthetic\n    prompts: {isl: {mean: 400, median: 512}}\n",
     );
-    let e = flags(&t.replace("application/json", "multipart/form-data"), &CLI).unwrap_err();
-    assert!(e.contains("requestContentType"), "{e}");
-    let e = flags(&t.replace("statsInterval: 2", "apiPort: 9090"), &CLI).unwrap_err();
+    let e = flags(&bad, &CLI).unwrap_err();
     assert!(
-        e.contains("benchmark.runtime.apiPort") && e.contains("live API"),
+        e.contains("benchmark.dataset.prompts.isl.median: 512 is above the mean 400"),
         "{e}"
     );
 }

@@ -49,6 +49,10 @@ pub struct AiperfArgs {
     /// Not an AIPerf flag.
     #[arg(long = "simulated", requires = "config")]
     pub simulated: bool,
+    /// A note of the --config mapping (a part that maps to nothing, as in AIPerf), printed
+    /// once at the start; written by the mapping, not by hand.
+    #[arg(long = "config-note", hide = true)]
+    pub config_notes: Vec<String>,
     /// How comma lists of sweep flags combine: grid (every combination) or zip.
     #[arg(long = "sweep-type", value_enum, default_value = "grid")]
     pub sweep_type: SweepTypeArg,

@@ -22,6 +22,8 @@ const WARMUP_LOAD: &[(&str, &str)] = &[
     ),
     ("warmup_prefill_concurrency", "--warmup-prefill-concurrency"),
     ("warmup_arrival_pattern", "--warmup-arrival-pattern"),
+    ("warmup_user_centric_rate", "--warmup-user-centric-rate"),
+    ("warmup_num_users", "--warmup-num-users"),
     ("warmup_grace_period", "--warmup-grace-period"),
     (
         "warmup_prefill_concurrency_ramp_duration",
@@ -37,6 +39,7 @@ const INSPECT_IGNORES: &[(&str, &str)] = &[
     ("request_count", "--request-count"),
     ("warmup_request_count", "--warmup-request-count"),
     ("num_warmup_sessions", "--num-warmup-sessions"),
+    ("num_profiling_sessions", "--num-profiling-sessions"),
     ("variants", "--variant"),
     ("no_sweep_table", "--no-sweep-table"),
     ("goodput", "--goodput"),

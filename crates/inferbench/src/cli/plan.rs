@@ -136,7 +136,13 @@ fn dataset_plan(
         }
         (None, None) => None,
     };
-    // `--seq-dist` and `--random-range-ratio` are parsed once, by the run's prepare step.
+    // `--seq-dist` and `--random-range-ratio` are parsed once, by the run's prepare step;
+    // a length distribution is checked here too, so its error comes before any set-up.
+    for (flag, t) in [("--isl-dist", &a.isl_dist), ("--osl-dist", &a.osl_dist)] {
+        if let Some(t) = t {
+            inferbench_workload::dataset::LengthShape::parse(flag, t)?;
+        }
+    }
     Ok(inferbench_core::dataset_plan::DatasetPlan {
         input_file,
         custom_dataset_type: a.custom_dataset_type.clone(),
@@ -150,6 +156,8 @@ fn dataset_plan(
         isl_block_size: a.isl_block_size,
         seq_dist: a.seq_dist.clone(),
         random_range_ratio: a.random_range_ratio.clone(),
+        isl_dist: a.isl_dist.clone(),
+        osl_dist: a.osl_dist.clone(),
         random_corpus_style: a.random_corpus_style.clone(),
         prompt_corpus: a.prompt_corpus.clone(),
         num_prefix_prompts: a.num_prefix_prompts,
@@ -457,6 +465,9 @@ pub fn build_plan(a: &ProfileArgs, argv: &[String], cell: &CellValues) -> Result
     if a.num_warmup_sessions == Some(0) {
         return Err("--num-warmup-sessions 0: must be ≥ 1".into());
     }
+    if a.num_profiling_sessions == Some(0) {
+        return Err("--num-profiling-sessions 0: must be ≥ 1".into());
+    }
     let warmup_sessions = a.num_warmup_sessions.unwrap_or(0);
     if let Some((flag, r)) = warmup_rate
         .map(|r| ("--warmup-request-rate", r))
@@ -518,6 +529,17 @@ pub fn build_plan(a: &ProfileArgs, argv: &[String], cell: &CellValues) -> Result
             rate_fits("--user-centric-rate", q, request_count, 0.0, duration)?;
             Some(inferbench_core::plan::UserCentricPlan { rate: q, users: u })
         }
+    };
+    let warmup_user_centric = match (
+        positive("--warmup-user-centric-rate", a.warmup_user_centric_rate)?,
+        a.warmup_num_users,
+    ) {
+        (None, None) => None,
+        (Some(_), None) | (None, Some(_)) => {
+            return Err("--warmup-user-centric-rate and --warmup-num-users go together".into());
+        }
+        (Some(_), Some(0)) => return Err("--warmup-num-users 0: must be ≥ 1".into()),
+        (Some(q), Some(u)) => Some(inferbench_core::plan::UserCentricPlan { rate: q, users: u }),
     };
     if a.warmup_prefill_concurrency == Some(0) {
         return Err("--warmup-prefill-concurrency 0: must be ≥ 1".into());
@@ -676,6 +698,7 @@ pub fn build_plan(a: &ProfileArgs, argv: &[String], cell: &CellValues) -> Result
             request_count,
             warmup_request_count: a.warmup_request_count.unwrap_or(0),
             warmup_sessions: a.num_warmup_sessions,
+            profiling_sessions: a.num_profiling_sessions,
             request_count_given: cell.request_count.is_some(),
             fixed_schedule: inferbench_core::plan::FixedSchedulePlan {
                 enabled: if a.fixed_schedule {
@@ -709,6 +732,7 @@ pub fn build_plan(a: &ProfileArgs, argv: &[String], cell: &CellValues) -> Result
             warmup_prefill_concurrency: a.warmup_prefill_concurrency,
             failed_request_threshold: a.failed_request_threshold,
             user_centric,
+            warmup_user_centric,
             warmup_concurrency: a.warmup_concurrency,
             warmup_request_rate: warmup_rate,
             warmup_arrival: a.aiperf.warmup_arrival_pattern.map(|p| match p {

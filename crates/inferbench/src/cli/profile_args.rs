@@ -125,6 +125,13 @@ pub struct ProfileArgs {
     /// (ISL, OSL) mixture, e.g. `128,64:60;512,256:40` (percent weights).
     #[arg(long = "seq-dist", visible_alias = "sequence-distribution")]
     pub seq_dist: Option<String>,
+    /// Input lengths as a JSON distribution in AIPerf's config shapes, e.g.
+    /// `{"mean":1024,"median":904}` (log-normal); replaces --isl (docs/workload.md).
+    #[arg(long = "isl-dist", conflicts_with_all = ["isl", "isl_stddev", "seq_dist", "random_range_ratio"])]
+    pub isl_dist: Option<String>,
+    /// Output lengths as a JSON distribution, as --isl-dist; replaces --osl.
+    #[arg(long = "osl-dist", conflicts_with_all = ["osl", "osl_stddev", "seq_dist", "random_range_ratio"])]
+    pub osl_dist: Option<String>,
     /// Uniform window around --isl/--osl: a ratio, or `{"input":r,"output":r}`.
     #[arg(long = "random-range-ratio")]
     pub random_range_ratio: Option<String>,
@@ -236,6 +243,12 @@ pub struct ProfileArgs {
     /// limit reached ends the warmup's issuing).
     #[arg(long = "num-warmup-sessions")]
     pub num_warmup_sessions: Option<u64>,
+    /// Profiling sessions: the profiling phase starts no new session after this many, and
+    /// those started send all their turns (AIPerf's YAML `profiling.sessions`, which has no
+    /// AIPerf flag; with --request-count or --benchmark-duration the first limit reached
+    /// ends the issuing).
+    #[arg(long = "num-profiling-sessions")]
+    pub num_profiling_sessions: Option<u64>,
     /// Replay the dataset's timestamps (on by itself when the first record has one).
     #[arg(long = "fixed-schedule", conflicts_with = "no_fixed_schedule")]
     pub fixed_schedule: bool,
@@ -313,6 +326,13 @@ pub struct ProfileArgs {
     /// Users of --user-centric-rate.
     #[arg(long = "num-users", value_delimiter = ',')]
     pub num_users: Vec<usize>,
+    /// A user-centric warmup: its rate over all users (AIPerf's YAML warmup phase of
+    /// `type: user_centric`, which has no AIPerf flag); needs --warmup-num-users.
+    #[arg(long = "warmup-user-centric-rate", allow_negative_numbers = true, conflicts_with_all = ["warmup_request_rate", "warmup_concurrency"])]
+    pub warmup_user_centric_rate: Option<f64>,
+    /// Users of --warmup-user-centric-rate.
+    #[arg(long = "warmup-num-users")]
+    pub warmup_num_users: Option<usize>,
     /// --concurrency-ramp-duration of the warmup phase (default: the profiling one).
     #[arg(
         long = "warmup-concurrency-ramp-duration",

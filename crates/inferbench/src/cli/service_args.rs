@@ -178,7 +178,12 @@ pub fn server_profiler(a: &ServiceArgs) -> Result<Option<ServerProfilerPlan>, St
 /// The notes for flags with no effect in one process, and the refusal of a transport or a
 /// content type inferbench does not have. `sub` is the `profile`/`inspect` matches.
 pub fn notes(sub: &ArgMatches) -> Result<Vec<String>, String> {
-    let mut notes = Vec::new();
+    let mut notes: Vec<String> = sub
+        .get_many::<String>("config_notes")
+        .into_iter()
+        .flatten()
+        .cloned()
+        .collect();
     if let Some(t) = sub.get_one::<String>("transport") {
         let l = t.to_ascii_lowercase();
         if l != "http" && l != "auto" {

@@ -82,6 +82,7 @@ const SWEEP_WIDE: &[&str] = &[
     "config",
     "scenario",
     "simulated",
+    "config-note",
     "declare",
     "num-profile-runs",
     "profile-run-cooldown-seconds",

@@ -21,64 +21,33 @@ fn stdout(o: &std::process::Output) -> String {
 const TEMPLATES: &[(&str, usize, Option<&str>)] = &[
     ("audio_multimodal.yaml", 1, None),
     ("embeddings.yaml", 1, None),
-    // A log-normal peak (mean and median): no flag draws log-normal lengths.
-    (
-        "env_var_production.yaml",
-        1,
-        Some(
-            "benchmark.dataset.prompts.isl.peaks[0].median 214: not built in inferbench (a log-normal length",
-        ),
-    ),
+    // Log-normal peaks (mean and median): --isl-dist/--osl-dist.
+    ("env_var_production.yaml", 1, None),
     ("fixed_schedule.yaml", 1, None),
     ("goodput_slo.yaml", 1, None),
     ("gpu_telemetry.yaml", 1, None),
     ("http_trace_metrics.yaml", 1, None),
     ("inline_dataset.yaml", 1, None),
     ("jinja2_variables.yaml", 1, None),
-    (
-        "kv_cache_test.yaml",
-        1,
-        Some(
-            "benchmark.phases[0].type \"user_centric\": not built in inferbench (a warmup phase runs at a concurrency or a request rate)",
-        ),
-    ),
+    // A user-centric warmup: --warmup-user-centric-rate, --warmup-num-users.
+    ("kv_cache_test.yaml", 1, None),
     ("latency_test.yaml", 1, None),
     ("long_context.yaml", 1, None),
     ("minimal.yaml", 1, None),
-    (
-        "multi_turn_conversation.yaml",
-        1,
-        Some(
-            "benchmark.profiling.sessions 100: not built in inferbench (a phase stops by requests or time, not by sessions)",
-        ),
-    ),
+    // Phases stopped by sessions: --num-warmup-sessions, --num-profiling-sessions.
+    ("multi_turn_conversation.yaml", 1, None),
     ("multi_url_load_balancing.yaml", 1, None),
     ("multimodal_vision.yaml", 1, None),
     ("public_dataset.yaml", 1, None),
-    (
-        "ramping.yaml",
-        1,
-        Some(
-            "benchmark.phases[1].prefillRamp: 30 s without prefillConcurrency in the phase: refused",
-        ),
-    ),
+    // prefillRamp without prefillConcurrency runs, with a note that it does nothing.
+    ("ramping.yaml", 1, None),
     ("request_cancellation.yaml", 1, None),
-    // chatbot, rag_pipeline, summarization, production_mix, power_law; chatbot runs.
-    (
-        "scenario_workload_profiles.yaml",
-        5,
-        Some(
-            "benchmark.dataset.prompts.isl.median 904: not built in inferbench (a log-normal length",
-        ),
-    ),
+    // chatbot, rag_pipeline, summarization, production_mix, power_law; chatbot and
+    // production_mix (a log-normal peak) run.
+    ("scenario_workload_profiles.yaml", 5, None),
     // 11 speed_bench_* formats (a small file of ours at the template's relative path).
-    (
-        "speed_bench_sweep.yaml",
-        11,
-        Some(
-            "sweep.parameters.datasets.main.format: not built in inferbench (a swept field needs a comma-list flag",
-        ),
-    ),
+    // The cells run as --variants (a format has no comma-list flag).
+    ("speed_bench_sweep.yaml", 11, None),
     // 3 ISLs × 3 rates.
     ("sweep_distributions.yaml", 9, None),
     // 9 concurrencies.
@@ -238,7 +207,7 @@ fn every_runnable_template_runs_small_against_the_simulated_server() {
         .filter(|(_, cells, refused)| *cells == 1 && refused.is_none())
         .map(|t| t.0)
         .collect();
-    assert_eq!(runnable.len(), 19, "{runnable:?}");
+    assert_eq!(runnable.len(), 23, "{runnable:?}");
     let sharegpt = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/data/datasets/sharegpt.json")
         .display()
@@ -259,6 +228,30 @@ fn every_runnable_template_runs_small_against_the_simulated_server() {
             args.extend(["--server-metrics-formats".into(), "json,csv".into()]);
         }
         runs_ok(name, &args, &dir);
+        if name == "ramping.yaml" {
+            // The ramp that has no cap to open is run and named in a note.
+            let o = run(&args.iter().map(String::as_str).collect::<Vec<_>>());
+            assert!(
+                stderr(&o).contains("inferbench: note: ")
+                    && stderr(&o).contains("benchmark.phases[1].prefillRamp: 30 s without prefillConcurrency in the phase has no effect"),
+                "{}",
+                stderr(&o)
+            );
+        }
+        if name == "multi_turn_conversation.yaml" {
+            let j = crate::common::read_json(&dir.join("profile_export_aiperf.json"));
+            let p = &j["input_config"]["phases"][1];
+            assert_eq!(p["sessions"], 100, "{j}");
+        }
+        if name == "kv_cache_test.yaml" {
+            let j = crate::common::read_json(&dir.join("profile_export_aiperf.json"));
+            let w = &j["input_config"]["phases"][0];
+            assert_eq!(
+                (&w["type"], &w["users"], &w["rate"]),
+                (&"user_centric".into(), &10.into(), &1.0.into()),
+                "{j}"
+            );
+        }
         if name == "user_files.yaml" {
             // total_concurrency = 32 × 4 = 128 (a number); job_name is the run directory's
             // name, model the file's.
@@ -284,9 +277,11 @@ fn every_runnable_template_runs_small_against_the_simulated_server() {
         .display()
         .to_string();
     let dir = crate::common::tmpdir("template-run");
-    let mut args = small(&f, &dir.display().to_string());
-    args.extend(["--scenario".into(), "chatbot".into()]);
-    runs_ok("scenario chatbot", &args, &dir);
+    for scenario in ["chatbot", "production_mix"] {
+        let mut args = small(&f, &dir.display().to_string());
+        args.extend(["--scenario".into(), scenario.into()]);
+        runs_ok(scenario, &args, &dir);
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -532,6 +527,62 @@ fn profile_config_runs_a_grid_sweep_of_the_file() {
         assert!(art.join(format!("isl_{isl}")).is_dir(), "isl_{isl}");
     }
     assert!(!art.join("isl_550").exists());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// speed_bench_sweep.yaml sweeps the dataset's format, which has no comma-list flag: its 11
+/// cells run as --variants, each reading its own category of the file.
+#[test]
+fn profile_config_runs_a_sweep_of_a_field_without_a_list_flag_as_variants() {
+    let dir = tmpdir("aiperf-config-variants");
+    let art = dir.join("s");
+    let f = template("speed_bench_sweep.yaml").display().to_string();
+    let o = run(&[
+        "profile",
+        "-f",
+        &f,
+        "--simulated",
+        "--request-count",
+        "2",
+        "--allow-dataset-wrap",
+        // The file asks for 4096 output tokens a request: 4 keep the sweep short.
+        "--extra-inputs",
+        "max_completion_tokens:4",
+        "--sim-itl-ms",
+        "0",
+        "--num-profile-runs",
+        "1",
+        "--warmup-request-count",
+        "1",
+        "--ui",
+        "none",
+        "--artifact-dir",
+        art.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    // Each category with the start of its one row in the file.
+    let cats = [
+        ("coding", "Write a function that reverses"),
+        ("humanities", "Why did the printing press"),
+        ("math", "What is 12 times 13"),
+        ("multilingual", "Say thank you in three"),
+        ("qa", "What is the capital of Peru"),
+        ("rag", "Given the note"),
+        ("reasoning", "If all cats are animals"),
+        ("roleplay", "You are a tour guide"),
+        ("stem", "Why is the sky blue"),
+        ("summarization", "Summarize: the meeting"),
+        ("writing", "Write two lines about rain"),
+    ];
+    for (c, text) in cats {
+        let cell = art.join(format!("format_speed_bench_{c}"));
+        // Each cell sent its category's row and no other.
+        let inputs = std::fs::read_to_string(cell.join("inputs.json")).unwrap_or_default();
+        assert!(inputs.contains(text), "{c}: {inputs}");
+        for (other, t) in cats {
+            assert!(other == c || !inputs.contains(t), "{c} sent {other}'s row");
+        }
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -49,8 +49,26 @@ pub fn run(args: &[&str]) -> Output {
         .stderr(Stdio::piped())
         .spawn()
         .expect("spawn inferbench");
+    // The pipes are drained while the child runs: a sweep's tables fill a pipe's 64 KiB,
+    // and a child blocked writing would never exit.
+    let drain = |r: Option<Box<dyn std::io::Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut buf = Vec::new();
+            if let Some(mut r) = r {
+                let _ = r.read_to_end(&mut buf);
+            }
+            buf
+        })
+    };
+    let out = drain(child.stdout.take().map(|r| Box::new(r) as _));
+    let err = drain(child.stderr.take().map(|r| Box::new(r) as _));
     wait_bounded(&mut child, Duration::from_secs(120));
-    child.wait_with_output().expect("output")
+    let status = child.wait().expect("wait");
+    Output {
+        status,
+        stdout: out.join().unwrap_or_default(),
+        stderr: err.join().unwrap_or_default(),
+    }
 }
 
 pub fn wait_bounded(child: &mut Child, limit: Duration) {
