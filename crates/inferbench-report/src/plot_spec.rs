@@ -208,6 +208,26 @@ fn find_key(v: &Value, key: &str) -> Option<String> {
     }
 }
 
+/// A run's value of a group key, from its summary's `input_config`: `model` is the first of
+/// `models.items[].name` (AIPerf 0.13's layout); another key is the profiling phase's field
+/// (`concurrency`, `rate`), else the first field of that name anywhere.
+fn group_value(s: &Value, k: &str) -> Option<String> {
+    let ic = &s["input_config"];
+    if k == "model" {
+        return ic["models"]["items"][0]["name"]
+            .as_str()
+            .map(str::to_string)
+            .or_else(|| find_key(s, "model_names"));
+    }
+    let profiling = ic["phases"]
+        .as_array()
+        .and_then(|p| p.iter().find(|x| x["kind"] == "profiling"));
+    profiling
+        .and_then(|p| p.get(k))
+        .map(|v| v.as_str().map_or(v.to_string(), str::to_string))
+        .or_else(|| find_key(s, k))
+}
+
 fn stat_of(summary: &Value, a: &Axis) -> Option<f64> {
     summary[&a.metric][a.stat.as_deref().unwrap_or("avg")].as_f64()
 }
@@ -230,12 +250,7 @@ pub fn multi_run_chart(spec: &PlotSpec, summaries: &[Value]) -> Option<Chart> {
         let g = spec
             .groups
             .iter()
-            .map(|k| {
-                // AIPerf's `model` is the summary's `model_names`.
-                find_key(s, k)
-                    .or_else(|| (k == "model").then(|| find_key(s, "model_names")).flatten())
-                    .unwrap_or_else(|| "-".into())
-            })
+            .map(|k| group_value(s, k).unwrap_or_else(|| "-".into()))
             .collect::<Vec<_>>()
             .join(", ");
         match groups.iter_mut().find(|(n, _)| *n == g) {

@@ -69,7 +69,9 @@ fn summary(model: &str, lat: f64, tput: f64) -> Value {
     json!({
         "request_latency": {"avg": lat},
         "output_token_throughput": {"avg": tput},
-        "input_config": {"endpoint": {"model_names": [model]}, "loadgen": {"concurrency": 1}}
+        "input_config": {"models": {"items": [{"name": model}]},
+                         "phases": [{"kind": "warmup", "concurrency": 8},
+                                    {"kind": "profiling", "concurrency": lat}]}
     })
 }
 
@@ -102,6 +104,11 @@ fn groups_split_the_runs_into_series_and_a_missing_metric_skips_the_chart() {
     let chart = multi_run_chart(&c.multi_run[0], &runs).unwrap();
     let names: Vec<&str> = chart.series.iter().map(|s| s.name.as_str()).collect();
     assert_eq!(names, ["a", "a: Pareto front", "b", "b: Pareto front"]);
+    // A phase field groups by the profiling phase's value, not the warmup's.
+    let mut by_conc = c.multi_run[0].clone();
+    by_conc.groups = vec!["concurrency".into()];
+    let chart = multi_run_chart(&by_conc, &runs).unwrap();
+    assert_eq!(chart.series[0].name, "1.0");
     // No run has time_to_first_token p99: nothing to draw.
     assert!(multi_run_chart(&c.multi_run[1], &runs).is_none());
 }

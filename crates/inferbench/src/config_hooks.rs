@@ -17,6 +17,8 @@ pub struct Hooked {
     hooks: Option<RunHooks>,
     /// Draw the charts after each run: Some(a failure fails the command).
     auto_plot: Option<bool>,
+    /// The config's AIPerf plot specifications, drawn with the charts.
+    plot: Option<inferbench_report::plot_spec::PlotConfig>,
     model: String,
     url: Mutex<String>,
     failure: Mutex<Option<String>>,
@@ -69,10 +71,12 @@ pub fn wrap(a: &ProfileArgs, inner: Arc<dyn Observer>) -> Result<Wrapped, Failur
         h.preflight(&planned, &model, &url)
             .map_err(Failure::input)?;
     }
+    let plot = hooks.as_ref().and_then(|h| h.plot.clone());
     let h = Arc::new(Hooked {
         inner,
         hooks,
         auto_plot,
+        plot,
         model,
         url: Mutex::new(url),
         failure: Mutex::new(None),
@@ -101,7 +105,44 @@ impl Hooked {
                 out_dir: None,
                 format: crate::cli::PlotFormat::Both,
             };
-            if let Err(e) = crate::plot_cmd::run(&args) {
+            let specs = match &self.plot {
+                Some(p) => crate::plot_specs::draw_single(p, dir),
+                None => Ok(Vec::new()),
+            };
+            self.plotted(required, crate::plot_cmd::run(&args).and(specs))?;
+        }
+        Ok(())
+    }
+
+    /// After a sweep: the config's multi-run plot specifications over its runs.
+    /// `dir` is the sweep's aggregate directory (`ROOT/sweep_aggregate`, or with repeated
+    /// trials `ROOT/aggregate/sweep_aggregate`); the charts go to `ROOT/plots`.
+    fn after_sweep(&self, dir: &Path) -> Result<(), String> {
+        let Some(mut root) = dir.parent() else {
+            return Ok(());
+        };
+        if root.file_name().is_some_and(|n| n == "aggregate")
+            && let Some(up) = root.parent()
+        {
+            root = up;
+        }
+        if let (Some(required), Some(p)) = (self.auto_plot, &self.plot) {
+            self.plotted(required, crate::plot_specs::draw_multi(p, root))?;
+        }
+        Ok(())
+    }
+
+    /// Prints the notes of charts skipped; a failure is a warning, or with --plot-required
+    /// the command's error.
+    fn plotted(&self, required: bool, r: Result<Vec<String>, Failure>) -> Result<(), String> {
+        match r {
+            Ok(notes) => {
+                for n in notes.iter().filter(|_| crate::log_level::notes()) {
+                    eprintln!("inferbench: note: {n}");
+                }
+                Ok(())
+            }
+            Err(e) => {
                 let msg = format!("--auto-plot (autoPlot): {}", e.message);
                 if required {
                     return Err(format!("{msg} (--plot-required)"));
@@ -109,9 +150,9 @@ impl Hooked {
                 if crate::log_level::warnings() {
                     eprintln!("inferbench: warning: {msg}");
                 }
+                Ok(())
             }
         }
-        Ok(())
     }
 }
 
@@ -123,14 +164,18 @@ impl Observer for Hooked {
         {
             *u = url.to_string();
         }
-        let done = match &event {
-            Event::RunDone(r) => Some(r.dir.clone()),
-            _ => None,
+        let (done, sweep) = match &event {
+            Event::RunDone(r) => (Some(r.dir.clone()), None),
+            Event::SweepWritten { dir } => (None, Some(dir.to_path_buf())),
+            _ => (None, None),
         };
         self.inner.event(event);
-        if let Some(dir) = done
-            && let Err(e) = self.after_run(&dir)
-        {
+        let result = match (done, sweep) {
+            (Some(dir), _) => self.after_run(&dir),
+            (None, Some(dir)) => self.after_sweep(&dir),
+            (None, None) => Ok(()),
+        };
+        if let Err(e) = result {
             eprintln!("inferbench: error: {e}");
             if let Ok(mut f) = self.failure.lock()
                 && f.is_none()

@@ -20,6 +20,7 @@ mod metrics_cmd;
 mod mock;
 mod plan_cmd;
 mod plot_cmd;
+mod plot_specs;
 mod profile;
 mod progress;
 mod qualify_cmd;

@@ -182,7 +182,7 @@ pub fn run(a: &PlotArgs) -> Result<u8, Failure> {
     Ok(0)
 }
 
-fn write(dir: &Path, name: &str, bytes: &[u8]) -> Result<(), Failure> {
+pub fn write(dir: &Path, name: &str, bytes: &[u8]) -> Result<(), Failure> {
     let mut f = inferbench_artifacts::AtomicFile::create(dir, name)
         .map_err(|e| Failure::run(e.to_string()))?;
     f.write_all(bytes)

@@ -32,6 +32,9 @@ pub struct RunHooks {
     variables: Map<String, Value>,
     /// `autoPlot`: Some(plotRequired).
     pub auto_plot: Option<bool>,
+    /// The top-level `plot:` block (inline, or the YAML file it names): AIPerf's plot
+    /// specifications, drawn after each run and after the sweep.
+    pub plot: Option<inferbench_report::plot_spec::PlotConfig>,
     epoch: String,
 }
 
@@ -62,8 +65,17 @@ impl RunHooks {
             Some(v) => user_files(&file, v)?,
             None => Vec::new(),
         };
-        let auto_plot = (artifacts.get("autoPlot") == Some(&Value::Bool(true)))
-            .then(|| artifacts.get("plotRequired") == Some(&Value::Bool(true)));
+        let plot = match doc.get("plot") {
+            None | Some(Value::Null) => None,
+            Some(v) => Some(plot_config(&file, path, v)?),
+        };
+        // A plot block implies autoPlot unless the file sets it false (AIPerf).
+        let auto_plot_on = match artifacts.get("autoPlot") {
+            Some(Value::Bool(b)) => *b,
+            _ => plot.is_some(),
+        };
+        let auto_plot =
+            auto_plot_on.then(|| artifacts.get("plotRequired") == Some(&Value::Bool(true)));
         if files.is_empty() && auto_plot.is_none() {
             return Ok(None);
         }
@@ -82,6 +94,7 @@ impl RunHooks {
             user_files: files,
             variables,
             auto_plot,
+            plot,
             epoch,
         }))
     }
@@ -363,6 +376,37 @@ fn plain_ok(s: &str) -> bool {
         return false;
     }
     !(s.contains(": ") || s.contains(" #") || s.ends_with(':'))
+}
+
+/// The `plot` block: an inline mapping, or the path of a plot YAML (relative to the config
+/// file's directory), read and checked.
+fn plot_config(
+    file: &str,
+    path: &Path,
+    v: &Value,
+) -> Result<inferbench_report::plot_spec::PlotConfig, String> {
+    let (at, v) = match v {
+        Value::String(p) => {
+            let rel = Path::new(p);
+            let f = if rel.is_absolute() {
+                rel.to_path_buf()
+            } else {
+                path.parent().unwrap_or(Path::new("")).join(rel)
+            };
+            let text = std::fs::read_to_string(&f)
+                .map_err(|e| format!("{file}: plot: \"{p}\": cannot read {}: {e}", f.display()))?;
+            let v: Value = serde_saphyr::from_str(&text).map_err(|e| {
+                format!(
+                    "{}: not YAML: {}",
+                    f.display(),
+                    e.to_string().lines().next().unwrap_or_default()
+                )
+            })?;
+            (f.display().to_string(), v)
+        }
+        other => (format!("{file}: plot"), other.clone()),
+    };
+    inferbench_report::plot_spec::PlotConfig::parse(&at, &v)
 }
 
 #[cfg(test)]

@@ -51,10 +51,20 @@ pub fn flags_for(
     if root.boolean("noSweepTable")? == Some(true) {
         out.push("--no-sweep-table".into());
     }
-    if root.take("plot").is_some() {
-        return Err(format!(
-            "{file}: plot: not built in inferbench (AIPerf's plot specifications (pareto, scatter_line, timeslice, …) are not built; `inferbench plot DIR` draws its own fixed chart set: remove the block, and set benchmark.artifacts.autoPlot: true for those charts)"
-        ));
+    // Drawn by the run hooks (hooks.rs, config_hooks.rs); its `settings` tune AIPerf's own
+    // server-metric plots, which inferbench does not draw from a spec.
+    if let Some(p) = root.take("plot")
+        && let Some(s) = p
+            .get("settings")
+            .filter(|s| s.as_object().is_some_and(|m| !m.is_empty()))
+    {
+        out.extend([
+            "--config-note".into(),
+            format!(
+                "{file}: plot.settings: not used (AIPerf's downsampling of its server-metric plots; inferbench draws every scrape): {}",
+                s
+            ),
+        ]);
     }
     root.done()?;
     let mut b = Part::new(file, "benchmark", &Value::Object(benchmark.clone()))?;

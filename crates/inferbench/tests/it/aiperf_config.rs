@@ -50,12 +50,8 @@ const TEMPLATES: &[(&str, usize, Option<&str>)] = &[
     ("speed_bench_sweep.yaml", 11, None),
     // 3 ISLs × 3 rates.
     ("sweep_distributions.yaml", 9, None),
-    // 9 concurrencies.
-    (
-        "sweep_with_plot.yaml",
-        9,
-        Some("plot: not built in inferbench (AIPerf's plot specifications"),
-    ),
+    // 9 concurrencies; its plot specifications are drawn.
+    ("sweep_with_plot.yaml", 9, None),
     ("time_based_soak.yaml", 1, None),
     ("trace_replay.yaml", 1, None),
     ("user_files.yaml", 1, None),
@@ -581,6 +577,68 @@ fn profile_config_runs_a_sweep_of_a_field_without_a_list_flag_as_variants() {
         assert!(inputs.contains(text), "{c}: {inputs}");
         for (other, t) in cats {
             assert!(other == c || !inputs.contains(t), "{c} sent {other}'s row");
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// sweep_with_plot.yaml's `plot:` block: its multi-run charts over the sweep's cells in
+/// ROOT/plots, its single-run charts in each cell's plots/ (a timeslice chart needs the
+/// slices: --slice-duration), and a note for its `settings`, which inferbench does not use.
+#[test]
+fn profile_config_draws_the_files_plot_specifications() {
+    let dir = tmpdir("aiperf-config-plot");
+    let art = dir.join("s");
+    let f = template("sweep_with_plot.yaml").display().to_string();
+    let o = run(&[
+        "profile",
+        "-f",
+        &f,
+        "--simulated",
+        "--concurrency",
+        "1,2",
+        "--request-count",
+        "6",
+        "--isl",
+        "16",
+        "--osl",
+        "4",
+        "--slice-duration",
+        "0.02",
+        "--num-profile-runs",
+        "1",
+        "--warmup-request-count",
+        "1",
+        "--ui",
+        "none",
+        "--artifact-dir",
+        art.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let e = stderr(&o);
+    assert!(e.contains("plot.settings: not used"), "{e}");
+    for stem in ["pareto_throughput_vs_latency", "ttft_vs_throughput"] {
+        for ext in ["svg", "png"] {
+            let p = art.join("plots").join(format!("{stem}.{ext}"));
+            assert!(p.is_file(), "{}: {e}", p.display());
+        }
+    }
+    // The two telemetry-only defaults are not in multi_run_defaults: not drawn.
+    assert!(
+        !art.join("plots/latency_throughput_uncertainty.svg")
+            .exists()
+    );
+    let svg = std::fs::read_to_string(art.join("plots/pareto_throughput_vs_latency.svg")).unwrap();
+    assert!(
+        svg.contains("Pareto: Output Token Throughput vs Latency"),
+        "{svg}"
+    );
+    // The group is the model of each run.
+    assert!(svg.contains("meta-llama/Llama-3.1-8B-Instruct"), "{svg}");
+    for cell in ["concurrency_1", "concurrency_2"] {
+        for stem in ["ttft_over_time", "timeslices_ttft"] {
+            let p = art.join(cell).join("plots").join(format!("{stem}.svg"));
+            assert!(p.is_file(), "{}: {e}", p.display());
         }
     }
     let _ = std::fs::remove_dir_all(&dir);

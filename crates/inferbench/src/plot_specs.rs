@@ -1,0 +1,76 @@
+//! AIPerf's plot specifications (a config's `plot:` block) drawn over inferbench runs: each
+//! run's `single_run_defaults` into `RUN/plots`, and after a sweep its `multi_run_defaults`
+//! into `SWEEP/plots` (docs/reports.md). A chart whose metric no run has is skipped with a
+//! note, as AIPerf skips its telemetry-only charts.
+
+use std::path::Path;
+
+use inferbench_report::plot_spec::{PlotConfig, multi_run_chart, single_run_chart};
+use inferbench_report::png::render_png;
+use inferbench_report::svg::{Chart, render};
+use inferbench_run::{Failure, RunDir};
+
+fn write_chart(dir: &Path, stem: &str, chart: &Chart) -> Result<(), Failure> {
+    std::fs::create_dir_all(dir)
+        .map_err(|e| Failure::run(format!("{}: cannot create: {e}", dir.display())))?;
+    crate::plot_cmd::write(dir, &format!("{stem}.svg"), render(chart).as_bytes())?;
+    crate::plot_cmd::write(dir, &format!("{stem}.png"), &render_png(chart))
+}
+
+/// The single-run charts of the run in `dir`; the notes of the charts skipped.
+pub fn draw_single(cfg: &PlotConfig, dir: &Path) -> Result<Vec<String>, Failure> {
+    let mut notes = Vec::new();
+    if cfg.single_run.is_empty() {
+        return Ok(notes);
+    }
+    for run in RunDir::open(dir)?.runs() {
+        let records: Vec<serde_json::Value> =
+            std::fs::read_to_string(run.path.join(&run.names().records_jsonl))
+                .unwrap_or_default()
+                .lines()
+                .filter_map(|l| serde_json::from_str(l).ok())
+                .collect();
+        let (_, ts_csv) = inferbench_artifacts::timeslices::timeslice_names(run.names());
+        let ts = std::fs::read_to_string(run.path.join(ts_csv)).ok();
+        for spec in &cfg.single_run {
+            match single_run_chart(spec, &records, ts.as_deref()) {
+                Some(c) => write_chart(&run.path.join("plots"), &spec.name, &c)?,
+                None => notes.push(format!(
+                    "plot {}: skipped for {}: the run has no {} values{}",
+                    spec.name,
+                    run.path.display(),
+                    spec.y.metric,
+                    if ts.is_none() && spec.kind == inferbench_report::plot_spec::Kind::Timeslice {
+                        " (no timeslice file: give --slice-duration)"
+                    } else {
+                        ""
+                    }
+                )),
+            }
+        }
+    }
+    Ok(notes)
+}
+
+/// The multi-run charts of every run under the sweep directory `dir`, into `dir/plots`.
+pub fn draw_multi(cfg: &PlotConfig, dir: &Path) -> Result<Vec<String>, Failure> {
+    let mut notes = Vec::new();
+    if cfg.multi_run.is_empty() {
+        return Ok(notes);
+    }
+    let summaries: Vec<serde_json::Value> = RunDir::open(dir)?
+        .runs()
+        .iter()
+        .filter_map(|r| r.summary().ok().flatten().map(|s| s.document))
+        .collect();
+    for spec in &cfg.multi_run {
+        match multi_run_chart(spec, &summaries) {
+            Some(c) => write_chart(&dir.join("plots"), &spec.name, &c)?,
+            None => notes.push(format!(
+                "plot {}: skipped: no run has both {} and {}",
+                spec.name, spec.x.metric, spec.y.metric
+            )),
+        }
+    }
+    Ok(notes)
+}
