@@ -46,10 +46,24 @@ pub fn aiperf_input_config(plan: &RunPlan) -> Value {
     dataset.insert("entries".into(), json!(plan.num_dataset_entries));
     dataset.insert("random_seed".into(), json!(plan.random_seed));
     let dist = |d: &LengthDist| json!({"mean": d.mean, "stddev": d.stddev});
+    // `--isl-dist`/`--osl-dist` are AIPerf's own YAML shapes: written back as given.
+    let shape = |t: &Option<String>| {
+        t.as_deref()
+            .and_then(|t| serde_json::from_str::<Value>(t).ok())
+    };
     let mut prompts = Map::new();
-    prompts.insert("isl".into(), dist(&plan.isl));
-    if let Some(osl) = &plan.osl {
-        prompts.insert("osl".into(), dist(osl));
+    prompts.insert(
+        "isl".into(),
+        shape(&ds.isl_dist).unwrap_or_else(|| dist(&plan.isl)),
+    );
+    match (shape(&ds.osl_dist), &plan.osl) {
+        (Some(v), _) => {
+            prompts.insert("osl".into(), v);
+        }
+        (None, Some(osl)) => {
+            prompts.insert("osl".into(), dist(osl));
+        }
+        (None, None) => {}
     }
     dataset.insert("prompts".into(), Value::Object(prompts));
     o.insert("datasets".into(), json!([Value::Object(dataset)]));

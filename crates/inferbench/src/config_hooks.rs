@@ -34,7 +34,13 @@ pub fn wrap(a: &ProfileArgs, inner: Arc<dyn Observer>) -> Result<Wrapped, Failur
         None => None,
         Some(path) => {
             let opts = Options {
-                scenario: a.aiperf.scenario.clone(),
+                // Every scenario of the file as cells: the hooks are the first's (user files
+                // and plots are not per scenario in AIPerf's templates).
+                scenario: a
+                    .aiperf
+                    .scenario
+                    .clone()
+                    .or_else(|| a.aiperf.config_scenarios.first().cloned()),
                 simulated: a.aiperf.simulated,
                 cli: true,
             };

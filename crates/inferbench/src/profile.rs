@@ -7,7 +7,11 @@ use inferbench_run::{CellPlan, Event, Failure, Observer, RunReport, SweepPlan};
 use crate::cli::ProfileArgs;
 
 pub fn run(a: &ProfileArgs, argv: &[String]) -> Result<u8, Failure> {
-    let variants = crate::cli::variant_cells(a, argv).map_err(Failure::input)?;
+    let mut variants = crate::cli::variant_cells(a, argv).map_err(Failure::input)?;
+    // A config's scenarios sweep without --scenario: every scenario is a cell, as in AIPerf.
+    if variants.is_empty() {
+        variants = crate::cli::scenario_cells(a).map_err(Failure::input)?;
+    }
     let cells = crate::cli::cells(a).map_err(Failure::input)?;
     let declared = crate::cli::declarations(a).map_err(Failure::input)?;
     let n = if variants.is_empty() {
@@ -49,7 +53,8 @@ pub fn run(a: &ProfileArgs, argv: &[String]) -> Result<u8, Failure> {
             .into_iter()
             .next()
             .ok_or_else(|| Failure::input(format!("--variant {}: no cell", v.name)))?;
-        let mut plan = crate::cli::build_plan(&v.args, argv, &one.values)
+        let cell_argv = v.argv.as_deref().unwrap_or(argv);
+        let mut plan = crate::cli::build_plan(&v.args, cell_argv, &one.values)
             .map_err(|e| Failure::input(format!("--variant {}: {e}", v.name)))?;
         plan.random_seed = cell_seed(base, i, per_cell);
         plans.push(CellPlan {

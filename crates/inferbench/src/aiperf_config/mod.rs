@@ -47,6 +47,27 @@ pub struct Options {
     pub cli: bool,
 }
 
+/// The scenario names of a `sweep: {type: scenarios}` file, in order (empty for any other
+/// file): `profile --config` without `--scenario` runs each as a cell.
+pub fn scenario_names(path: &Path) -> Result<Vec<String>, String> {
+    let file = path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{file}: cannot read: {e}"))?;
+    let raw = read_raw(&file, &text)?;
+    let Some(sweep) = raw.get("sweep") else {
+        return Ok(Vec::new());
+    };
+    if sweep.get("type").and_then(Value::as_str) != Some("scenarios") {
+        return Ok(Vec::new());
+    }
+    Ok(sweep
+        .get("runs")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|r| r.get("name").and_then(Value::as_str).map(str::to_string))
+        .collect())
+}
+
 /// The flags `path` stands for (file values resolved against the YAML file's directory).
 /// Errors are one line, `FILE: FIELD: message`.
 pub fn profile_flags(path: &Path, opts: &Options) -> Result<Vec<String>, String> {

@@ -53,6 +53,10 @@ pub struct AiperfArgs {
     /// once at the start; written by the mapping, not by hand.
     #[arg(long = "config-note", hide = true)]
     pub config_notes: Vec<String>,
+    /// Every scenario of the config's `scenarios` sweep, when `--scenario` picks none: each
+    /// runs as a cell (written by `--config`'s mapping, not by hand).
+    #[arg(long = "config-scenario", hide = true)]
+    pub config_scenarios: Vec<String>,
     /// How comma lists of sweep flags combine: grid (every combination) or zip.
     #[arg(long = "sweep-type", value_enum, default_value = "grid")]
     pub sweep_type: SweepTypeArg,

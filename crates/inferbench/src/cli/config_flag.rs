@@ -40,12 +40,30 @@ pub fn apply_config(m: ArgMatches, argv: Vec<String>) -> Result<(ArgMatches, Vec
         }
         return Ok((m, argv));
     };
-    let opts = crate::aiperf_config::Options {
+    let mut opts = crate::aiperf_config::Options {
         scenario: sub.get_one::<String>("scenario").cloned(),
         simulated: sub.get_flag("simulated"),
         cli: true,
     };
-    let from_file = crate::aiperf_config::profile_flags(std::path::Path::new(&path), &opts)?;
+    // A `scenarios` sweep without --scenario runs every scenario, as AIPerf does: the first
+    // gives the flags checked here, and the names go to `profile` (scenario_cells).
+    let mut every = Vec::new();
+    if opts.scenario.is_none() && name == "profile" {
+        every = crate::aiperf_config::scenario_names(std::path::Path::new(&path))?;
+        opts.scenario = every.first().cloned();
+        if every.len() > 1 && sub.get_many::<String>("variants").is_some() {
+            return Err(format!(
+                "{path}: --variant cannot be used with a scenarios sweep: the file's scenarios are the cells (or pick one with --scenario)"
+            ));
+        }
+    }
+    let mut from_file = crate::aiperf_config::profile_flags(std::path::Path::new(&path), &opts)?;
+    if every.len() > 1 {
+        let _ = ORIGINAL_ARGV.set(argv.clone());
+        for n in &every {
+            from_file.extend(["--config-scenario".into(), n.clone()]);
+        }
+    }
     let cmd = command_with_unbuilt();
     let prof = cmd
         .find_subcommand(name)
@@ -75,6 +93,52 @@ pub fn apply_config(m: ArgMatches, argv: Vec<String>) -> Result<(ArgMatches, Vec
             )
         })?;
     Ok((m2, merged))
+}
+
+/// The command line as typed (before `--config`'s flags were merged in), kept when the
+/// config's scenarios become cells: each cell merges the file again with its `--scenario`.
+static ORIGINAL_ARGV: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
+
+/// The cells of a config's scenarios (`--config-scenario`, none otherwise): each the command
+/// line with `--scenario NAME`, merged with the file again, as `profile -f FILE --scenario
+/// NAME` would run it; its directory is the scenario's name.
+pub fn scenario_cells(a: &super::ProfileArgs) -> Result<Vec<super::VariantCell>, String> {
+    let names = &a.aiperf.config_scenarios;
+    if names.is_empty() {
+        return Ok(Vec::new());
+    }
+    let original = ORIGINAL_ARGV
+        .get()
+        .ok_or("--config-scenario: written by --config's mapping, not given by hand")?;
+    let mut out = Vec::new();
+    for (i, n) in names.iter().enumerate() {
+        let mut argv = original.clone();
+        argv.extend(["--scenario".into(), n.clone()]);
+        let m = command_with_unbuilt()
+            .try_get_matches_from(&argv)
+            .map_err(|e| {
+                format!(
+                    "scenario {n}: {}",
+                    e.render().to_string().lines().next().unwrap_or_default()
+                )
+            })?;
+        let (m, merged) = apply_config(m, argv)?;
+        super::check_unbuilt(&m).map_err(|e| format!("scenario {n}: {e}"))?;
+        let warnings = super::check_given(&m).map_err(|e| format!("scenario {n}: {e}"))?;
+        let parsed = <super::Cli as clap::FromArgMatches>::from_arg_matches(&m)
+            .map_err(|e| format!("scenario {n}: {e}"))?;
+        let super::Command::Profile(args) = parsed.command else {
+            return Err("scenarios: only with profile".into());
+        };
+        out.push(super::VariantCell {
+            name: n.clone(),
+            dir_name: super::variants::dir_segment(n, i),
+            args: *args,
+            warnings,
+            argv: Some(merged),
+        });
+    }
+    Ok(out)
 }
 
 /// The file's flags (`--long [VALUE]` tokens) without those the command line gives.

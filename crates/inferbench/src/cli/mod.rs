@@ -50,7 +50,7 @@ pub use args::{
 pub use args::{LedgerArgs, LedgerBaselineCommand, LedgerCommand, LedgerEpochCommand};
 #[allow(unused_imports)]
 pub use bridge_args::{BridgeArgs, BridgeCommand};
-pub use config_flag::{apply_config, service_notes};
+pub use config_flag::{apply_config, scenario_cells, service_notes};
 pub use declare::declarations;
 pub use gate_args::GateArgs;
 pub use given::check_given;
@@ -75,7 +75,7 @@ pub use values::{
     normalize_url, parse_extra_inputs, parse_headers, recorded_command_line, redacted_command_line,
     url_and_credentials, utf8_args, without_url_credentials,
 };
-pub use variants::variant_cells;
+pub use variants::{VariantCell, variant_cells};
 
 #[cfg(test)]
 mod flag_list_tests;

@@ -83,6 +83,7 @@ const SWEEP_WIDE: &[&str] = &[
     "scenario",
     "simulated",
     "config-note",
+    "config-scenario",
     "declare",
     "num-profile-runs",
     "profile-run-cooldown-seconds",
@@ -121,6 +122,9 @@ pub struct VariantCell {
     pub args: ProfileArgs,
     /// Warnings of this cell's flags that the command line alone did not give.
     pub warnings: Vec<String>,
+    /// The cell's own command line, when it is not the sweep's with extra flags (a config
+    /// scenario: the command line with `--scenario NAME`, the file's flags merged in).
+    pub argv: Option<Vec<String>>,
 }
 
 /// The cells of the `--variant`s of `a` (none when there are none). `argv` is the command
@@ -216,6 +220,7 @@ pub fn variant_cells(a: &ProfileArgs, argv: &[String]) -> Result<Vec<VariantCell
             dir_name: dir_segment(name, i),
             args: *args,
             warnings,
+            argv: None,
         });
     }
     Ok(out)

@@ -42,8 +42,8 @@ const TEMPLATES: &[(&str, usize, Option<&str>)] = &[
     // prefillRamp without prefillConcurrency runs, with a note that it does nothing.
     ("ramping.yaml", 1, None),
     ("request_cancellation.yaml", 1, None),
-    // chatbot, rag_pipeline, summarization, production_mix, power_law; chatbot and
-    // production_mix (a log-normal peak) run.
+    // chatbot, rag_pipeline, summarization, production_mix, power_law: all run, one cell
+    // each (profile_config_runs_every_scenario_of_the_file).
     ("scenario_workload_profiles.yaml", 5, None),
     // 11 speed_bench_* formats (a small file of ours at the template's relative path).
     // The cells run as --variants (a format has no comma-list flag).
@@ -273,11 +273,54 @@ fn every_runnable_template_runs_small_against_the_simulated_server() {
         .display()
         .to_string();
     let dir = crate::common::tmpdir("template-run");
-    for scenario in ["chatbot", "production_mix"] {
-        let mut args = small(&f, &dir.display().to_string());
-        args.extend(["--scenario".into(), scenario.into()]);
-        runs_ok(scenario, &args, &dir);
+    let mut args = small(&f, &dir.display().to_string());
+    args.extend(["--scenario".into(), "production_mix".into()]);
+    runs_ok("production_mix", &args, &dir);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// scenario_workload_profiles.yaml without --scenario runs every scenario, one cell each
+/// (AIPerf runs the whole sweep), each with its own rate, concurrency and lengths over the
+/// base's: rag_pipeline's log-normal ISL (mean 1024, median 904) as --isl-dist.
+#[test]
+fn profile_config_runs_every_scenario_of_the_file() {
+    let f = template("scenario_workload_profiles.yaml")
+        .display()
+        .to_string();
+    let dir = tmpdir("template-scenarios");
+    let art = dir.join("s");
+    let mut args = small(&f, &art.display().to_string());
+    // The scenarios set their lengths: the small run's --isl/--osl would override them all.
+    let at = args.iter().position(|a| a == "--isl").unwrap();
+    args.drain(at..at + 4);
+    args.extend(["--num-dataset-entries", "8", "--sim-itl-ms", "0"].map(String::from));
+    let a: Vec<&str> = args.iter().map(String::as_str).collect();
+    let o = run(&a);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    // (scenario, profiling rate, concurrency) from the file, by hand.
+    for (name, rate, conc) in [
+        ("chatbot", 50.0, 128),
+        ("rag_pipeline", 20.0, 64),
+        ("summarization", 5.0, 16),
+        ("production_mix", 30.0, 64),
+        ("power_law", 25.0, 64),
+    ] {
+        let m = crate::common::read_json(&art.join(name).join("inferbench_manifest.json"));
+        let l = &m["plan"]["load"];
+        assert_eq!(l["request_rate"]["rate"], rate, "{name}: {l}");
+        assert_eq!(l["concurrency"], conc, "{name}: {l}");
     }
+    let m = crate::common::read_json(&art.join("rag_pipeline/inferbench_manifest.json"));
+    assert_eq!(
+        m["plan"]["dataset"]["isl_dist"],
+        r#"{"mean":1024,"median":904}"#
+    );
+    let s = crate::common::read_json(&art.join("rag_pipeline/profile_export_aiperf.json"));
+    assert_eq!(
+        s["input_config"]["datasets"][0]["prompts"]["isl"],
+        serde_json::json!({"mean": 1024, "median": 904})
+    );
+    assert!(art.join("sweep_aggregate").is_dir());
     let _ = std::fs::remove_dir_all(&dir);
 }
 
