@@ -37,6 +37,20 @@ pub fn run(a: &crate::cli::ConfigArgs) -> Result<u8, Failure> {
                     refused.push(e);
                 }
             }
+            // What `profile` does around the runs (user files, plot specifications) is
+            // checked as `profile` checks it before any request.
+            if refused.is_empty() {
+                let opts = crate::aiperf_config::Options {
+                    scenario: crate::aiperf_config::scenario_names(path)
+                        .ok()
+                        .and_then(|n| n.first().cloned()),
+                    simulated: false,
+                    cli: true,
+                };
+                if let Err(e) = crate::aiperf_config::RunHooks::from_config(path, &opts) {
+                    refused.push(e);
+                }
+            }
             match refused.first() {
                 None => {
                     println!(

@@ -689,6 +689,26 @@ fn profile_config_draws_the_files_plot_specifications() {
             assert!(p.is_file(), "{}: {e}", p.display());
         }
     }
+    // A plot type that is not built: `config validate` names it, and `profile` stops before
+    // any request with the same line.
+    let text = std::fs::read_to_string(template("sweep_with_plot.yaml")).unwrap();
+    let bad = dir.join("bad.yaml");
+    std::fs::write(&bad, text.replace("type: scatter_line", "type: histogram")).unwrap();
+    let b = bad.display().to_string();
+    let want =
+        "plot.visualization.multi_run_plots.ttft_vs_throughput.type \"histogram\": not built";
+    let o = run(&["config", "validate", &b]);
+    assert!(stdout(&o).contains(want), "{}", stdout(&o));
+    let o = run(&[
+        "profile",
+        "-f",
+        &b,
+        "--simulated",
+        "--artifact-dir",
+        art.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains(want), "{}", stderr(&o));
     let _ = std::fs::remove_dir_all(&dir);
 }
 
