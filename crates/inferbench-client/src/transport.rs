@@ -164,7 +164,10 @@ impl StampedTcp {
         let user_t = self.clock.now_ns();
         let timed = kernel.and_then(|k| rx_stamp::to_run_clock(user_t, rx_stamp::realtime_ns(), k));
         let t = timed.map_or(user_t, |(t, _)| t).max(1);
-        self.stamp.t_ns.store(t, Ordering::Relaxed);
+        // Never before the connection's previous read: a kernel stamp converted to the run's
+        // clock can land a few µs before the previous read's own-clock stamp (a read the
+        // kernel did not stamp), and frames of one response must not go backwards.
+        self.stamp.t_ns.fetch_max(t, Ordering::Relaxed);
         self.stamp.reads.fetch_add(1, Ordering::Relaxed);
         if let Some(q) = &self.queues {
             q.read(timed.map(|(_, lag)| lag));

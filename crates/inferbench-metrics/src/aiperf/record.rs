@@ -243,8 +243,13 @@ pub(super) fn values_of(r: &Record, ctx: Ctx) -> Values {
         let ttft = first.saturating_sub(r.start_ns);
         v.ttft_ns = Some(ttft);
         if times.len() >= 2 {
-            v.ttst_ns = Some(times[1] - times[0]);
-            v.icl_ns = times.windows(2).map(|w| w[1] - w[0]).collect();
+            // Saturating: stamps are monotonic per connection, but an imported file's need
+            // not be (a gap that runs backwards counts as 0, never a panic).
+            v.ttst_ns = Some(times[1].saturating_sub(times[0]));
+            v.icl_ns = times
+                .windows(2)
+                .map(|w| w[1].saturating_sub(w[0]))
+                .collect();
         }
         v.ttfo_ns = r
             .events
