@@ -150,7 +150,7 @@ fn family_files(
 
 /// A metric family or directory name as a file name: letters, digits, `_`, `-` and `.`
 /// kept, anything else `_`.
-fn file_safe(s: &str) -> String {
+pub(crate) fn file_safe(s: &str) -> String {
     s.chars()
         .map(|c| {
             if c.is_ascii_alphanumeric() || "_-.".contains(c) {

@@ -240,6 +240,19 @@ fn same_cells_as_lists(
 
 /// `--flag [value]` groups, numbers compared as numbers, sorted.
 fn pairs(flags: &[String]) -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = flag_values(flags)
+        .into_iter()
+        .map(|(f, v)| {
+            let v = v.parse::<f64>().map(|x| x.to_string()).unwrap_or(v);
+            (f, v)
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+/// `--flag [value]` groups in order, as written (a flag without a value has an empty one).
+fn flag_values(flags: &[String]) -> Vec<(String, String)> {
     let mut out = Vec::new();
     let mut it = flags.iter().peekable();
     while let Some(f) = it.next() {
@@ -247,10 +260,8 @@ fn pairs(flags: &[String]) -> Vec<(String, String)> {
             Some(v) if !v.starts_with("--") => it.next().cloned().unwrap_or_default(),
             _ => String::new(),
         };
-        let v = v.parse::<f64>().map(|x| x.to_string()).unwrap_or(v);
         out.push((f.clone(), v));
     }
-    out.sort();
     out
 }
 

@@ -8,18 +8,13 @@ use std::path::Path;
 
 use serde_json::{Map, Value};
 
-use super::{Options, cells_of};
+use super::{Options, cells_of, flag_values};
 
 /// `--flag` → its values in order (a flag without a value has one empty value).
 fn by_flag(flags: &[String]) -> BTreeMap<String, Vec<String>> {
     let mut out: BTreeMap<String, Vec<String>> = BTreeMap::new();
-    let mut it = flags.iter().peekable();
-    while let Some(f) = it.next() {
-        let v = match it.peek() {
-            Some(v) if !v.starts_with("--") => it.next().cloned().unwrap_or_default(),
-            _ => String::new(),
-        };
-        out.entry(f.clone()).or_default().push(v);
+    for (f, v) in flag_values(flags) {
+        out.entry(f).or_default().push(v);
     }
     out
 }
@@ -60,17 +55,7 @@ fn cell_name(cell: &super::sweep::ConfigCell, params: &[(String, Vec<Value>)]) -
         };
         parts.push(format!("{field}_{v}"));
     }
-    parts
-        .join("_")
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || "._-".contains(c) {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect()
+    crate::plot_cmd::file_safe(&parts.join("_"))
 }
 
 /// The base flags followed by one `--variant` per cell of the sweep.
