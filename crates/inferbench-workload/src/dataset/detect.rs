@@ -4,11 +4,14 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use super::{DatasetError, DatasetKind, dag, row, sagemaker, tracelab, traces, verbatim, weka};
+use super::{
+    DatasetError, DatasetKind, columnar, dag, row, sagemaker, tracelab, traces, verbatim, weka,
+};
 use crate::error::WorkloadError;
 
 /// The custom dataset type of a file without `--custom-dataset-type`, from its shape (AIPerf
-/// probes its loaders the same way): a directory is a `random_pool`, unless its `.jsonl`
+/// probes its loaders the same way): a Parquet or Arrow IPC file (by its magic bytes, or
+/// named `.parquet`, `.arrow` or `.ipc`) is a `baseten_trace`; a directory is a `random_pool`, unless its `.jsonl`
 /// files hold capture records (`sagemaker_data_capture`) or chat bodies (`raw_payload`); a
 /// JSON document with a `data` list is an `inputs.json` (AIPerf's or GenAI-Perf's); a CSV
 /// header naming BurstGPT's columns is a `burst_gpt_trace`; otherwise the first row decides:
@@ -29,6 +32,9 @@ pub fn detect(path: &Path) -> Result<DatasetKind, WorkloadError> {
         } else {
             DatasetKind::RandomPool
         });
+    }
+    if columnar::format_of(path).is_some() || columnar::has_columnar_suffix(path) {
+        return Ok(DatasetKind::BasetenTrace);
     }
     let text = tracelab::read_maybe_gz(path)?;
     let trimmed = text.trim_start();

@@ -10,6 +10,8 @@
 
 mod agentic;
 mod answer_key;
+mod baseten;
+mod columnar;
 mod custom;
 mod dag;
 mod detect;
@@ -47,6 +49,7 @@ use crate::synthetic::resolve_seed;
 use crate::tokenizer::Tokenizer;
 
 pub use answer_key::{KeyQuestion, read_answer_key};
+pub use baseten::{BASETEN_BLOCK_SIZE, check_baseten_bytes};
 pub use detect::detect;
 pub use error::DatasetError;
 pub use length_shape::LengthShape;
@@ -112,6 +115,8 @@ pub enum DatasetKind {
     BailianTrace,
     /// BurstGPT's CSV (`Timestamp`, `Request tokens`, `Response tokens`).
     BurstGptTrace,
+    /// Baseten completion traces: Parquet or Arrow IPC rows with literal prompts.
+    BasetenTrace,
     /// NVIDIA SPEED-Bench JSONL (`speed_bench_*` types: a split, or one category of it).
     SpeedBench,
     /// Amazon SageMaker data capture JSONL (literal chat messages at their recorded times).
@@ -152,6 +157,7 @@ impl DatasetKind {
             DatasetKind::PublicText => "public_text",
             DatasetKind::BailianTrace => "bailian_trace",
             DatasetKind::BurstGptTrace => "burst_gpt_trace",
+            DatasetKind::BasetenTrace => "baseten_trace",
             DatasetKind::SagemakerDataCapture => "sagemaker_data_capture",
             DatasetKind::SpeedBench => "speed_bench",
             DatasetKind::WekaTrace => "weka_trace",
@@ -162,9 +168,10 @@ impl DatasetKind {
 
     /// The trace types AIPerf reads besides `mooncake_trace`, also `--custom-dataset-type`
     /// values.
-    pub const TRACES: [DatasetKind; 3] = [
+    pub const TRACES: [DatasetKind; 4] = [
         DatasetKind::BailianTrace,
         DatasetKind::BurstGptTrace,
+        DatasetKind::BasetenTrace,
         DatasetKind::SagemakerDataCapture,
     ];
 
@@ -346,6 +353,9 @@ pub fn build_workload(
     let corpus = prompt_corpus.resolve(tok, sonnet, seed)?;
     let corpus: &Corpus = &corpus;
 
+    if ds.input_file.is_none() {
+        synthesis::check_baseten_knobs(ds, None)?;
+    }
     let (kind, mut convs) = if let Some(public) = &ds.public_dataset {
         if ds.input_file.is_some() {
             return Err(plan_err(
@@ -410,7 +420,8 @@ pub fn build_workload(
                 verbatim::load_inputs_json(path, kind)?
             }
             DatasetKind::BailianTrace => traces::load_bailian(path, plan, tok, corpus, seed)?,
-            DatasetKind::BurstGptTrace => traces::load_burst_gpt(path, tok, corpus, seed)?,
+            DatasetKind::BurstGptTrace => traces::load_burst_gpt(path, plan, tok, corpus, seed)?,
+            DatasetKind::BasetenTrace => baseten::load(path, plan, seed)?,
             DatasetKind::SagemakerDataCapture => sagemaker::load(path, plan, seed)?,
             DatasetKind::SpeedBench => {
                 let t = ds.custom_dataset_type.as_deref().unwrap_or_default();
@@ -487,8 +498,7 @@ pub fn build_workload(
 }
 
 /// The AIPerf dataset types not built, and why (docs/datasets.md).
-const UNBUILT_TYPES: &str = "not built: baseten_trace (Parquet/Arrow files: the smallest \
-     reader, arrow-ipc, costs ~41 s of CPU to compile), and every image, audio or video field";
+const UNBUILT_TYPES: &str = "not built: every image, audio or video field";
 
 /// Tokens per block of a TraceLab trace without `--isl-block-size` (AIPerf's default for its
 /// agentic loaders).

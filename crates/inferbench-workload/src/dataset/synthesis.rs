@@ -173,39 +173,112 @@ pub(crate) fn cap_output(s: &SynthesisPlan, out: Option<u64>) -> Option<u64> {
 }
 
 /// The replay flags apply where AIPerf 0.13 reads them, and are refused elsewhere by name:
-/// synthesis on mooncake_trace (AIPerf also synthesizes bailian_trace and burst_gpt_trace
-/// rows; not built here), the inter-turn delay cap on dag_jsonl, weka_trace and tracelab.
+/// synthesis on mooncake_trace, bailian_trace and burst_gpt_trace, and on baseten_trace all
+/// but the speed-up ratio and the prompt-reshaping multipliers (AIPerf also synthesizes
+/// sagemaker_data_capture rows; not built here); the inter-turn delay cap on dag_jsonl,
+/// weka_trace, tracelab and baseten_trace; the baseten knobs on baseten_trace only.
 pub(crate) fn check_flags(ds: &DatasetPlan, kind: DatasetKind) -> Result<(), WorkloadError> {
     let r = &ds.replay;
-    if r.synthesis.is_set() && kind != DatasetKind::MooncakeTrace {
-        return Err(plan_err(
-            "dataset.replay.synthesis",
-            format!(
-                "--synthesis-* transforms mooncake_trace rows (hash_ids, lengths, timestamps), not {}{}",
-                kind.as_str(),
-                if matches!(kind, DatasetKind::BailianTrace | DatasetKind::BurstGptTrace) {
-                    " (AIPerf also synthesizes this type; not built in inferbench)"
-                } else {
-                    ""
-                }
+    let s = &r.synthesis;
+    if kind == DatasetKind::BasetenTrace {
+        if s.speedup_ratio != 1.0 {
+            return Err(plan_err(
+                "dataset.replay.synthesis",
+                "--synthesis-speedup-ratio is not supported with baseten_trace; use --replay-speedup to scale replay pacing",
+            ));
+        }
+        let reshaping: Vec<&str> = [
+            (
+                "--synthesis-prefix-len-multiplier",
+                s.prefix_len_multiplier != 1.0,
             ),
-        ));
+            (
+                "--synthesis-prefix-root-multiplier",
+                s.prefix_root_multiplier != 1,
+            ),
+            (
+                "--synthesis-prompt-len-multiplier",
+                s.prompt_len_multiplier != 1.0,
+            ),
+        ]
+        .into_iter()
+        .filter_map(|(f, set)| set.then_some(f))
+        .collect();
+        if !reshaping.is_empty() {
+            return Err(plan_err(
+                "dataset.replay.synthesis",
+                format!(
+                    "{} {} not supported with baseten_trace: it replays recorded prompts verbatim, so hash-reshaping synthesis cannot change the sent prompt and would desync the forwarded hash_ids KV hints",
+                    reshaping.join(", "),
+                    if reshaping.len() == 1 { "is" } else { "are" }
+                ),
+            ));
+        }
+    } else {
+        let synthesized = matches!(
+            kind,
+            DatasetKind::MooncakeTrace | DatasetKind::BailianTrace | DatasetKind::BurstGptTrace
+        );
+        if s.is_set() && !synthesized {
+            return Err(plan_err(
+                "dataset.replay.synthesis",
+                format!(
+                    "--synthesis-* transforms the rows of mooncake_trace, bailian_trace, burst_gpt_trace and (in part) baseten_trace, not {}{}",
+                    kind.as_str(),
+                    if kind == DatasetKind::SagemakerDataCapture {
+                        " (AIPerf also synthesizes this type; not built in inferbench)"
+                    } else {
+                        ""
+                    }
+                ),
+            ));
+        }
+        check_baseten_knobs(ds, Some(kind))?;
     }
     if r.inter_turn_delay_cap_seconds.is_some()
         && !matches!(
             kind,
-            DatasetKind::DagJsonl | DatasetKind::WekaTrace | DatasetKind::Tracelab
+            DatasetKind::DagJsonl
+                | DatasetKind::WekaTrace
+                | DatasetKind::Tracelab
+                | DatasetKind::BasetenTrace
         )
     {
         return Err(plan_err(
             "dataset.replay.inter_turn_delay_cap_seconds",
             format!(
-                "--inter-turn-delay-cap-seconds clamps the turn delays of dag_jsonl, weka_trace and tracelab, not {}",
+                "--inter-turn-delay-cap-seconds clamps the turn delays of dag_jsonl, weka_trace, tracelab and baseten_trace, not {}",
                 kind.as_str()
             ),
         ));
     }
     Ok(())
+}
+
+/// The baseten knobs given for a dataset that is not a baseten_trace (None: no input file)
+/// are refused, as AIPerf refuses them, even at their defaults.
+pub(crate) fn check_baseten_knobs(
+    ds: &DatasetPlan,
+    kind: Option<DatasetKind>,
+) -> Result<(), WorkloadError> {
+    let given = &ds.replay.baseten.given;
+    if given.is_empty() || kind == Some(DatasetKind::BasetenTrace) {
+        return Ok(());
+    }
+    let msg = format!(
+        "{} {} only supported by the baseten_trace loader",
+        given.join(", "),
+        if given.len() == 1 { "is" } else { "are" }
+    );
+    Err(plan_err(
+        "dataset.replay.baseten",
+        match kind {
+            Some(k) => format!("{msg}, but the dataset is {}", k.as_str()),
+            None => {
+                format!("{msg}; provide --input-file and --custom-dataset-type baseten_trace")
+            }
+        },
+    ))
 }
 
 /// `--inter-turn-delay-cap-seconds`: every turn's delay (ms) above `cap × 1000` becomes it

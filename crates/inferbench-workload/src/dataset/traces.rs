@@ -12,10 +12,12 @@ use serde_json::{Map, Value};
 use super::error::DatasetError;
 use super::mooncake::{BlockTexts, MAX_INPUT_LENGTH};
 use super::row::{Row, kind, parse_jsonl, read_text};
+use super::synthesis::{self, SynthRow};
 use super::{Conv, NamedText, TurnSpec, plan_err, session_id};
 use crate::corpus::Corpus;
 use crate::error::WorkloadError;
 use crate::synthetic::PromptGenerator;
+use crate::synthetic::rng_for;
 use crate::tokenizer::Tokenizer;
 
 /// Bailian's block size: 16 tokens per salted SipHash block (AIPerf applies it without
@@ -49,6 +51,8 @@ struct Prompts<'a> {
     file: String,
     plain: PromptGenerator<'a>,
     blocks: Option<BlockTexts>,
+    /// Synthesis ran: its ids may cover more tokens than a capped length.
+    capped: bool,
     tok: &'a Tokenizer,
     corpus: &'a Corpus,
     block: usize,
@@ -70,6 +74,7 @@ impl<'a> Prompts<'a> {
             file: file.to_string(),
             plain: PromptGenerator::new(tok, corpus, seed)?,
             blocks: None,
+            capped: false,
             tok,
             corpus,
             block: block as usize,
@@ -90,8 +95,12 @@ impl<'a> Prompts<'a> {
                     self.seed,
                 )?),
             };
-            b.prompt(&r.hash_ids, r.input_length)
-                .map_err(|m| DatasetError::field(&self.file, Some(r.line), "hash_ids", m))?
+            if self.capped {
+                b.prompt_capped(&r.hash_ids, r.input_length)
+            } else {
+                b.prompt(&r.hash_ids, r.input_length)
+                    .map_err(|m| DatasetError::field(&self.file, Some(r.line), "hash_ids", m))?
+            }
         };
         Ok(TurnSpec {
             texts: vec![NamedText::plain(text)],
@@ -101,6 +110,46 @@ impl<'a> Prompts<'a> {
             ..Default::default()
         })
     }
+}
+
+/// AIPerf's trace pipeline around its synthesizer, on rows in grouped order (sessions in
+/// order, each session's rows in order): `--synthesis-*` transforms (when any multiplier or
+/// the speed-up is set), then `--synthesis-max-osl` caps the outputs. (`--synthesis-max-isl`
+/// drops rows before grouping: [`synthesis::keep_row`].) True when the synthesizer ran.
+fn synthesize_rows(
+    rows: &mut [&mut LengthRow],
+    plan: &RunPlan,
+    block: u64,
+    seed: u64,
+    file: &str,
+) -> Result<bool, WorkloadError> {
+    let syn = &plan.dataset.replay.synthesis;
+    let ran = syn.transforms();
+    if ran {
+        let mut srows: Vec<SynthRow> = rows
+            .iter()
+            .map(|r| SynthRow {
+                hash_ids: (!r.hash_ids.is_empty()).then(|| r.hash_ids.clone()),
+                input_length: Some(r.input_length),
+                timestamp_ms: Some(r.timestamp_ms),
+                output_length: Some(r.output_length),
+            })
+            .collect();
+        let mut rng = rng_for(seed, super::purpose::SYNTHESIS);
+        synthesis::synthesize(&mut srows, syn, block, &mut rng)
+            .map_err(|(i, m)| DatasetError::field(file, Some(rows[i].line), "input_length", m))?;
+        for (r, s) in rows.iter_mut().zip(srows) {
+            r.hash_ids = s.hash_ids.unwrap_or_default();
+            r.input_length = s.input_length.unwrap_or(r.input_length);
+            r.timestamp_ms = s.timestamp_ms.unwrap_or(r.timestamp_ms);
+            r.output_length = s.output_length.unwrap_or(r.output_length);
+        }
+    }
+    for r in rows.iter_mut() {
+        r.output_length =
+            synthesis::cap_output(syn, Some(r.output_length)).unwrap_or(r.output_length);
+    }
+    Ok(ran)
 }
 
 fn int(r: &Row<'_>, key: &str) -> Result<Option<i64>, DatasetError> {
@@ -225,10 +274,13 @@ pub(crate) fn load_bailian(
     let file = one_file(path, "bailian_trace")?;
     let text = read_text(path)?;
     let rows = parse_jsonl(&file, &text)?;
-    let parsed = rows
+    let mut parsed = rows
         .iter()
         .map(|(no, obj)| parse_bailian(&Row::new(&file, *no, obj)))
         .collect::<Result<Vec<_>, _>>()?;
+    // `--synthesis-max-isl`: longer rows are dropped before the sessions are linked (AIPerf).
+    let syn = &plan.dataset.replay.synthesis;
+    parsed.retain(|r| synthesis::keep_row(syn, Some(r.len.input_length)));
     let roots = bailian_roots(&parsed);
     let mut order: Vec<i64> = Vec::new();
     let mut members: HashMap<i64, Vec<usize>> = HashMap::new();
@@ -243,10 +295,25 @@ pub(crate) fn load_bailian(
     }
     let block = plan.dataset.isl_block_size.unwrap_or(BAILIAN_BLOCK_SIZE);
     let mut prompts = Prompts::new(&file, tok, corpus, block, seed)?;
-    let mut convs = Vec::with_capacity(order.len());
-    for root in order {
-        let mut idx = members.remove(&root).unwrap_or_default();
-        idx.sort_by_key(|&i| parsed[i].turn);
+    let sessions: Vec<(i64, Vec<usize>)> = order
+        .into_iter()
+        .map(|root| {
+            let mut idx = members.remove(&root).unwrap_or_default();
+            idx.sort_by_key(|&i| parsed[i].turn);
+            (root, idx)
+        })
+        .collect();
+    // Synthesis sees the rows in this grouped order; each row is listed once.
+    let mut slots: Vec<Option<&mut LengthRow>> =
+        parsed.iter_mut().map(|r| Some(&mut r.len)).collect();
+    let mut grouped: Vec<&mut LengthRow> = sessions
+        .iter()
+        .flat_map(|(_, idx)| idx.iter())
+        .filter_map(|&i| slots[i].take())
+        .collect();
+    prompts.capped = synthesize_rows(&mut grouped, plan, block, seed, &file)?;
+    let mut convs = Vec::with_capacity(sessions.len());
+    for (root, idx) in sessions {
         let mut turns = Vec::with_capacity(idx.len());
         for i in idx {
             turns.push(prompts.turn(&parsed[i].len)?);
@@ -368,13 +435,19 @@ pub(crate) fn is_burst_gpt_header(text: &str) -> bool {
 /// AIPerf skips a row it cannot parse; this refuses it, naming the line and the column.
 pub(crate) fn load_burst_gpt(
     path: &Path,
+    plan: &RunPlan,
     tok: &Tokenizer,
     corpus: &Corpus,
     seed: u64,
 ) -> Result<Vec<Conv>, WorkloadError> {
     let file = one_file(path, "burst_gpt_trace")?;
     let text = read_text(path)?;
-    let rows = parse_burst(&file, &text)?;
+    let mut rows = parse_burst(&file, &text)?;
+    let syn = &plan.dataset.replay.synthesis;
+    rows.retain(|r| synthesis::keep_row(syn, Some(r.input_length)));
+    // No hash ids: the block size is not used.
+    let mut grouped: Vec<&mut LengthRow> = rows.iter_mut().collect();
+    synthesize_rows(&mut grouped, plan, 1, seed, &file)?;
     let mut prompts = Prompts::new(&file, tok, corpus, 1, seed)?;
     rows.iter()
         .enumerate()

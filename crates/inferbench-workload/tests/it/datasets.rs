@@ -16,16 +16,7 @@ fn tok() -> &'static Tokenizer {
 }
 
 fn data(name: &str) -> String {
-    let p: PathBuf = [
-        env!("CARGO_MANIFEST_DIR"),
-        "tests",
-        "data",
-        "datasets",
-        name,
-    ]
-    .iter()
-    .collect();
-    p.display().to_string()
+    common::data(name)
 }
 
 fn plan(endpoint: EndpointType) -> RunPlan {
@@ -695,11 +686,7 @@ fn refused_options_say_why() {
     p.dataset.public_dataset = Some("mmstar".into());
     p.dataset.public_dataset_path = Some("x".into());
     assert!(err(&p).contains("carry images"));
-    let mut p = file_plan(
-        EndpointType::Chat,
-        "single_turn.jsonl",
-        Some("baseten_trace"),
-    );
+    let mut p = file_plan(EndpointType::Chat, "single_turn.jsonl", Some("azure_trace"));
     assert!(err(&p).contains("not supported"));
     p.dataset.custom_dataset_type = None;
     p.dataset.seq_dist = Some("5,2:100".into());

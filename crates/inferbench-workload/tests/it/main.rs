@@ -1,6 +1,7 @@
 //! Every integration test of this crate, in one binary: one link instead of one per file.
 mod agentic;
 mod answers;
+mod baseten;
 mod common;
 mod corpora;
 mod datasets;

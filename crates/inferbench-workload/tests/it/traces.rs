@@ -20,16 +20,7 @@ fn tok() -> &'static Tokenizer {
 }
 
 fn data(name: &str) -> String {
-    let p: PathBuf = [
-        env!("CARGO_MANIFEST_DIR"),
-        "tests",
-        "data",
-        "datasets",
-        name,
-    ]
-    .iter()
-    .collect();
-    p.display().to_string()
+    common::data(name)
 }
 
 fn plan_for(file: &str, kind: Option<&str>) -> RunPlan {
@@ -306,24 +297,14 @@ fn sagemaker_bad_lines_name_the_nested_field() {
 }
 
 #[test]
-fn unbuilt_trace_types_are_refused_by_name() {
-    let e = build(&plan_for(&data("bailian.jsonl"), Some("baseten_trace"))).unwrap_err();
-    assert!(e.contains("\"baseten_trace\" is not supported"), "{e}");
+fn an_unknown_trace_type_lists_the_supported_ones() {
+    let e = build(&plan_for(&data("bailian.jsonl"), Some("azure_trace"))).unwrap_err();
+    assert!(e.contains("\"azure_trace\" is not supported"), "{e}");
     assert!(
-        e.contains("bailian_trace, burst_gpt_trace, sagemaker_data_capture"),
+        e.contains("bailian_trace, burst_gpt_trace, baseten_trace, sagemaker_data_capture"),
         "{e}"
     );
-    assert!(e.contains("baseten_trace (Parquet/Arrow files"), "{e}");
-    assert!(
-        e.contains("to compile") && e.contains("speed_bench_*"),
-        "{e}"
-    );
-    // weka_trace is built (tests/it/agentic.rs): a Bailian file is not a WEKA document.
-    let e = build(&plan_for(&data("bailian.jsonl"), Some("weka_trace"))).unwrap_err();
-    assert!(
-        e.contains("bailian.jsonl:") && e.contains("not a WEKA trace"),
-        "{e}"
-    );
+    assert!(e.contains("speed_bench_*"), "{e}");
 }
 
 // ---------------------------------------------------------------- trace tools
@@ -486,4 +467,93 @@ fn check_trace_text_counts_rows_of_the_documented_files() {
     .unwrap_err()
     .to_string();
     assert!(e.starts_with("c:2: field 'Response tokens'"), "{e}");
+}
+
+// ---------------------------------------------------------------- synthesis
+
+#[test]
+fn bailian_rows_are_synthesized_in_session_order() {
+    // Rows in session order: 159 [1089, 1090] 40 tokens, 160 [1089, 1090, 1091] 48,
+    // 161 [1089 … 1093] 70, then 200 (no ids) 10. Shared ids (seen more than once): 1089,
+    // 1090, 1091; new ids start after (1091 + 1) × 2 = 2184.
+    // Prefix × 2 (block 16): 159's 2-block prefix becomes 4 blocks (64 tokens) + its 8
+    // prompt tokens = 72; 160: 6 blocks = 96, no prompt; 161: 96 + 22 = 118; 200 keeps 10.
+    // Times ÷ 2: 30557, 31250, 31500, 30750 ms. Outputs × 1.5, half to even: 13 → 20,
+    // 8 → 12, 8 → 12, 5 → 8.
+    let mut p = plan_for(&data("bailian.jsonl"), Some("bailian_trace"));
+    let s = &mut p.dataset.replay.synthesis;
+    s.prefix_len_multiplier = 2.0;
+    s.speedup_ratio = 2.0;
+    s.output_len_multiplier = 1.5;
+    let w = build(&p).unwrap();
+    let ps = &w.workload.payloads;
+    let isl: Vec<u64> = ps.iter().map(|x| x.input_tokens.unwrap()).collect();
+    assert_eq!(isl, [72, 96, 118, 10]);
+    let ts: Vec<f64> = ps.iter().map(|x| x.timestamp_ms.unwrap()).collect();
+    assert_eq!(ts, [30557.0, 31250.0, 31500.0, 30750.0]);
+    let osl: Vec<Value> = ps
+        .iter()
+        .map(|x| body(x)["max_completion_tokens"].clone())
+        .collect();
+    assert_eq!(osl, [json!(20), json!(12), json!(12), json!(8)]);
+    // The prefix stays shared: 159 and 160 begin with the same 4 blocks (64 tokens), and
+    // 160's 6 blocks start 161.
+    let shared = tok().count(&common_prefix(&content(&ps[0]), &content(&ps[1])));
+    assert!(shared >= 64, "4 blocks of 16 shared, got {shared} tokens");
+    assert!(content(&ps[2]).starts_with(&content(&ps[1])));
+}
+
+#[test]
+fn bailian_and_burst_gpt_rows_are_filtered_and_capped() {
+    // Max ISL 45 drops 160 (48) and 161 (70) before the sessions are linked; max OSL 6.
+    let mut p = plan_for(&data("bailian.jsonl"), Some("bailian_trace"));
+    p.dataset.replay.synthesis.max_isl = Some(45);
+    p.dataset.replay.synthesis.max_osl = Some(6);
+    let w = build(&p).unwrap();
+    let got: Vec<(String, u64, Value)> = w
+        .workload
+        .payloads
+        .iter()
+        .map(|x| {
+            (
+                x.conversation_id.clone(),
+                x.input_tokens.unwrap(),
+                body(x)["max_completion_tokens"].clone(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        got,
+        [
+            ("159".to_string(), 40, json!(6)),
+            ("200".to_string(), 10, json!(5))
+        ]
+    );
+    // BurstGPT (no hash ids): times ÷ 2 (5 s, 7.5 s → 2500, 3750 ms), outputs × 2 (7 → 14,
+    // 3 → 6), lengths kept; max ISL 15 then drops the 20-token row.
+    let mut p = plan_for(&data("burst_gpt.csv"), Some("burst_gpt_trace"));
+    p.dataset.replay.synthesis.speedup_ratio = 2.0;
+    p.dataset.replay.synthesis.output_len_multiplier = 2.0;
+    let w = build(&p).unwrap();
+    let got: Vec<(f64, u64, Value)> = w
+        .workload
+        .payloads
+        .iter()
+        .map(|x| {
+            (
+                x.timestamp_ms.unwrap(),
+                x.input_tokens.unwrap(),
+                body(x)["max_completion_tokens"].clone(),
+            )
+        })
+        .collect();
+    assert_eq!(got, [(2500.0, 12, json!(14)), (3750.0, 20, json!(6))]);
+    p.dataset.replay.synthesis.max_isl = Some(15);
+    assert_eq!(build(&p).unwrap().workload.payloads.len(), 1);
+    // sagemaker_data_capture: AIPerf synthesizes it too; refused here, saying so.
+    let mut p = plan_for(&data("sagemaker.jsonl"), Some("sagemaker_data_capture"));
+    p.dataset.replay.synthesis.max_osl = Some(3);
+    assert!(build(&p).unwrap_err().contains(
+        "not sagemaker_data_capture (AIPerf also synthesizes this type; not built in inferbench)"
+    ));
 }

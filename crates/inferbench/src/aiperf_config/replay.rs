@@ -1,11 +1,12 @@
 //! `benchmark.dataset` (a file dataset): AIPerf's `synthesis` table and trace-replay keys,
-//! mapped to the `--synthesis-*` and `--inter-turn-delay-cap-seconds` flags, or refused with
-//! the flag's reason (docs/datasets.md, "Trace synthesis and replay controls").
+//! mapped to the `--synthesis-*`, `--inter-turn-delay-cap-seconds` and baseten_trace flags,
+//! or refused with the flag's reason (docs/datasets.md, "Trace synthesis and replay
+//! controls").
 
 use serde_json::Value;
 
 use super::part::{Part, fmt_num};
-use crate::cli::replay_args::{AGENTIC, BASETEN, TRACE_GAP};
+use crate::cli::replay_args::{AGENTIC, TRACE_GAP};
 
 /// `synthesis`: every field to its flag (defaults too: they change nothing).
 pub(super) fn synthesis(d: &Part<'_>, s: &Value, out: &mut Vec<String>) -> Result<(), String> {
@@ -47,26 +48,27 @@ pub(super) fn file_keys(d: &mut Part<'_>, out: &mut Vec<String>) -> Result<(), S
     if let Some(v) = d.take("traceIdleGapCapSeconds") {
         return Err(d.refuse_why("traceIdleGapCapSeconds", &v, TRACE_GAP));
     }
-    for k in [
-        "replaySpeedup",
-        "maxIdleGapCapSeconds",
-        "traceSessionSampleRatio",
-    ] {
-        if let Some(v) = d.take(k) {
-            return Err(d.refuse_why(k, &v, BASETEN));
-        }
+    if let Some(v) = d.num("replaySpeedup")? {
+        out.extend(["--replay-speedup".into(), fmt_num(v)]);
     }
-    // At AIPerf's defaults these change nothing; otherwise they are the baseten knobs.
-    for (k, default) in [
-        ("openLoopReplay", true),
-        ("openLoopStrict", false),
-        ("omitKvHints", false),
-        ("forceMinTokens", true),
+    if let Some(s) = d.seconds("maxIdleGapCapSeconds")? {
+        out.extend(["--max-idle-gap-cap-seconds".into(), fmt_num(s)]);
+    }
+    if let Some(v) = d.num("traceSessionSampleRatio")? {
+        out.extend(["--trace-session-sample-ratio".into(), fmt_num(v)]);
+    }
+    // baseten_trace's switches: at AIPerf's defaults they change nothing (and AIPerf accepts
+    // them on any file dataset then), so only a value off its default becomes a flag.
+    for (k, default, flag) in [
+        ("openLoopReplay", true, "--no-open-loop-replay"),
+        ("openLoopStrict", false, "--open-loop-strict"),
+        ("omitKvHints", false, "--omit-kv-hints"),
+        ("forceMinTokens", true, "--no-force-min-tokens"),
     ] {
         if let Some(b) = d.boolean(k)?
             && b != default
         {
-            return Err(d.refuse_why(k, &Value::Bool(b), BASETEN));
+            out.push(flag.into());
         }
     }
     Ok(())

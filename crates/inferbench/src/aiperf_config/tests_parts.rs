@@ -318,3 +318,26 @@ fn mixtures_become_one_seq_dist_of_the_product_of_the_weights() {
         "{e}"
     );
 }
+
+#[test]
+fn baseten_replay_keys_map_to_their_flags() {
+    let trace = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../inferbench-workload/tests/data/datasets/baseten.parquet");
+    let bench = format!(
+        "  dataset:\n    type: file\n    path: {}\n    format: baseten_trace\n    replaySpeedup: 10\n    maxIdleGapCapSeconds: 30\n    traceSessionSampleRatio: 0.5\n    openLoopReplay: false\n    omitKvHints: true\n    forceMinTokens: true\n",
+        trace.display()
+    );
+    let f = flags(&yaml("", &bench), &CLI).unwrap();
+    for w in [
+        &["--custom-dataset-type", "baseten_trace"][..],
+        &["--replay-speedup", "10"],
+        &["--max-idle-gap-cap-seconds", "30"],
+        &["--trace-session-sample-ratio", "0.5"],
+        &["--no-open-loop-replay"],
+        &["--omit-kv-hints"],
+    ] {
+        assert!(has(&f, w), "{w:?} in {f:?}");
+    }
+    // forceMinTokens at its default changes nothing and adds no flag.
+    assert!(!f.iter().any(|x| x.contains("force-min-tokens")), "{f:?}");
+}

@@ -1,11 +1,12 @@
 //! `profile` flags: AIPerf 0.13's trace synthesis (`--synthesis-*`, built for
-//! mooncake_trace) and trace-replay controls (`--inter-turn-delay-cap-seconds`, built for
-//! dag_jsonl, weka_trace and tracelab). The replay knobs AIPerf honors only in its
-//! baseten_trace loader, and those of its agentic_replay timing, are accepted by name to be
-//! refused with the reason (docs/datasets.md, "Trace synthesis and replay controls").
+//! mooncake_trace and, in part, baseten_trace), trace-replay controls
+//! (`--inter-turn-delay-cap-seconds`, built for dag_jsonl, weka_trace, tracelab and
+//! baseten_trace) and baseten_trace's replay knobs. Those of AIPerf's agentic_replay timing
+//! are accepted by name to be refused with the reason (docs/datasets.md, "Trace synthesis
+//! and replay controls").
 
 use clap::Args;
-use inferbench_core::replay_plan::{ReplayPlan, SynthesisPlan};
+use inferbench_core::replay_plan::{BasetenReplay, ReplayPlan, SynthesisPlan};
 
 #[derive(Args, Debug, Clone, Default)]
 pub struct ReplayArgs {
@@ -46,34 +47,48 @@ pub struct ReplayArgs {
     #[arg(long = "inter-turn-delay-cap-seconds", allow_negative_numbers = true)]
     pub inter_turn_delay_cap_seconds: Option<f64>,
 
-    // AIPerf's baseten_trace replay knobs and agentic_replay caps: accepted by name to be
-    // refused with the reason.
-    #[arg(long = "replay-speedup", hide = true, allow_hyphen_values = true)]
-    pub replay_speedup: Option<String>,
-    #[arg(
-        long = "max-idle-gap-cap-seconds",
-        hide = true,
-        allow_hyphen_values = true
-    )]
-    pub max_idle_gap_cap_seconds: Option<String>,
-    #[arg(
-        long = "trace-session-sample-ratio",
-        hide = true,
-        allow_hyphen_values = true
-    )]
-    pub trace_session_sample_ratio: Option<String>,
-    #[arg(long = "open-loop-replay", hide = true)]
+    /// baseten_trace: divide the recorded times (and durations) by this (> 0; 10 = ten
+    /// times faster); hash ids are untouched.
+    #[arg(long = "replay-speedup", allow_negative_numbers = true)]
+    pub replay_speedup: Option<f64>,
+    /// baseten_trace: shorten any gap between consecutive requests (over all sessions, in
+    /// replay time) to at most this many seconds (> 0).
+    #[arg(long = "max-idle-gap-cap-seconds", allow_negative_numbers = true)]
+    pub max_idle_gap_cap_seconds: Option<f64>,
+    /// baseten_trace: keep this fraction of the sessions, whole (0 < r ≤ 1; seeded by
+    /// --random-seed).
+    #[arg(long = "trace-session-sample-ratio", allow_negative_numbers = true)]
+    pub trace_session_sample_ratio: Option<f64>,
+    /// baseten_trace: every turn at its recorded time (the default).
+    #[arg(long = "open-loop-replay", conflicts_with = "no_open_loop_replay")]
     pub open_loop_replay: bool,
-    #[arg(long = "no-open-loop-replay", hide = true)]
+    /// baseten_trace: a session's later turns wait a think time after the previous turn
+    /// (the recorded gap less the recorded duration).
+    #[arg(long = "no-open-loop-replay")]
     pub no_open_loop_replay: bool,
-    #[arg(long = "open-loop-strict", hide = true)]
+    /// baseten_trace: every row its own single-turn session at its recorded time.
+    #[arg(long = "open-loop-strict")]
     pub open_loop_strict: bool,
-    #[arg(long = "omit-kv-hints", hide = true)]
+    /// baseten_trace: send no hash_ids/block_size routing hints.
+    #[arg(long = "omit-kv-hints")]
     pub omit_kv_hints: bool,
-    #[arg(long = "force-min-tokens", hide = true)]
+    /// baseten_trace: min_tokens = the recorded output length (the default).
+    #[arg(long = "force-min-tokens", conflicts_with = "no_force_min_tokens")]
     pub force_min_tokens: bool,
-    #[arg(long = "no-force-min-tokens", hide = true)]
+    /// baseten_trace: send no min_tokens.
+    #[arg(long = "no-force-min-tokens")]
     pub no_force_min_tokens: bool,
+    /// baseten_trace: the session column preferred when the file has both (AIPerf's
+    /// environment variable; provided_session_id by default).
+    #[arg(
+        long = "baseten-session-column",
+        hide = true,
+        env = "AIPERF_DATASET_BASETEN_SESSION_COLUMN",
+        value_parser = ["provided_session_id", "poor_man_session_id"]
+    )]
+    pub baseten_session_column: Option<String>,
+
+    // AIPerf's agentic_replay caps: accepted by name to be refused with the reason.
     #[arg(
         long = "system-idle-gap-cap-seconds",
         hide = true,
@@ -88,9 +103,6 @@ pub struct ReplayArgs {
     pub trace_idle_gap_cap_seconds: Option<String>,
 }
 
-/// Why the baseten_trace knobs are refused.
-pub const BASETEN: &str = "AIPerf 0.13 honors it only in its baseten_trace loader (any other dataset type is an error there), and inferbench does not build baseten_trace (a Parquet/Arrow reader, docs/datasets.md)";
-
 /// Why the agentic_replay cap is refused.
 pub const AGENTIC: &str = "AIPerf applies it only under its agentic_replay timing (--scenario inferencex-agentx-mvp), which inferbench refuses";
 
@@ -100,23 +112,6 @@ pub const TRACE_GAP: &str = "AIPerf's per-trace idle-gap compression of WEKA rep
 /// The refused flags used, grouped by reason: `--a, --b: refused: why; …`.
 fn refused(a: &ReplayArgs) -> Option<String> {
     let used = [
-        ("--replay-speedup", a.replay_speedup.is_some(), BASETEN),
-        (
-            "--max-idle-gap-cap-seconds",
-            a.max_idle_gap_cap_seconds.is_some(),
-            BASETEN,
-        ),
-        (
-            "--trace-session-sample-ratio",
-            a.trace_session_sample_ratio.is_some(),
-            BASETEN,
-        ),
-        ("--open-loop-replay", a.open_loop_replay, BASETEN),
-        ("--no-open-loop-replay", a.no_open_loop_replay, BASETEN),
-        ("--open-loop-strict", a.open_loop_strict, BASETEN),
-        ("--omit-kv-hints", a.omit_kv_hints, BASETEN),
-        ("--force-min-tokens", a.force_min_tokens, BASETEN),
-        ("--no-force-min-tokens", a.no_force_min_tokens, BASETEN),
         (
             "--system-idle-gap-cap-seconds",
             a.system_idle_gap_cap_seconds.is_some(),
@@ -209,6 +204,72 @@ pub fn replay_plan(a: &ReplayArgs) -> Result<ReplayPlan, String> {
     Ok(ReplayPlan {
         synthesis,
         inter_turn_delay_cap_seconds,
+        baseten: baseten(a)?,
+    })
+}
+
+/// baseten_trace's knobs, checked as AIPerf checks them; `given` lists the flags used.
+fn baseten(a: &ReplayArgs) -> Result<BasetenReplay, String> {
+    let positive = |flag: &str, v: Option<f64>| -> Result<Option<f64>, String> {
+        match v {
+            Some(x) if !(x.is_finite() && x > 0.0) => {
+                Err(format!("{flag} {x}: must be a number > 0"))
+            }
+            v => Ok(v),
+        }
+    };
+    let ratio = match a.trace_session_sample_ratio {
+        Some(x) if !(x > 0.0 && x <= 1.0) => {
+            return Err(format!(
+                "--trace-session-sample-ratio {x}: must be a number > 0 and ≤ 1"
+            ));
+        }
+        r => r,
+    };
+    if a.open_loop_strict && a.no_open_loop_replay {
+        return Err(
+            "--open-loop-strict requires open-loop replay; remove --no-open-loop-replay (or drop --open-loop-strict)"
+                .into(),
+        );
+    }
+    let given = [
+        (
+            "--trace-session-sample-ratio",
+            a.trace_session_sample_ratio.is_some(),
+        ),
+        ("--replay-speedup", a.replay_speedup.is_some()),
+        (
+            "--max-idle-gap-cap-seconds",
+            a.max_idle_gap_cap_seconds.is_some(),
+        ),
+        (
+            "--open-loop-replay/--no-open-loop-replay",
+            a.open_loop_replay || a.no_open_loop_replay,
+        ),
+        ("--open-loop-strict", a.open_loop_strict),
+        ("--omit-kv-hints", a.omit_kv_hints),
+        (
+            "--force-min-tokens/--no-force-min-tokens",
+            a.force_min_tokens || a.no_force_min_tokens,
+        ),
+    ]
+    .into_iter()
+    .filter(|(_, set)| *set)
+    .map(|(f, _)| f.to_string())
+    .collect();
+    Ok(BasetenReplay {
+        speedup: positive("--replay-speedup", a.replay_speedup)?,
+        max_idle_gap_cap_seconds: positive(
+            "--max-idle-gap-cap-seconds",
+            a.max_idle_gap_cap_seconds,
+        )?,
+        session_sample_ratio: ratio,
+        open_loop: !a.no_open_loop_replay,
+        open_loop_strict: a.open_loop_strict,
+        omit_kv_hints: a.omit_kv_hints,
+        force_min_tokens: !a.no_force_min_tokens,
+        session_column: a.baseten_session_column.clone(),
+        given,
     })
 }
 
@@ -268,18 +329,74 @@ mod tests {
     }
 
     #[test]
-    fn baseten_and_agentic_knobs_are_refused_by_name() {
+    fn agentic_knobs_are_refused_by_name() {
         let a = ReplayArgs {
-            replay_speedup: Some("10".into()),
-            omit_kv_hints: true,
             system_idle_gap_cap_seconds: Some("5".into()),
             ..Default::default()
         };
         assert_eq!(
             replay_plan(&a).unwrap_err(),
-            format!(
-                "--replay-speedup, --omit-kv-hints: refused: {BASETEN}; --system-idle-gap-cap-seconds: refused: {AGENTIC}"
-            )
+            format!("--system-idle-gap-cap-seconds: refused: {AGENTIC}")
         );
+    }
+
+    #[test]
+    fn baseten_knobs_are_checked_and_their_flags_listed() {
+        let a = ReplayArgs {
+            replay_speedup: Some(10.0),
+            no_open_loop_replay: true,
+            omit_kv_hints: true,
+            ..Default::default()
+        };
+        let b = replay_plan(&a).unwrap().baseten;
+        assert_eq!(b.speedup, Some(10.0));
+        assert!(!b.open_loop && b.omit_kv_hints && b.force_min_tokens);
+        assert_eq!(
+            b.given,
+            [
+                "--replay-speedup",
+                "--open-loop-replay/--no-open-loop-replay",
+                "--omit-kv-hints"
+            ]
+        );
+        assert!(
+            replay_plan(&ReplayArgs::default())
+                .unwrap()
+                .baseten
+                .is_default()
+        );
+        for (a, want) in [
+            (
+                ReplayArgs {
+                    replay_speedup: Some(0.0),
+                    ..Default::default()
+                },
+                "--replay-speedup 0: must be a number > 0",
+            ),
+            (
+                ReplayArgs {
+                    trace_session_sample_ratio: Some(1.5),
+                    ..Default::default()
+                },
+                "--trace-session-sample-ratio 1.5: must be a number > 0 and ≤ 1",
+            ),
+            (
+                ReplayArgs {
+                    max_idle_gap_cap_seconds: Some(-1.0),
+                    ..Default::default()
+                },
+                "--max-idle-gap-cap-seconds -1: must be a number > 0",
+            ),
+            (
+                ReplayArgs {
+                    open_loop_strict: true,
+                    no_open_loop_replay: true,
+                    ..Default::default()
+                },
+                "--open-loop-strict requires open-loop replay; remove --no-open-loop-replay (or drop --open-loop-strict)",
+            ),
+        ] {
+            assert_eq!(replay_plan(&a).unwrap_err(), want);
+        }
     }
 }

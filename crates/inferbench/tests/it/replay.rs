@@ -163,7 +163,7 @@ fn inter_turn_delay_cap_clamps_a_dag_delay() {
 }
 
 #[test]
-fn baseten_only_replay_knobs_are_refused_by_name() {
+fn baseten_only_replay_knobs_are_refused_for_other_datasets() {
     let dir = tmpdir("replay-refused");
     let o = run(&[
         "profile",
@@ -178,9 +178,71 @@ fn baseten_only_replay_knobs_are_refused_by_name() {
     assert!(!o.status.success());
     let e = stderr(&o);
     assert!(
-        e.contains("--replay-speedup, --no-force-min-tokens: refused: AIPerf 0.13 honors it only in its baseten_trace loader"),
+        e.contains("--replay-speedup, --force-min-tokens/--no-force-min-tokens are only supported by the baseten_trace loader; provide --input-file and --custom-dataset-type baseten_trace"),
         "{e}"
     );
     let o = run(&["profile", "--ui", "none", "--synthesis-speedup-ratio", "0"]);
     assert!(stderr(&o).contains("--synthesis-speedup-ratio 0: must be a number > 0"));
+}
+
+/// The baseten_trace fixture of the workload crate (its rows are tabled in that crate's
+/// tests/it/baseten.rs).
+fn baseten_fixture() -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../inferbench-workload/tests/data/datasets/baseten.parquet")
+}
+
+#[test]
+fn a_baseten_trace_replays_at_its_recorded_times_sped_up() {
+    let dir = tmpdir("replay-baseten");
+    let out = dir.join("out");
+    let o = profile(
+        &out,
+        &baseten_fixture(),
+        &["--replay-speedup", "10", "--max-idle-gap-cap-seconds", "60"],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    // Detected, fixed schedule on; times 0, 1000, 3000, 2000 ms ÷ 10: the session starts
+    // at 0, 100 and 200 ms, and s1's second turn (beta) not before 300 ms.
+    let recs = records(&out);
+    assert_eq!(recs.len(), 4);
+    let start = phase_start(&out);
+    let planned: Vec<(String, u64)> = recs
+        .iter()
+        .map(|r| {
+            (
+                r["conversation_id"].as_str().unwrap().to_string(),
+                r["planned_ns"].as_u64().unwrap() - start,
+            )
+        })
+        .collect();
+    assert_eq!(planned[0], ("session_000000".to_string(), 0));
+    assert_eq!(planned[1], ("s1".to_string(), 100 * MS));
+    assert_eq!(planned[2], ("s2".to_string(), 200 * MS));
+    assert_eq!(planned[3].0, "s1");
+    assert!(planned[3].1 >= 300 * MS, "{planned:?}");
+    // The recorded outputs are max_tokens and min_tokens on the wire; the KV hints too.
+    let inputs = read_json(&out.join("inputs.json"));
+    let bodies: Vec<&Value> = inputs["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|s| s["payloads"].as_array().unwrap())
+        .collect();
+    let alpha = bodies
+        .iter()
+        .find(|b| b["messages"][0]["content"] == "alpha")
+        .expect("alpha's body");
+    assert_eq!(alpha["min_tokens"], 6);
+    assert_eq!(alpha["hash_ids"], serde_json::json!([1, 2]));
+    assert_eq!(alpha["block_size"], 64);
+    let m = read_json(&out.join("inferbench_manifest.json"));
+    let b = &m["plan"]["dataset"]["replay"]["baseten"];
+    assert_eq!(b["speedup"], 10.0);
+    assert_eq!(b["max_idle_gap_cap_seconds"], 60.0);
+    assert_eq!(
+        b["given"],
+        serde_json::json!(["--replay-speedup", "--max-idle-gap-cap-seconds"])
+    );
+    assert_eq!(m["dataset"]["kind"], "baseten_trace");
 }

@@ -90,3 +90,12 @@ pub fn gzip(data: &[u8]) -> Vec<u8> {
     v.extend((data.len() as u32).to_le_bytes());
     v
 }
+
+/// A file of `tests/data/datasets/`, as a path string.
+pub fn data(name: &str) -> String {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/datasets")
+        .join(name)
+        .display()
+        .to_string()
+}
