@@ -257,6 +257,94 @@ impl Col<'_> {
     }
 }
 
+/// Every row of a columnar file's bytes as a JSON object (column name → value), in file
+/// order: for exports of text datasets (the Hugging Face cache's Arrow stream files, the
+/// hub's Parquet). Binary, temporal and decimal cells are refused naming their column.
+pub(crate) fn json_rows(
+    shown: &str,
+    bytes: Vec<u8>,
+) -> Result<Vec<serde_json::Map<String, serde_json::Value>>, DatasetError> {
+    guarded(shown, || {
+        let (schema, batches) = open_bytes(shown, bytes)?;
+        let mut rows = Vec::new();
+        for batch in batches {
+            let batch = batch.map_err(|e| {
+                DatasetError::file(
+                    shown,
+                    format!("cannot read a batch after row {}: {e}", rows.len()),
+                )
+            })?;
+            for i in 0..batch.num_rows() {
+                let mut row = serde_json::Map::new();
+                for (f, col) in schema.fields().iter().zip(batch.columns()) {
+                    let v = json_value(col.as_ref(), i).map_err(|m| {
+                        DatasetError::field(
+                            shown,
+                            None,
+                            format!("[{}].{}", rows.len(), f.name()),
+                            m,
+                        )
+                    })?;
+                    row.insert(f.name().clone(), v);
+                }
+                rows.push(row);
+            }
+        }
+        Ok(rows)
+    })
+}
+
+/// One cell as JSON: numbers, strings, booleans, lists and structs (recursively); a
+/// non-finite float is null (JSON has no NaN).
+fn json_value(a: &dyn Array, i: usize) -> Result<serde_json::Value, String> {
+    use serde_json::Value;
+    if a.is_null(i) {
+        return Ok(Value::Null);
+    }
+    if let Some(v) = int_value(a, i) {
+        return Ok(match i64::try_from(v) {
+            Ok(x) => Value::from(x),
+            Err(_) => Value::from(v as u64),
+        });
+    }
+    if let Some(s) = str_value(a, i) {
+        return Ok(Value::String(s));
+    }
+    let list = |items: ArrayRef| -> Result<Value, String> {
+        (0..items.len())
+            .map(|j| json_value(items.as_ref(), j))
+            .collect::<Result<Vec<_>, _>>()
+            .map(Value::Array)
+    };
+    Ok(match a.data_type() {
+        DataType::Boolean => Value::Bool(a.as_boolean().value(i)),
+        DataType::Float32 => serde_json::Number::from_f64(
+            a.as_primitive::<arrow_array::types::Float32Type>().value(i) as f64,
+        )
+        .map_or(Value::Null, Value::Number),
+        DataType::Float64 => serde_json::Number::from_f64(
+            a.as_primitive::<arrow_array::types::Float64Type>().value(i),
+        )
+        .map_or(Value::Null, Value::Number),
+        DataType::List(_) => list(a.as_list::<i32>().value(i))?,
+        DataType::LargeList(_) => list(a.as_list::<i64>().value(i))?,
+        DataType::FixedSizeList(_, _) => list(a.as_fixed_size_list().value(i))?,
+        DataType::Struct(fields) => {
+            let st = a.as_struct();
+            let mut m = serde_json::Map::new();
+            for (f, c) in fields.iter().zip(st.columns()) {
+                m.insert(f.name().clone(), json_value(c.as_ref(), i)?);
+            }
+            Value::Object(m)
+        }
+        other => {
+            return Err(format!(
+                "{other} values are not read (text, numbers, booleans, lists and structs are)"
+            ));
+        }
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -270,6 +358,35 @@ mod tests {
         );
         // Results pass through.
         assert_eq!(guarded("t.arrow", || Ok(3)).unwrap(), 3);
+    }
+
+    #[test]
+    fn cells_become_json_and_unread_types_are_named() {
+        use arrow_array::{BinaryArray, BooleanArray, Float64Array, StringArray, StructArray};
+        use std::sync::Arc;
+        let floats = Float64Array::from(vec![Some(1.5), Some(f64::NAN), None]);
+        assert_eq!(json_value(&floats, 0).unwrap(), serde_json::json!(1.5));
+        assert_eq!(json_value(&floats, 1).unwrap(), serde_json::Value::Null);
+        assert_eq!(json_value(&floats, 2).unwrap(), serde_json::Value::Null);
+        let st = StructArray::from(vec![
+            (
+                Arc::new(arrow_schema::Field::new("ok", DataType::Boolean, false)),
+                Arc::new(BooleanArray::from(vec![true])) as ArrayRef,
+            ),
+            (
+                Arc::new(arrow_schema::Field::new("s", DataType::Utf8, false)),
+                Arc::new(StringArray::from(vec!["x"])) as ArrayRef,
+            ),
+        ]);
+        assert_eq!(
+            json_value(&st, 0).unwrap(),
+            serde_json::json!({"ok": true, "s": "x"})
+        );
+        let bin = BinaryArray::from(vec![&b"png"[..]]);
+        assert_eq!(
+            json_value(&bin, 0).unwrap_err(),
+            "Binary values are not read (text, numbers, booleans, lists and structs are)"
+        );
     }
 
     #[test]

@@ -178,7 +178,8 @@ impl At<'_> {
 /// Rows with their place: (JSONL line, JSON list index, the row).
 type PlacedRows = Vec<(Option<usize>, Option<usize>, Map<String, Value>)>;
 
-/// The rows of a local export: JSON Lines, or one JSON list of objects.
+/// The rows of a local export: JSON Lines, one JSON list of objects, or a Parquet or Arrow
+/// IPC file.
 fn read_rows(path: &Path) -> Result<PlacedRows, DatasetError> {
     let file = path.display().to_string();
     if path.is_dir() {
@@ -187,15 +188,19 @@ fn read_rows(path: &Path) -> Result<PlacedRows, DatasetError> {
             "a directory: give the dataset's rows as one JSON Lines or JSON file",
         ));
     }
-    let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
-    if matches!(ext, "parquet" | "arrow") {
-        return Err(DatasetError::file(
-            &file,
-            format!(
-                ".{ext} files are not read (no Parquet/Arrow reader is built in, see \
-                 docs/datasets.md): export the split as JSON Lines"
-            ),
-        ));
+    // A Parquet or Arrow export (the hub's Parquet, the Hugging Face cache's Arrow files):
+    // its rows, placed by index.
+    if super::columnar::format_of(path).is_some() || super::columnar::has_columnar_suffix(path) {
+        let bytes = std::fs::read(path).map_err(|e| DatasetError::file(&file, e.to_string()))?;
+        let rows = super::columnar::json_rows(&file, bytes)?;
+        if rows.is_empty() {
+            return Err(DatasetError::file(&file, "no rows"));
+        }
+        return Ok(rows
+            .into_iter()
+            .enumerate()
+            .map(|(i, m)| (None, Some(i), m))
+            .collect());
     }
     let text = read_text(path)?;
     if text.trim_start().starts_with('[') {
@@ -526,7 +531,7 @@ mod tests {
             "{e}"
         );
         let e = load_named("aimo", "x.parquet", "PAR1").unwrap_err();
-        assert!(e.contains(".parquet files are not read"), "{e}");
+        assert!(e.contains("x.parquet: not a readable Parquet file"), "{e}");
         let e = load_named("aimo", "empty.jsonl", "{\"problem\": null}\n").unwrap_err();
         assert!(e.contains("no row of aimo"), "{e}");
     }

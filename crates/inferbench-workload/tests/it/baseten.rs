@@ -1,4 +1,4 @@
-//! baseten_trace: the fixtures written by pyarrow (`tests/data/datasets/make_baseten.py`, in
+//! baseten_trace: the fixtures written by pyarrow (`tests/data/datasets/make_columnar.py`, in
 //! Parquet with snappy and with zstd pages, Arrow IPC file and stream) replayed under each
 //! of AIPerf's rules, with the expected times, sessions and bodies worked by hand; bad cells
 //! named by file, column and row.

@@ -482,6 +482,31 @@ fn mt_bench_from_a_local_export_is_multi_turn_with_history() {
 }
 
 #[test]
+fn mt_bench_reads_the_same_from_parquet_and_an_arrow_stream() {
+    let mut p = plan(EndpointType::Chat);
+    p.dataset.public_dataset = Some("spec_al_mtbench".into());
+    p.dataset.public_dataset_path = Some(data("mt_bench_prompts.jsonl"));
+    let want = build(&p).workload;
+    // Written by pyarrow from the JSON Lines file (make_columnar.py): the hub's Parquet and
+    // the datasets cache's Arrow stream give the same conversations.
+    for f in ["mt_bench_prompts.parquet", "mt_bench_prompts.arrow"] {
+        p.dataset.public_dataset_path = Some(data(f));
+        assert_eq!(build(&p).workload, want, "{f}");
+    }
+    // The prompt column missing from a Parquet file's first row is named, as for JSON.
+    let mut p = plan(EndpointType::Chat);
+    p.dataset.public_dataset = Some("aimo".into());
+    p.dataset.public_dataset_path = Some(data("baseten.parquet"));
+    assert!(
+        err(&p).contains(
+            "baseten.parquet: field '[0].problem': missing: aimo reads its prompt from this column (columns: timestamp_start_unix_ms, prompt,"
+        ),
+        "{}",
+        err(&p)
+    );
+}
+
+#[test]
 fn speed_bench_category_type_keeps_its_rows() {
     let p = file_plan(
         EndpointType::Chat,

@@ -1,4 +1,5 @@
-# Writes the baseten_trace fixtures from the column list of AIPerf's BasetenTrace model.
+# Writes the columnar fixtures (pyarrow): the baseten_trace files, from the column list of AIPerf's
+# BasetenTrace model, and a text public dataset as Parquet and as an Arrow stream.
 import pyarrow as pa, pyarrow.parquet as pq, pyarrow.ipc as ipc
 rows = [
     dict(timestamp_start_unix_ms=1700000001000, prompt="alpha", input_tokens=3, output_tokens=6,
@@ -28,3 +29,12 @@ with ipc.new_file("baseten.arrow", t.schema) as w:
     w.write_table(t, max_chunksize=3)
 with ipc.new_stream("baseten_stream.ipc", t.schema) as w:
     w.write_table(t)
+
+# The MT-Bench prompts fixture as the Hugging Face hub's Parquet and the datasets cache's
+# Arrow stream (a list column, a string column, an integer column).
+import json
+mt = [json.loads(l) for l in open("mt_bench_prompts.jsonl")]
+mt_table = pa.Table.from_pylist(mt)
+pq.write_table(mt_table, "mt_bench_prompts.parquet")
+with ipc.new_stream("mt_bench_prompts.arrow", mt_table.schema) as w:
+    w.write_table(mt_table)
