@@ -229,6 +229,7 @@ pub fn step_run(dir: &Path, workers: usize, repeat: usize) -> Result<StepRun, Fa
         recvq_max_bytes: res.sockets.as_ref().map(|s| u64::from(s.recv_q_max_bytes)),
         recvq_growing: None,
         backlog_growing: res.queues.as_ref().map(|q| q.planned_not_sent_growing),
+        writer_backlog_growing: res.queues.as_ref().map(|q| q.writer_backlog_growing),
         server_waiting_mean: view
             .as_ref()
             .and_then(|v| v.waiting.and_then(|g| g.time_weighted_mean)),

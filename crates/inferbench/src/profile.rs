@@ -329,5 +329,33 @@ fn describe_resources(r: &inferbench_client::resources::ResourceSummary) -> Stri
             "\ninferbench: WARNING: the client machine was busy (client CPU or CPU pressure high): latencies may include client delay; see inferbench_client_resources.json",
         );
     }
+    if let Some(q) = r.queues.as_ref().filter(|q| q.writer_backlog_growing) {
+        line.push_str(&format!(
+            "\ninferbench: WARNING: the evidence writer fell behind (up to {} records waiting): the client's disk or CPU limited this run, and every waiting record is held in memory; see queues in inferbench_client_resources.json",
+            q.writer_backlog_max
+        ));
+    }
     line
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use inferbench_client::resources::{QueueSummary, ResourceSummary};
+
+    #[test]
+    fn a_writer_that_fell_behind_is_warned_about() {
+        let mut r = ResourceSummary::default();
+        assert!(!describe_resources(&r).contains("WARNING"));
+        r.queues = Some(QueueSummary {
+            writer_backlog_growing: true,
+            writer_backlog_max: 5_000,
+            ..QueueSummary::default()
+        });
+        let s = describe_resources(&r);
+        assert!(
+            s.contains("WARNING: the evidence writer fell behind (up to 5000 records waiting)"),
+            "{s}"
+        );
+    }
 }

@@ -266,6 +266,11 @@ pub struct QueueSummary {
     pub growth_rule: String,
     /// The highest number of records waiting for the writer thread.
     pub writer_backlog_max: u64,
+    /// The evidence writer fell behind: see [`GROWTH_RULE`]. A writer slower than
+    /// the client keeps every waiting record in memory, so the run is limited by the
+    /// client's disk or CPU.
+    #[serde(default)]
+    pub writer_backlog_growing: bool,
     /// Socket reads over the samples (the last sample's count minus the first's).
     #[serde(default)]
     pub reads: u64,
@@ -283,9 +288,15 @@ pub struct QueueSummary {
     pub read_lag_max_ns: Option<u64>,
 }
 
-/// The rule for `planned_not_sent_growing`, as printed in the summary.
+/// The rules for `planned_not_sent_growing` and `writer_backlog_growing`, as printed in the
+/// summary.
 pub const GROWTH_RULE: &str = "growing when the mean over the last third of the samples exceeds \
-the mean over the first third by more than 1 request (needs at least 3 samples)";
+the mean over the first third by more than 1 request (needs at least 3 samples); the writer's \
+backlog by more than 64 records";
+
+/// Records the writer may let wait before it writes without yielding (its batch); a backlog
+/// growing by less is the normal jitter of its yields.
+pub const WRITER_SLACK: f64 = 64.0;
 
 /// [`summarize`] over the samples that bracket `[start_ns, end_ns]` (a profiling window):
 /// the last sample at or before `start_ns` to the first at or after `end_ns`, so that the
@@ -510,14 +521,21 @@ fn queue_summary(samples: &[ResourceSample]) -> Option<QueueSummary> {
     };
     let n = with.len();
     let third = n / 3;
-    let mean = |q: &[super::QueueSample]| {
-        q.iter().map(|s| s.planned_not_sent as f64).sum::<f64>() / q.len() as f64
+    let mean = |q: &[super::QueueSample], f: fn(&super::QueueSample) -> u64| {
+        q.iter().map(|s| f(s) as f64).sum::<f64>() / q.len() as f64
     };
-    let (first_third, last_third) = if third > 0 {
-        (Some(mean(&with[..third])), Some(mean(&with[n - third..])))
-    } else {
-        (None, None)
+    let thirds = |f: fn(&super::QueueSample) -> u64| {
+        if third > 0 {
+            (
+                Some(mean(&with[..third], f)),
+                Some(mean(&with[n - third..], f)),
+            )
+        } else {
+            (None, None)
+        }
     };
+    let (first_third, last_third) = thirds(|s| s.planned_not_sent);
+    let writer = thirds(|s| s.writer_backlog);
     Some(QueueSummary {
         planned_not_sent_max: tail
             .iter()
@@ -529,6 +547,7 @@ fn queue_summary(samples: &[ResourceSample]) -> Option<QueueSummary> {
         planned_not_sent_growing: matches!((first_third, last_third), (Some(a), Some(b)) if b > a + 1.0),
         growth_rule: GROWTH_RULE.to_string(),
         writer_backlog_max: with.iter().map(|s| s.writer_backlog).max().unwrap_or(0),
+        writer_backlog_growing: matches!(writer, (Some(a), Some(b)) if b > a + WRITER_SLACK),
         ..read_lag(&with)
     })
 }

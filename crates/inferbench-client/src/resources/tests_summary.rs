@@ -498,3 +498,30 @@ fn an_older_file_reads_back() {
     let s: ResourceSample = serde_json::from_str(sample).unwrap();
     assert_eq!((s.t_ns, s.threads, s.workers.len()), (5, 4, 0));
 }
+
+#[test]
+fn writer_backlog_growth_rule() {
+    let run = |backlogs: &[u64]| {
+        let samples: Vec<ResourceSample> = backlogs
+            .iter()
+            .enumerate()
+            .map(|(i, &b)| ResourceSample {
+                t_ns: i as u64 * 1_000_000_000,
+                queues: Some(QueueSample {
+                    writer_backlog: b,
+                    ..QueueSample::default()
+                }),
+                ..ResourceSample::default()
+            })
+            .collect();
+        summarize(&samples).queues.unwrap()
+    };
+    // First third (0, 10) mean 5; last third (300, 900) mean 600 > 5 + 64: fell behind.
+    let q = run(&[0, 10, 40, 100, 300, 900]);
+    assert!(q.writer_backlog_growing);
+    assert_eq!(q.writer_backlog_max, 900);
+    // Up by exactly 64 (mean 0 → 64) is the writer's batch, not growth.
+    assert!(!run(&[0, 0, 30, 30, 64, 64]).writer_backlog_growing);
+    // Too few samples to say.
+    assert!(!run(&[0, 5000]).writer_backlog_growing);
+}

@@ -164,7 +164,7 @@ pub fn threshold(gate: &str, t: &GateThresholds) -> String {
             pct(t.recvq_nonzero_warn)
         ),
         "backlog" => {
-            "PASS the planned-send queue did not grow through the window; FAIL it grew".into()
+            "PASS neither the planned-send queue nor the evidence writer's backlog grew through the window; FAIL either grew".into()
         }
         _ => String::new(),
     }
@@ -357,23 +357,32 @@ fn recv_q(e: &RunEvidence, t: &GateThresholds) -> RunGate {
 }
 
 fn backlog(e: &RunEvidence) -> RunGate {
-    match e.backlog_growing {
-        None => not_measured("planned-send queue depth"),
-        Some(g) => outcome(
-            if g {
-                GateStatus::Fail
-            } else {
-                GateStatus::Pass
-            },
-            json!(g),
-            if g { 1.0 } else { 0.0 },
-            if g {
-                "the planned-send queue grew through the window".into()
-            } else {
-                "the planned-send queue did not grow".into()
-            },
-        ),
-    }
+    let Some(planned) = e.backlog_growing else {
+        return not_measured("planned-send queue depth");
+    };
+    // The writer's backlog is judged when recorded (older runs lack it).
+    let writer = e.writer_backlog_growing.unwrap_or(false);
+    let note = match (planned, writer) {
+        (false, false) => "neither the planned-send queue nor the evidence writer's backlog grew",
+        (true, false) => "the planned-send queue grew through the window",
+        (false, true) => {
+            "the evidence writer fell behind (its backlog grew through the window): the client's disk or CPU limited the run"
+        }
+        (true, true) => {
+            "the planned-send queue and the evidence writer's backlog both grew through the window"
+        }
+    };
+    let bad = planned || writer;
+    outcome(
+        if bad {
+            GateStatus::Fail
+        } else {
+            GateStatus::Pass
+        },
+        json!({"planned_send": planned, "writer": e.writer_backlog_growing}),
+        f64::from(u8::from(planned)) + f64::from(u8::from(writer)),
+        note.into(),
+    )
 }
 
 /// One run's outcome of `gate`.

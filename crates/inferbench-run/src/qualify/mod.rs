@@ -171,6 +171,9 @@ pub struct RunEvidence {
     pub recvq_growing: Option<bool>,
     /// The planned-but-not-sent queue grew through the window.
     pub backlog_growing: Option<bool>,
+    /// The evidence writer's backlog grew through the window (its records wait in memory).
+    #[serde(default)]
+    pub writer_backlog_growing: Option<bool>,
     /// Server queue (waiting requests): time-weighted mean, max, change over the window.
     pub server_waiting_mean: Option<f64>,
     pub server_waiting_change: Option<f64>,

@@ -193,6 +193,27 @@ fn backlog() {
     assert_eq!(status(g, &with(|e| e.backlog_growing = Some(false))), Pass);
     assert_eq!(status(g, &with(|e| e.backlog_growing = Some(true))), Fail);
     assert_eq!(status(g, &with(|e| e.backlog_growing = None)), NotMeasured);
+    // The evidence writer falling behind fails the gate too, naming the writer.
+    let w = with(|e| {
+        e.backlog_growing = Some(false);
+        e.writer_backlog_growing = Some(true);
+    });
+    assert_eq!(status(g, &w), Fail);
+    assert!(
+        run_gate(g, &w, &GateThresholds::default())
+            .note
+            .contains("evidence writer fell behind")
+    );
+    assert_eq!(
+        status(
+            g,
+            &with(|e| {
+                e.backlog_growing = Some(false);
+                e.writer_backlog_growing = Some(false);
+            })
+        ),
+        Pass
+    );
 }
 
 #[test]
