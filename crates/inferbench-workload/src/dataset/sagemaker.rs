@@ -176,7 +176,18 @@ fn decode(r: &Row<'_>, field: &str, entry: &Value) -> Result<Value, DatasetError
 
 struct Capture {
     timestamp_ms: f64,
+    /// The response's `usage.prompt_tokens`, when the capture holds a readable response
+    /// (AIPerf's `input_length`: only `--synthesis-max-isl` reads it).
+    prompt_tokens: Option<u64>,
     turn: TurnSpec,
+}
+
+/// `usage.prompt_tokens` of a capture's decoded response; None when absent or unreadable
+/// (the response is not otherwise used, so it is never an error).
+fn prompt_tokens(r: &Row<'_>, capture: &Map<String, Value>) -> Option<u64> {
+    let out = capture.get("endpointOutput")?;
+    let body = decode(r, "captureData.endpointOutput", out).ok()?;
+    body.get("usage")?.get("prompt_tokens")?.as_u64()
 }
 
 fn parse_record(r: &Row<'_>) -> Result<Capture, DatasetError> {
@@ -233,6 +244,7 @@ fn parse_record(r: &Row<'_>) -> Result<Capture, DatasetError> {
     };
     Ok(Capture {
         timestamp_ms,
+        prompt_tokens: prompt_tokens(r, capture),
         turn: TurnSpec {
             messages: Some(ms.clone()),
             tools,
@@ -269,6 +281,7 @@ pub(crate) fn jsonl_files(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), Data
 /// Reads every capture record (a file, or all `*.jsonl` under a directory in path order),
 /// shifts the times so the earliest is 0, and orders the requests by time (ties keep read
 /// order). Each request is its own session; one without an output limit takes `--osl`.
+/// `--synthesis-*` applies as AIPerf applies it to captures (docs/datasets.md).
 pub(crate) fn load(path: &Path, plan: &RunPlan, seed: u64) -> Result<Vec<Conv>, WorkloadError> {
     let files = if path.is_dir() {
         let mut v = Vec::new();
@@ -297,14 +310,44 @@ pub(crate) fn load(path: &Path, plan: &RunPlan, seed: u64) -> Result<Vec<Conv>, 
         .iter()
         .map(|c| c.timestamp_ms)
         .fold(f64::INFINITY, f64::min);
+    for c in caps.iter_mut() {
+        c.timestamp_ms -= first;
+    }
+    // AIPerf's pipeline: the max-ISL filter on the zero-aligned captures, time order, then
+    // its synthesizer (no hash ids here: the speed-up, the output multiplier and the ISL
+    // cap), then the max-OSL cap on recorded outputs.
+    let syn = &plan.dataset.replay.synthesis;
+    caps.retain(|c| super::synthesis::keep_row(syn, c.prompt_tokens));
     caps.sort_by(|a, b| a.timestamp_ms.total_cmp(&b.timestamp_ms));
+    if syn.transforms() {
+        let mut rows: Vec<super::synthesis::SynthRow> = caps
+            .iter()
+            .map(|c| super::synthesis::SynthRow {
+                hash_ids: None,
+                input_length: c.prompt_tokens,
+                timestamp_ms: Some(c.timestamp_ms),
+                output_length: c.turn.max_tokens,
+            })
+            .collect();
+        let mut rng = crate::synthetic::rng_for(seed, super::purpose::SYNTHESIS);
+        // No hash ids: nothing can be shorter than its prefix, so no row error.
+        super::synthesis::synthesize(&mut rows, syn, 1, &mut rng)
+            .map_err(|(_, m)| DatasetError::file(path.display().to_string(), m))?;
+        for (c, r) in caps.iter_mut().zip(rows) {
+            c.timestamp_ms = r.timestamp_ms.unwrap_or(c.timestamp_ms);
+            c.turn.max_tokens = r.output_length;
+        }
+    }
+    for c in caps.iter_mut() {
+        c.turn.max_tokens = super::synthesis::cap_output(syn, c.turn.max_tokens);
+    }
     let mut osl = OslDraws::new(plan, seed)?;
     Ok(caps
         .into_iter()
         .enumerate()
         .map(|(i, c)| {
             let mut turn = c.turn;
-            turn.timestamp_ms = Some(c.timestamp_ms - first);
+            turn.timestamp_ms = Some(c.timestamp_ms);
             if turn.max_tokens.is_none() {
                 turn.max_tokens = osl.next();
             }

@@ -173,9 +173,8 @@ pub(crate) fn cap_output(s: &SynthesisPlan, out: Option<u64>) -> Option<u64> {
 }
 
 /// The replay flags apply where AIPerf 0.13 reads them, and are refused elsewhere by name:
-/// synthesis on mooncake_trace, bailian_trace and burst_gpt_trace, and on baseten_trace all
-/// but the speed-up ratio and the prompt-reshaping multipliers (AIPerf also synthesizes
-/// sagemaker_data_capture rows; not built here); the inter-turn delay cap on dag_jsonl,
+/// synthesis on mooncake_trace, bailian_trace, burst_gpt_trace and sagemaker_data_capture,
+/// and on baseten_trace all but the speed-up ratio and the prompt-reshaping multipliers; the inter-turn delay cap on dag_jsonl,
 /// weka_trace, tracelab and baseten_trace; the baseten knobs on baseten_trace only.
 pub(crate) fn check_flags(ds: &DatasetPlan, kind: DatasetKind) -> Result<(), WorkloadError> {
     let r = &ds.replay;
@@ -217,19 +216,17 @@ pub(crate) fn check_flags(ds: &DatasetPlan, kind: DatasetKind) -> Result<(), Wor
     } else {
         let synthesized = matches!(
             kind,
-            DatasetKind::MooncakeTrace | DatasetKind::BailianTrace | DatasetKind::BurstGptTrace
+            DatasetKind::MooncakeTrace
+                | DatasetKind::BailianTrace
+                | DatasetKind::BurstGptTrace
+                | DatasetKind::SagemakerDataCapture
         );
         if s.is_set() && !synthesized {
             return Err(plan_err(
                 "dataset.replay.synthesis",
                 format!(
-                    "--synthesis-* transforms the rows of mooncake_trace, bailian_trace, burst_gpt_trace and (in part) baseten_trace, not {}{}",
-                    kind.as_str(),
-                    if kind == DatasetKind::SagemakerDataCapture {
-                        " (AIPerf also synthesizes this type; not built in inferbench)"
-                    } else {
-                        ""
-                    }
+                    "--synthesis-* transforms the rows of mooncake_trace, bailian_trace, burst_gpt_trace, sagemaker_data_capture and (in part) baseten_trace, not {}",
+                    kind.as_str()
                 ),
             ));
         }

@@ -550,10 +550,38 @@ fn bailian_and_burst_gpt_rows_are_filtered_and_capped() {
     assert_eq!(got, [(2500.0, 12, json!(14)), (3750.0, 20, json!(6))]);
     p.dataset.replay.synthesis.max_isl = Some(15);
     assert_eq!(build(&p).unwrap().workload.payloads.len(), 1);
-    // sagemaker_data_capture: AIPerf synthesizes it too; refused here, saying so.
+}
+
+#[test]
+fn sagemaker_captures_are_synthesized_filtered_and_capped() {
+    // Zero-aligned: the BASE64 capture (max_completion_tokens 9, no response) at 0 ms, the
+    // JSON one (max_tokens 50, usage.prompt_tokens 12) at 500 ms.
+    // Times ÷ 2 → 0, 250; outputs × 1.5, half to even → 13.5 → 14, 75; then capped at 60.
     let mut p = plan_for(&data("sagemaker.jsonl"), Some("sagemaker_data_capture"));
-    p.dataset.replay.synthesis.max_osl = Some(3);
-    assert!(build(&p).unwrap_err().contains(
-        "not sagemaker_data_capture (AIPerf also synthesizes this type; not built in inferbench)"
-    ));
+    p.dataset.replay.synthesis.speedup_ratio = 2.0;
+    p.dataset.replay.synthesis.output_len_multiplier = 1.5;
+    p.dataset.replay.synthesis.max_osl = Some(60);
+    let w = build(&p).unwrap();
+    let got: Vec<(f64, Value)> = w
+        .workload
+        .payloads
+        .iter()
+        .map(|x| {
+            (
+                x.timestamp_ms.unwrap(),
+                body(x)["max_completion_tokens"].clone(),
+            )
+        })
+        .collect();
+    assert_eq!(got, [(0.0, json!(14)), (250.0, json!(60))]);
+    // Max ISL 10 drops the capture whose response counted 12 prompt tokens; the one without
+    // a response is kept.
+    let mut p = plan_for(&data("sagemaker.jsonl"), Some("sagemaker_data_capture"));
+    p.dataset.replay.synthesis.max_isl = Some(10);
+    let w = build(&p).unwrap();
+    assert_eq!(w.workload.payloads.len(), 1);
+    assert_eq!(
+        body(&w.workload.payloads[0])["max_completion_tokens"],
+        json!(9)
+    );
 }
