@@ -180,7 +180,7 @@ fn validate(file: &str, doc: &Value) -> Result<(), String> {
         .as_ref()
         .map_err(|e| format!("the embedded AIPerf schema does not load: {e}"))?;
     if let Some(e) = v.iter_errors(doc).next() {
-        let at = pointer_to_path(&e.instance_path.to_string());
+        let at = pointer_to_path(&e.instance_path().to_string());
         return Err(format!(
             "{file}: {}: not valid against AIPerf 0.13's schema: {}",
             if at.is_empty() { "(root)" } else { &at },
