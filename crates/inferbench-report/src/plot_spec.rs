@@ -154,18 +154,30 @@ impl PlotConfig {
     /// Reads the `plot` block (`at` names it in errors). Plots listed but not in a defaults
     /// list are checked too, as AIPerf loads them.
     pub fn parse(at: &str, v: &Value) -> Result<PlotConfig, String> {
+        // `at` is a path (`x.yaml: plot`, joined with dots) or a file ("f.yaml: ").
+        let join = |k: &str| {
+            if at.ends_with(": ") {
+                format!("{at}{k}")
+            } else {
+                format!("{at}.{k}")
+            }
+        };
         let Value::Object(o) = v else {
-            return Err(format!("{at}: a table (visualization, settings)"));
+            return Err(format!(
+                "{}: a table (visualization, settings)",
+                at.trim_end_matches(": ")
+            ));
         };
         if let Some(k) = o
             .keys()
             .find(|k| !["visualization", "settings"].contains(&k.as_str()))
         {
             return Err(format!(
-                "{at}.{k}: not a part of a plot configuration (visualization, settings)"
+                "{}: not a part of a plot configuration (visualization, settings)",
+                join(k)
             ));
         }
-        let vat = format!("{at}.visualization");
+        let vat = join("visualization");
         let vis = o.get("visualization").cloned().unwrap_or(Value::Null);
         for (plots, multi) in [("multi_run_plots", true), ("single_run_plots", false)] {
             if let Some(Value::Object(all)) = vis.get(plots) {

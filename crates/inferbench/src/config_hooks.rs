@@ -110,6 +110,7 @@ impl Hooked {
                 dirs: vec![dir.to_path_buf()],
                 out_dir: None,
                 format: crate::cli::PlotFormat::Both,
+                config: None,
             };
             let specs = match &self.plot {
                 Some(p) => crate::plot_specs::draw_single(p, dir),

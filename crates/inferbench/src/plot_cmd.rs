@@ -163,8 +163,11 @@ pub(crate) fn file_safe(s: &str) -> String {
 }
 
 pub fn run(a: &PlotArgs) -> Result<u8, Failure> {
-    let runs = load_runs(&a.dirs)?;
     let out_dir = a.out_dir.clone().unwrap_or_else(|| a.dirs[0].join("plots"));
+    if let Some(path) = &a.config {
+        return run_specs(a, path, &out_dir);
+    }
+    let runs = load_runs(&a.dirs)?;
     std::fs::create_dir_all(&out_dir)
         .map_err(|e| Failure::run(format!("{}: cannot create: {e}", out_dir.display())))?;
     let standard = charts(&runs)
@@ -179,6 +182,46 @@ pub fn run(a: &PlotArgs) -> Result<u8, Failure> {
         }
     }
     eprintln!("inferbench: plots written to {}", out_dir.display());
+    Ok(0)
+}
+
+/// `--config FILE`: AIPerf's plot specifications over the runs given (`aiperf plot
+/// --config`): single-run charts into each RUN/plots, multi-run charts over every run into
+/// `out_dir` when there are several runs. A chart no run can draw is named in a note.
+fn run_specs(a: &PlotArgs, path: &Path, out_dir: &Path) -> Result<u8, Failure> {
+    let cfg = crate::aiperf_config::read_plot_file(path)
+        .map_err(|e| Failure::input(format!("--config: {e}")))?;
+    let mut notes = Vec::new();
+    for d in &a.dirs {
+        notes.extend(crate::plot_specs::draw_single_as(&cfg, d, a.format)?);
+    }
+    let summaries = crate::plot_specs::summaries_of(&a.dirs)?;
+    if summaries.len() > 1 && !cfg.multi_run.is_empty() {
+        notes.extend(crate::plot_specs::draw_multi_into(
+            &cfg, &summaries, out_dir, a.format,
+        )?);
+    } else if !cfg.multi_run.is_empty() {
+        notes.push(format!(
+            "the multi-run charts ({}) need two runs or more: {} given",
+            cfg.multi_run
+                .iter()
+                .map(|s| s.name.as_str())
+                .collect::<Vec<_>>()
+                .join(", "),
+            summaries.len()
+        ));
+    }
+    for n in &notes {
+        eprintln!("inferbench: note: {n}");
+    }
+    eprintln!(
+        "inferbench: single-run charts in each run's plots/{}",
+        if summaries.len() > 1 && !cfg.multi_run.is_empty() {
+            format!(", multi-run charts in {}", out_dir.display())
+        } else {
+            String::new()
+        }
+    );
     Ok(0)
 }
 

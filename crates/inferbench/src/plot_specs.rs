@@ -10,15 +10,31 @@ use inferbench_report::png::render_png;
 use inferbench_report::svg::{Chart, render};
 use inferbench_run::{Failure, RunDir};
 
-fn write_chart(dir: &Path, stem: &str, chart: &Chart) -> Result<(), Failure> {
+use crate::cli::PlotFormat;
+
+fn write_chart(dir: &Path, stem: &str, chart: &Chart, format: PlotFormat) -> Result<(), Failure> {
     std::fs::create_dir_all(dir)
         .map_err(|e| Failure::run(format!("{}: cannot create: {e}", dir.display())))?;
-    crate::plot_cmd::write(dir, &format!("{stem}.svg"), render(chart).as_bytes())?;
-    crate::plot_cmd::write(dir, &format!("{stem}.png"), &render_png(chart))
+    if format != PlotFormat::Png {
+        crate::plot_cmd::write(dir, &format!("{stem}.svg"), render(chart).as_bytes())?;
+    }
+    if format != PlotFormat::Svg {
+        crate::plot_cmd::write(dir, &format!("{stem}.png"), &render_png(chart))?;
+    }
+    Ok(())
 }
 
-/// The single-run charts of the run in `dir`; the notes of the charts skipped.
+/// The single-run charts of the run in `dir`, SVG and PNG; the notes of the charts skipped.
 pub fn draw_single(cfg: &PlotConfig, dir: &Path) -> Result<Vec<String>, Failure> {
+    draw_single_as(cfg, dir, PlotFormat::Both)
+}
+
+/// [`draw_single`] writing `format`.
+pub fn draw_single_as(
+    cfg: &PlotConfig,
+    dir: &Path,
+    format: PlotFormat,
+) -> Result<Vec<String>, Failure> {
     let mut notes = Vec::new();
     if cfg.single_run.is_empty() {
         return Ok(notes);
@@ -34,7 +50,7 @@ pub fn draw_single(cfg: &PlotConfig, dir: &Path) -> Result<Vec<String>, Failure>
         let ts = std::fs::read_to_string(run.path.join(ts_csv)).ok();
         for spec in &cfg.single_run {
             match single_run_chart(spec, &records, ts.as_deref()) {
-                Some(c) => write_chart(&run.path.join("plots"), &spec.name, &c)?,
+                Some(c) => write_chart(&run.path.join("plots"), &spec.name, &c, format)?,
                 None => notes.push(format!(
                     "plot {}: skipped for {}: the run has no {} values{}",
                     spec.name,
@@ -54,18 +70,35 @@ pub fn draw_single(cfg: &PlotConfig, dir: &Path) -> Result<Vec<String>, Failure>
 
 /// The multi-run charts of every run under the sweep directory `dir`, into `dir/plots`.
 pub fn draw_multi(cfg: &PlotConfig, dir: &Path) -> Result<Vec<String>, Failure> {
-    let mut notes = Vec::new();
-    if cfg.multi_run.is_empty() {
-        return Ok(notes);
+    let summaries = summaries_of(&[dir.to_path_buf()])?;
+    draw_multi_into(cfg, &summaries, &dir.join("plots"), PlotFormat::Both)
+}
+
+/// The summaries of every run under `dirs` (a run directory, or a sweep's).
+pub fn summaries_of(dirs: &[std::path::PathBuf]) -> Result<Vec<serde_json::Value>, Failure> {
+    let mut out = Vec::new();
+    for d in dirs {
+        out.extend(
+            RunDir::open(d)?
+                .runs()
+                .iter()
+                .filter_map(|r| r.summary().ok().flatten().map(|s| s.document)),
+        );
     }
-    let summaries: Vec<serde_json::Value> = RunDir::open(dir)?
-        .runs()
-        .iter()
-        .filter_map(|r| r.summary().ok().flatten().map(|s| s.document))
-        .collect();
+    Ok(out)
+}
+
+/// The multi-run charts of `summaries`, into `out`; the notes of the charts skipped.
+pub fn draw_multi_into(
+    cfg: &PlotConfig,
+    summaries: &[serde_json::Value],
+    out: &Path,
+    format: PlotFormat,
+) -> Result<Vec<String>, Failure> {
+    let mut notes = Vec::new();
     for spec in &cfg.multi_run {
-        match multi_run_chart(spec, &summaries) {
-            Some(c) => write_chart(&dir.join("plots"), &spec.name, &c)?,
+        match multi_run_chart(spec, summaries) {
+            Some(c) => write_chart(out, &spec.name, &c, format)?,
             None => notes.push(format!(
                 "plot {}: skipped: no run has both {} and {}",
                 spec.name, spec.x.metric, spec.y.metric

@@ -385,7 +385,7 @@ fn plot_config(
     path: &Path,
     v: &Value,
 ) -> Result<inferbench_report::plot_spec::PlotConfig, String> {
-    let (at, v) = match v {
+    match v {
         Value::String(p) => {
             let rel = Path::new(p);
             let f = if rel.is_absolute() {
@@ -393,20 +393,24 @@ fn plot_config(
             } else {
                 path.parent().unwrap_or(Path::new("")).join(rel)
             };
-            let text = std::fs::read_to_string(&f)
-                .map_err(|e| format!("{file}: plot: \"{p}\": cannot read {}: {e}", f.display()))?;
-            let v: Value = serde_saphyr::from_str(&text).map_err(|e| {
-                format!(
-                    "{}: not YAML: {}",
-                    f.display(),
-                    e.to_string().lines().next().unwrap_or_default()
-                )
-            })?;
-            (f.display().to_string(), v)
+            read_plot_file(&f).map_err(|e| format!("{file}: plot: \"{p}\": {e}"))
         }
-        other => (format!("{file}: plot"), other.clone()),
-    };
-    inferbench_report::plot_spec::PlotConfig::parse(&at, &v)
+        other => inferbench_report::plot_spec::PlotConfig::parse(&format!("{file}: plot"), other),
+    }
+}
+
+/// A plot YAML file (AIPerf's `plot_config.yaml` shape), read and checked; errors name it.
+pub fn read_plot_file(f: &Path) -> Result<inferbench_report::plot_spec::PlotConfig, String> {
+    let text =
+        std::fs::read_to_string(f).map_err(|e| format!("cannot read {}: {e}", f.display()))?;
+    let v: Value = serde_saphyr::from_str(&text).map_err(|e| {
+        format!(
+            "{}: not YAML: {}",
+            f.display(),
+            e.to_string().lines().next().unwrap_or_default()
+        )
+    })?;
+    inferbench_report::plot_spec::PlotConfig::parse(&format!("{}: ", f.display()), &v)
 }
 
 #[cfg(test)]

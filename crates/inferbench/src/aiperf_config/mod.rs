@@ -26,7 +26,7 @@ mod tests;
 mod tests_parts;
 mod variant_sweep;
 
-pub use hooks::RunHooks;
+pub use hooks::{RunHooks, read_plot_file};
 
 use std::path::Path;
 

@@ -121,6 +121,11 @@ pub struct PlotArgs {
     /// Which files to write for each chart: svg, png (1440×800 RGB) or both.
     #[arg(long, value_enum, default_value_t = PlotFormat::Both)]
     pub format: PlotFormat,
+    /// An AIPerf plot configuration (its `plot_config.yaml` shape): draw its specifications
+    /// instead of inferbench's charts, single-run ones into each RUN/plots and multi-run ones
+    /// (over every run given) into the output directory.
+    #[arg(long = "config", short = 'c')]
+    pub config: Option<std::path::PathBuf>,
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]

@@ -188,3 +188,93 @@ fn a_run_with_scrapes_gets_its_server_metric_and_gpu_charts() {
     let itl = std::fs::read_to_string(out.join("itl_cdf.svg")).unwrap();
     assert!(itl.contains("ITL per request") && itl.contains("chunk gaps pooled"));
 }
+
+/// An AIPerf plot configuration (its `plot_config.yaml` shape): a per-request scatter and a
+/// Pareto chart across runs.
+const PLOT_CONFIG: &str = "visualization:
+  multi_run_defaults: [pareto_throughput_vs_latency]
+  multi_run_plots:
+    pareto_throughput_vs_latency:
+      type: pareto
+      x: {metric: request_latency, stat: avg}
+      y: {metric: output_token_throughput, stat: avg}
+      groups: [model]
+      title: \"Pareto: Output Token Throughput vs Latency\"
+  single_run_defaults: [ttft_over_time, timeslices_ttft]
+  single_run_plots:
+    ttft_over_time:
+      type: scatter
+      x: request_number
+      y: time_to_first_token
+      title: \"TTFT Per Request\"
+    timeslices_ttft:
+      type: timeslice
+      x: Timeslice
+      y: Time to First Token
+      stat: avg
+      source: timeslices
+";
+
+#[test]
+fn plot_config_draws_aiperfs_specifications_over_the_runs_given() {
+    let a = tmpdir("plot-spec-a");
+    let b = tmpdir("plot-spec-b");
+    profile(&a, "1");
+    profile(&b, "3");
+    let cfg = tmpdir("plot-spec-cfg");
+    std::fs::create_dir_all(&cfg).unwrap();
+    let file = cfg.join("plot_config.yaml");
+    std::fs::write(&file, PLOT_CONFIG).unwrap();
+    let out = cfg.join("out");
+    let o = run(&[
+        "plot",
+        "--config",
+        file.to_str().unwrap(),
+        "--out-dir",
+        out.to_str().unwrap(),
+        "--format",
+        "svg",
+        a.to_str().unwrap(),
+        b.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let e = stderr(&o);
+    // Each run's scatter: its 12 requests as 12 dots; SVG only (--format svg).
+    for d in [&a, &b] {
+        let s = std::fs::read_to_string(d.join("plots/ttft_over_time.svg")).unwrap();
+        assert!(s.contains("TTFT Per Request"), "{s}");
+        assert_eq!(s.matches("<circle").count(), 12);
+        assert!(!d.join("plots/ttft_over_time.png").exists());
+    }
+    // No --slice-duration in these runs: the timeslice chart is skipped, and said so.
+    assert!(
+        e.contains("plot timeslices_ttft: skipped for") && e.contains("give --slice-duration"),
+        "{e}"
+    );
+    // Both runs on the Pareto chart, in the output directory.
+    let p = std::fs::read_to_string(out.join("pareto_throughput_vs_latency.svg")).unwrap();
+    assert!(
+        p.contains("Pareto: Output Token Throughput vs Latency"),
+        "{p}"
+    );
+    // One run alone: the multi-run chart is not drawn, and the note says why.
+    let o = run(&["plot", "-c", file.to_str().unwrap(), a.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains(
+            "the multi-run charts (pareto_throughput_vs_latency) need two runs or more: 1 given"
+        ),
+        "{}",
+        stderr(&o)
+    );
+    // A bad configuration is one line naming the file.
+    std::fs::write(
+        &file,
+        PLOT_CONFIG.replace("type: scatter", "type: histogram"),
+    )
+    .unwrap();
+    let o = run(&["plot", "-c", file.to_str().unwrap(), a.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("--config: "), "{}", stderr(&o));
+    assert!(stderr(&o).contains("plot_config.yaml"), "{}", stderr(&o));
+}
