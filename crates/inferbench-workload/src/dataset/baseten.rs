@@ -332,13 +332,18 @@ pub(crate) fn load(path: &Path, plan: &RunPlan, seed: u64) -> Result<Vec<Conv>, 
     let mut groups: Vec<(String, Vec<Pending>)> = Vec::new();
     let mut index: HashMap<String, usize> = HashMap::new();
     let mut unnamed = 0usize;
+    // A generated id never takes one the file uses, even on a later row.
+    let named: std::collections::HashSet<String> = pending
+        .iter()
+        .filter_map(|p| p.row.session.clone())
+        .collect();
     for p in pending {
         let id = match &p.row.session {
             Some(s) => s.clone(),
             None => {
                 let mut id = session_id(unnamed);
                 unnamed += 1;
-                while index.contains_key(&id) {
+                while named.contains(&id) || index.contains_key(&id) {
                     id = session_id(unnamed);
                     unnamed += 1;
                 }

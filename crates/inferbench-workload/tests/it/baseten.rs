@@ -315,6 +315,24 @@ fn session_sampling_keeps_whole_sessions_and_is_seeded() {
 }
 
 #[test]
+fn a_generated_session_id_never_takes_one_the_file_uses() {
+    // Row 1 has no session; row 2's session is literally "session_000000": the first
+    // generated id is skipped, and the two rows stay two sessions.
+    let f = Written::parquet(
+        "t.parquet",
+        cols(Some((
+            "provided_session_id",
+            strs(vec![None, Some("session_000000")]),
+        ))),
+    );
+    let ids: Vec<String> = shape(&build(&plan_for(&f.path())).unwrap())
+        .into_iter()
+        .map(|r| r.0)
+        .collect();
+    assert_eq!(ids, ["session_000001", "session_000000"]);
+}
+
+#[test]
 fn session_sampling_needs_a_session_column() {
     let f = Written::parquet("t.parquet", cols(None));
     let mut p = plan_for(&f.path());
