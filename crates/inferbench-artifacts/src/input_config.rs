@@ -33,13 +33,24 @@ pub fn aiperf_input_config(plan: &RunPlan) -> Value {
     let ds = &plan.dataset;
     let mut dataset = Map::new();
     dataset.insert("name".into(), json!("main"));
-    let kind = match (&ds.input_file, &ds.custom_dataset_type, &ds.public_dataset) {
-        (_, _, Some(p)) => json!(p),
-        (Some(_), Some(t), _) => json!(t),
-        (Some(_), None, _) => json!("file"),
-        (None, _, _) => json!("synthetic"),
-    };
-    dataset.insert("type".into(), kind);
+    // AIPerf's discriminated shape: `type` is `public` (the name under `dataset`), `file`
+    // (the loader under `format`) or `synthetic`; readers such as `speed-bench-report` key on
+    // `format`/`dataset`.
+    match (&ds.input_file, &ds.custom_dataset_type, &ds.public_dataset) {
+        (_, _, Some(p)) => {
+            dataset.insert("type".into(), json!("public"));
+            dataset.insert("dataset".into(), json!(p));
+        }
+        (Some(_), t, _) => {
+            dataset.insert("type".into(), json!("file"));
+            if let Some(t) = t {
+                dataset.insert("format".into(), json!(t));
+            }
+        }
+        (None, _, _) => {
+            dataset.insert("type".into(), json!("synthetic"));
+        }
+    }
     if let Some(f) = &ds.input_file {
         dataset.insert("path".into(), json!(f));
     }

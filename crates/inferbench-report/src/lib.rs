@@ -14,4 +14,5 @@ pub mod html;
 pub mod plot_spec;
 pub mod png;
 pub mod server_series;
+pub mod speed_bench;
 pub mod svg;

@@ -25,6 +25,7 @@ mod profile;
 mod progress;
 mod qualify_cmd;
 mod report_cmd;
+mod speed_bench_cmd;
 mod sweep_table;
 mod time_server_cmd;
 mod trace_cmd;
@@ -128,6 +129,7 @@ fn main() -> ExitCode {
         cli::Command::Bridge(a) => bridge_cmd::run(&a),
         cli::Command::AnalyzeTrace(a) => trace_cmd::analyze(&a),
         cli::Command::Validate(a) => trace_cmd::validate(&a),
+        cli::Command::SpeedBenchReport(a) => speed_bench_cmd::run(&a),
         cli::Command::Completions(a) => manual::completions(&a),
         cli::Command::Man(a) => manual::man(&a),
         cli::Command::Merge(a) => merge_cmd::run(&a),

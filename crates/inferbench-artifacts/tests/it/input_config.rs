@@ -48,3 +48,34 @@ fn the_model_the_load_and_the_slices_are_where_aiperf_reads_them() {
     assert_eq!(phases[1]["type"], "constant");
     assert_eq!(phases[1]["rate"], 20.0);
 }
+
+#[test]
+fn the_dataset_entry_has_aiperfs_discriminated_shape() {
+    // AIPerf's v2 `datasets[]`: `{type: "file", path, format}`, `{type: "public", dataset}`
+    // or `{type: "synthetic"}` (the config schema's FileDataset / PublicDataset /
+    // SyntheticDataset); `speed-bench-report` reads the category from `format`.
+    let mut plan = plan();
+    plan.dataset.input_file = None;
+    plan.dataset.custom_dataset_type = None;
+    plan.dataset.public_dataset = None;
+    let c = aiperf_input_config(&plan);
+    assert_eq!(c["datasets"][0]["type"], "synthetic");
+    assert!(c["datasets"][0].get("format").is_none());
+
+    plan.dataset.input_file = Some("speed.jsonl".into());
+    plan.dataset.custom_dataset_type = Some("speed_bench_coding".into());
+    let c = aiperf_input_config(&plan);
+    assert_eq!(c["datasets"][0]["type"], "file");
+    assert_eq!(c["datasets"][0]["format"], "speed_bench_coding");
+    assert_eq!(c["datasets"][0]["path"], "speed.jsonl");
+
+    plan.dataset.custom_dataset_type = None;
+    let c = aiperf_input_config(&plan);
+    assert_eq!(c["datasets"][0]["type"], "file");
+    assert!(c["datasets"][0].get("format").is_none());
+
+    plan.dataset.public_dataset = Some("sharegpt".into());
+    let c = aiperf_input_config(&plan);
+    assert_eq!(c["datasets"][0]["type"], "public");
+    assert_eq!(c["datasets"][0]["dataset"], "sharegpt");
+}

@@ -73,6 +73,10 @@ pub enum Command {
     AnalyzeTrace(crate::trace_cmd::AnalyzeTraceArgs),
     /// Check a dataset file: `validate mooncake-trace FILE`.
     Validate(crate::trace_cmd::ValidateArgs),
+    /// The SPEED-Bench matrix (AIPerf's speed-bench-report): a row per model, a column per
+    /// category, from runs that each ran one category: acceptance length or rate (server
+    /// metrics) or output token throughput.
+    SpeedBenchReport(crate::speed_bench_cmd::SpeedBenchReportArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell) to stdout, e.g.
     /// `inferbench completions bash > /etc/bash_completion.d/inferbench`.
     Completions(CompletionsArgs),

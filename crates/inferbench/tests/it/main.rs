@@ -41,6 +41,7 @@ mod scale_out;
 mod secrets;
 mod service_flags;
 mod sim_server;
+mod speed_bench;
 mod sweep_trials;
 mod sweep_variants;
 mod telemetry;
