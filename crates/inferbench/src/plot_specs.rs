@@ -40,12 +40,15 @@ pub fn draw_single_as(
         return Ok(notes);
     }
     for run in RunDir::open(dir)?.runs() {
-        let records: Vec<serde_json::Value> =
-            std::fs::read_to_string(run.path.join(&run.names().records_jsonl))
-                .unwrap_or_default()
-                .lines()
-                .filter_map(|l| serde_json::from_str(l).ok())
-                .collect();
+        let records_file = run.path.join(&run.names().records_jsonl);
+        // Under `--export-level summary` there is no per-record file: say so, rather than
+        // "no values", which reads as if the metric were missing from the run.
+        let no_records_file = !records_file.exists();
+        let records: Vec<serde_json::Value> = std::fs::read_to_string(&records_file)
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|l| serde_json::from_str(l).ok())
+            .collect();
         let (_, ts_csv) = inferbench_artifacts::timeslices::timeslice_names(run.names());
         let ts = std::fs::read_to_string(run.path.join(ts_csv)).ok();
         for spec in &cfg.single_run {
@@ -57,9 +60,16 @@ pub fn draw_single_as(
                     run.path.display(),
                     spec.y.metric,
                     if ts.is_none() && spec.kind == inferbench_report::plot_spec::Kind::Timeslice {
-                        " (no timeslice file: give --slice-duration)"
+                        " (no timeslice file: give --slice-duration)".to_string()
+                    } else if no_records_file
+                        && spec.kind != inferbench_report::plot_spec::Kind::Timeslice
+                    {
+                        format!(
+                            " (no {}: --export-level summary writes none)",
+                            run.names().records_jsonl
+                        )
                     } else {
-                        ""
+                        String::new()
                     }
                 )),
             }

@@ -3,7 +3,7 @@
 
 use crate::common;
 
-use common::{run, stderr, tmpdir};
+use common::{copy_tree, run, stderr, tmpdir};
 
 fn profile(dir: &std::path::Path, concurrency: &str) {
     let o = run(&[
@@ -256,6 +256,20 @@ fn plot_config_draws_aiperfs_specifications_over_the_runs_given() {
     assert!(
         p.contains("Pareto: Output Token Throughput vs Latency"),
         "{p}"
+    );
+    // A run without its per-record file (as `--export-level summary` leaves it): the note
+    // names the missing file instead of saying the metric has no values.
+    let c = tmpdir("plot-spec-c");
+    std::fs::create_dir_all(&c).unwrap();
+    copy_tree(&a, &c);
+    std::fs::remove_file(c.join("profile_export.jsonl")).unwrap();
+    let o = run(&["plot", "-c", file.to_str().unwrap(), c.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("plot ttft_over_time: skipped for")
+            && stderr(&o).contains("(no profile_export.jsonl: --export-level summary writes none)"),
+        "{}",
+        stderr(&o)
     );
     // One run alone: the multi-run chart is not drawn, and the note says why.
     let o = run(&["plot", "-c", file.to_str().unwrap(), a.to_str().unwrap()]);
