@@ -192,7 +192,7 @@ pub struct TelemetryPlan {
     /// `--server-metrics URL...`: scraped besides the base URL's `/metrics`.
     #[serde(default)]
     pub server_metrics_urls: Vec<String>,
-    /// `--server-metrics-formats`: AIPerf's export files to write (json, csv).
+    /// `--server-metrics-formats`: AIPerf's export files to write (json, csv, jsonl).
     #[serde(default = "default_server_metrics_formats")]
     pub server_metrics_formats: Vec<String>,
     /// `--server-metrics-interval`, seconds.

@@ -20,6 +20,8 @@ pub const SERVER_METRICS: &str = "inferbench_server_metrics.json";
 /// AIPerf's summary of the scrapes, in its file formats.
 pub const AIPERF_SERVER_METRICS_JSON: &str = "server_metrics_export.json";
 pub const AIPERF_SERVER_METRICS_CSV: &str = "server_metrics_export.csv";
+/// AIPerf's per-scrape file (`--server-metrics-formats jsonl`).
+pub const AIPERF_SERVER_METRICS_JSONL: &str = "server_metrics_export.jsonl";
 /// AIPerf's GPU telemetry file.
 pub const AIPERF_GPU_TELEMETRY: &str = "gpu_telemetry_export.jsonl";
 
@@ -38,6 +40,7 @@ pub const SIDE_FILES: &[&str] = &[
     SERVER_METRICS,
     AIPERF_SERVER_METRICS_JSON,
     AIPERF_SERVER_METRICS_CSV,
+    AIPERF_SERVER_METRICS_JSONL,
     AIPERF_GPU_TELEMETRY,
     OUTPUTS_JSON,
     BREAKDOWN,

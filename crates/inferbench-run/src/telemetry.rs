@@ -319,6 +319,20 @@ fn derive_from(
         }
         differences = x.differences;
     }
+    if plan
+        .telemetry
+        .server_metrics_formats
+        .iter()
+        .any(|f| f == "jsonl")
+        && let Some(text) = inferbench_telemetry::aiperf::server_metrics_jsonl(log, &meta)
+    {
+        write(
+            dir,
+            side_files::AIPERF_SERVER_METRICS_JSONL,
+            text.as_bytes(),
+        )?;
+        written.push(side_files::AIPERF_SERVER_METRICS_JSONL);
+    }
     let mut summary_extra = Vec::new();
     if let Some(g) = inferbench_telemetry::aiperf::gpu_telemetry_export(log, &analysis, &meta) {
         write(dir, side_files::AIPERF_GPU_TELEMETRY, g.jsonl.as_bytes())?;

@@ -1,4 +1,4 @@
-//! Parity with the real AIPerf 0.13.0: its `server_metrics_export.json` and `.csv` from two
+//! Parity with the real AIPerf 0.13.0: its `server_metrics_export.json`, `.csv` and `.jsonl` from two
 //! runs against a stub server (fixtures/aiperf/make/README.md says how they were made), and
 //! our export of the same scrapes. Every metric, series and stat must match (floats to 1e-9
 //! relative), in AIPerf's key order; the CSV must match byte for byte but for the version
@@ -238,6 +238,35 @@ fn reset_run_differences_flag_aiperfs_under_count() {
 fn steady_run_has_no_differences() {
     let f = load("steady");
     assert_eq!(ours(&f).differences, vec![]);
+}
+
+/// Our `server_metrics_export.jsonl` of the fixture's scrapes is AIPerf's, byte for byte
+/// (its orjson floats, its key order, its phase tags).
+fn check_jsonl(name: &str) {
+    let f = load(name);
+    let meta = Meta {
+        benchmark_id: f.meta["benchmark_id"].as_str().unwrap(),
+        anchor_unix_ns: f.meta["anchor_unix_ns"].as_u64().unwrap(),
+        input_config: &f.meta["input_config"],
+        windows: &f.windows,
+    };
+    let ours = aiperf::server_metrics_jsonl(&f.log, &meta).expect("lines");
+    let theirs = std::fs::read_to_string(dir(name).join("server_metrics_export.jsonl")).unwrap();
+    let (a, b): (Vec<&str>, Vec<&str>) = (ours.lines().collect(), theirs.lines().collect());
+    for (i, (x, y)) in a.iter().zip(&b).enumerate() {
+        assert_eq!(x, y, "{name}: JSONL line {} differs", i + 1);
+    }
+    assert_eq!(a.len(), b.len(), "{name}: JSONL line count");
+}
+
+#[test]
+fn steady_run_jsonl_matches_aiperf() {
+    check_jsonl("steady");
+}
+
+#[test]
+fn reset_run_jsonl_matches_aiperf() {
+    check_jsonl("reset");
 }
 
 fn gpu_fixture() -> (inferbench_telemetry::scrape::ScrapeLog, Value, Windows) {

@@ -1,6 +1,6 @@
 //! AIPerf 0.13's own summary of the same scrapes (its reference-sample deltas, unweighted
 //! gauge statistics, its polynomial-histogram percentile estimator) and its export files
-//! `server_metrics_export.json` / `.csv` and `gpu_telemetry_export.jsonl`, so that AIPerf
+//! `server_metrics_export.json` / `.csv` / `.jsonl` and `gpu_telemetry_export.jsonl`, so that AIPerf
 //! users find what they expect; where AIPerf's arithmetic differs from the reset-correct
 //! numbers, each difference is listed (docs/telemetry.md, "AIPerf's summary").
 //!
@@ -24,6 +24,7 @@ mod differences;
 mod energy;
 mod gpu;
 mod json;
+mod jsonl;
 mod numpy;
 mod polynomial;
 mod series;
@@ -32,6 +33,8 @@ mod units;
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_jsonl;
 
 pub use energy::{ClientTotals, EnergyMetric, energy_efficiency};
 pub use polynomial::{BucketStatistics, accumulate_bucket_statistics, estimated_percentiles};
@@ -85,6 +88,13 @@ pub fn server_metrics_export(
         csv,
         differences,
     })
+}
+
+/// `server_metrics_export.jsonl` (text): one line per server scrape AIPerf would have
+/// recorded (`jsonl.rs` says which), computed from the raw scrapes alone. None when no scrape
+/// gives a line (AIPerf leaves no file then).
+pub fn server_metrics_jsonl(log: &ScrapeLog, meta: &Meta<'_>) -> Option<String> {
+    jsonl::export(log, meta)
 }
 
 /// `gpu_telemetry_export.jsonl` (text) and the summary JSON's `telemetry_results`.

@@ -202,7 +202,7 @@ pub(crate) fn build(log: &ScrapeLog, meta: &Meta<'_>, kind: TargetKind) -> Vec<E
 }
 
 /// The name `prometheus_client` gives a family, and whether AIPerf keeps it.
-fn aiperf_family(f: &expo::Family) -> Option<(String, Kind)> {
+pub(crate) fn aiperf_family(f: &expo::Family) -> Option<(String, Kind)> {
     let n = &f.name;
     if n.ends_with("_created") || n.ends_with("_uptime") || n.contains("_uptime_") {
         return None;

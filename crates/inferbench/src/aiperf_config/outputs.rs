@@ -113,8 +113,8 @@ pub(super) fn gpu_telemetry(
 
 /// `serverMetrics` (a URL, or a table): `enabled: false` → `--no-server-metrics`; its URLs
 /// → `--server-metrics URL…` (scraped besides the endpoint's own `/metrics`, as in
-/// AIPerf); `formats` → `--server-metrics-formats` (parquet and jsonl, which that flag
-/// refuses, are left out with a note). With `simulated`, the file's URLs are left out.
+/// AIPerf); `formats` → `--server-metrics-formats` (parquet, which that flag refuses, is
+/// left out with a note). With `simulated`, the file's URLs are left out.
 pub(super) fn server_metrics(
     file: &str,
     v: &Value,
@@ -143,19 +143,18 @@ pub(super) fn server_metrics(
             .flatten()
             .filter_map(|x| x.as_str().map(str::to_string))
             .collect();
-        // AIPerf's jsonl and parquet exports are not built: the file's run goes on without
-        // them, saying so (the flag itself refuses them), so `config validate` and
-        // `profile` agree.
+        // AIPerf's parquet export is not built: the file's run goes on without it, saying so
+        // (the flag itself refuses it), so `config validate` and `profile` agree.
         let (kept, dropped): (Vec<String>, Vec<String>) = list
             .into_iter()
-            .partition(|f| !matches!(f.to_ascii_lowercase().as_str(), "jsonl" | "parquet"));
+            .partition(|f| !f.eq_ignore_ascii_case("parquet"));
         if !dropped.is_empty() {
             out.extend([
                 "--config-note".into(),
                 s.err(
                     "formats",
                     format!(
-                        "{}: not written (not built in inferbench; every raw scrape is kept in inferbench_scrapes.jsonl)",
+                        "{}: not written (not built in inferbench: no Parquet writer; every raw scrape is kept in inferbench_scrapes.jsonl)",
                         dropped.join(", ")
                     ),
                 ),

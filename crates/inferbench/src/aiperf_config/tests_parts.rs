@@ -120,6 +120,26 @@ fn telemetry_maps_to_its_flags_and_simulated_drops_the_files_urls() {
         has(&f, &["--no-gpu-telemetry"]) && has(&f, &["--no-server-metrics"]),
         "{f:?}"
     );
+    // jsonl is written; parquet is left out with a note naming why.
+    let formats = yaml(
+        "",
+        "  serverMetrics:\n    formats: [json, jsonl, parquet]\n",
+    );
+    let f = flags(&formats, &CLI).unwrap();
+    assert!(
+        has(&f, &["--server-metrics-formats", "json,jsonl"]),
+        "{f:?}"
+    );
+    let note = f
+        .iter()
+        .find(|x| x.contains("benchmark.serverMetrics.formats"))
+        .expect("a note");
+    // Only parquet is named as dropped (jsonl would read `jsonl, parquet: not written`).
+    assert!(
+        note.contains("benchmark.serverMetrics.formats: parquet: not written")
+            && note.contains("no Parquet writer"),
+        "{note}"
+    );
     // A local collector becomes the flag value that names it (refused by that flag).
     let local = yaml("", "  gpuTelemetry: {collector: pynvml}\n");
     assert!(has(

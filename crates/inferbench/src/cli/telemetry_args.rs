@@ -14,8 +14,8 @@ pub struct TelemetryArgs {
     /// Scrape no server metrics at all.
     #[arg(long = "no-server-metrics")]
     pub no_server_metrics: bool,
-    /// AIPerf's export files of the scrapes: json and csv (the default: both). jsonl and
-    /// parquet are refused by name.
+    /// AIPerf's export files of the scrapes: json, csv (the default: both) and jsonl (one
+    /// line per scrape). parquet is refused by name.
     #[arg(long = "server-metrics-formats", value_name = "FORMAT", num_args = 1.., value_delimiter = ',', action = ArgAction::Append)]
     pub server_metrics_formats: Vec<String>,
     /// Seconds between scrapes of each server-metrics target (default 1; AIPerf's variable
@@ -126,17 +126,17 @@ pub fn telemetry_plan(a: &TelemetryArgs) -> Result<TelemetryPlan, String> {
     for f in &a.server_metrics_formats {
         let f = f.trim().to_ascii_lowercase();
         match f.as_str() {
-            "json" | "csv" => {
+            "json" | "csv" | "jsonl" => {
                 if !formats.contains(&f) {
                     formats.push(f)
                 }
             }
-            "jsonl" | "parquet" => {
-                return Err(format!(
-                    "--server-metrics-formats {f}: not built in inferbench (json and csv are; every raw scrape is kept in inferbench_scrapes.jsonl)"
-                ));
+            "parquet" => {
+                return Err(
+                    "--server-metrics-formats parquet: not built in inferbench (no Parquet writer; json, csv and jsonl are, and every raw scrape is kept in inferbench_scrapes.jsonl)".into(),
+                );
             }
-            _ => return Err(format!("--server-metrics-formats {f}: json or csv")),
+            _ => return Err(format!("--server-metrics-formats {f}: json, csv or jsonl")),
         }
     }
     if formats.is_empty() {
@@ -287,6 +287,34 @@ mod tests {
             telemetry_plan(&a)
                 .unwrap_err()
                 .contains("--gpu-telemetry pynvml")
+        );
+    }
+
+    #[test]
+    fn server_metrics_formats_take_jsonl_and_refuse_parquet_naming_why() {
+        let with = |f: &[&str]| TelemetryArgs {
+            server_metrics_formats: f.iter().map(|s| s.to_string()).collect(),
+            ..Default::default()
+        };
+        assert_eq!(
+            telemetry_plan(&with(&["json", "JSONL", "jsonl"]))
+                .unwrap()
+                .server_metrics_formats,
+            vec!["json", "jsonl"]
+        );
+        assert_eq!(
+            telemetry_plan(&with(&[])).unwrap().server_metrics_formats,
+            vec!["json", "csv"]
+        );
+        let e = telemetry_plan(&with(&["parquet"])).unwrap_err();
+        assert!(
+            e.starts_with("--server-metrics-formats parquet: not built")
+                && e.contains("no Parquet writer"),
+            "{e}"
+        );
+        assert_eq!(
+            telemetry_plan(&with(&["xml"])).unwrap_err(),
+            "--server-metrics-formats xml: json, csv or jsonl"
         );
     }
 

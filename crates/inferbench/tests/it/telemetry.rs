@@ -283,3 +283,167 @@ fn a_counter_reset_mid_run_is_counted_and_aiperfs_undercount_is_flagged() {
         "{console}"
     );
 }
+
+#[test]
+fn the_jsonl_format_writes_aiperfs_per_scrape_file_and_it_comes_back_offline() {
+    let dir = tmpdir("telemetry-jsonl");
+    let o = profile(
+        &dir,
+        &[
+            "--request-count",
+            "24",
+            "--warmup-request-count",
+            "6",
+            "--concurrency",
+            "2",
+            "--server-metrics-formats",
+            "json,csv,jsonl",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let manifest = read_json(&dir.join("inferbench_manifest.json"));
+    for f in [
+        "server_metrics_export.json",
+        "server_metrics_export.csv",
+        "server_metrics_export.jsonl",
+    ] {
+        assert!(dir.join(f).is_file(), "{f} missing");
+        assert!(
+            manifest["files"].as_array().unwrap().iter().any(|x| x == f),
+            "{f} not listed in the manifest"
+        );
+    }
+    // The raw file says which scrapes AIPerf would have recorded: the server target's
+    // answered ones whose body changed (no `same_as`); the GPU target's never.
+    let raw: Vec<Value> = std::fs::read_to_string(dir.join("inferbench_scrapes.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let server = raw[0]["header"]["targets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["kind"] == "server")
+        .expect("a server target")
+        .clone();
+    let recorded = raw
+        .iter()
+        .filter_map(|l| l.get("scrape"))
+        .filter(|s| s["target"] == server["index"])
+        .filter(|s| s["status"] == 200 && s["error"].is_null() && s["same_as"].is_null())
+        .count();
+    let lines = jsonl(&dir.join("server_metrics_export.jsonl"));
+    assert_eq!(lines.len(), recorded);
+    assert!(lines.len() >= 4, "{} lines", lines.len());
+    let mut phases = Vec::new();
+    for l in &lines {
+        let keys: Vec<&str> = l.as_object().unwrap().keys().map(String::as_str).collect();
+        assert_eq!(
+            keys[..6],
+            [
+                "endpoint_url",
+                "timestamp_ns",
+                "endpoint_latency_ns",
+                "metrics",
+                "request_sent_ns",
+                "first_byte_ns"
+            ],
+            "{l}"
+        );
+        assert_eq!(l["endpoint_url"], server["url"]);
+        let sent = l["request_sent_ns"].as_u64().unwrap();
+        let first = l["first_byte_ns"].as_u64().unwrap();
+        assert_eq!(l["timestamp_ns"].as_u64(), Some(first));
+        assert!(sent <= first && first < sent + l["endpoint_latency_ns"].as_u64().unwrap() + 1);
+        // Wall-clock ns (after 2020), not ns since the run's anchor.
+        assert!(sent > 1_577_836_800_000_000_000, "{sent}");
+        let m = l["metrics"].as_object().unwrap();
+        for name in m.keys() {
+            assert!(
+                !name.ends_with("_created") && !name.ends_with("_info"),
+                "{name}"
+            );
+        }
+        // The counter `vllm:generation_tokens_total` is named as prometheus_client names it
+        // (a histogram keeps its `_total`, as vLLM's `vllm:iteration_tokens_total`).
+        assert!(!m.contains_key("vllm:generation_tokens_total"));
+        let tokens = &m["vllm:generation_tokens"][0];
+        assert!(
+            tokens["labels"].is_object() && tokens["value"].is_f64(),
+            "{tokens}"
+        );
+        let ttft = &m["vllm:time_to_first_token_seconds"][0];
+        assert!(
+            ttft["buckets"]["+Inf"].is_f64() && ttft["count"].is_f64(),
+            "{ttft}"
+        );
+        assert!(ttft["labels"].get("le").is_none());
+        phases.push((
+            l["benchmark_phase"].as_str().map(str::to_string),
+            l["phase_index"].as_u64(),
+            l["profiling_index"].as_u64(),
+            l["phase_name"].clone(),
+            l["phase_kind"].clone(),
+        ));
+    }
+    for (phase, index, profiling, name, kind) in &phases {
+        match phase.as_deref() {
+            Some("warmup") => assert_eq!((*index, *profiling), (Some(0), None)),
+            Some("profiling") => assert_eq!((*index, *profiling), (Some(1), Some(0))),
+            None => assert!(index.is_none() && name.is_null() && kind.is_null()),
+            Some(other) => panic!("phase {other}"),
+        }
+        if let Some(p) = phase {
+            assert!(name == p && kind == p, "{name} {kind}");
+        }
+    }
+    for p in ["warmup", "profiling"] {
+        assert!(
+            phases.iter().any(|x| x.0.as_deref() == Some(p)),
+            "no {p} line: {phases:?}"
+        );
+    }
+    // The last line is the end scrape (profiling): the server's counter has all 30
+    // requests' tokens, warmup's included (6 each), as a float.
+    let last = lines.last().unwrap();
+    assert_eq!(last["benchmark_phase"], "profiling");
+    let total = &last["metrics"]["vllm:generation_tokens"][0]["value"];
+    assert_eq!(total.as_f64(), Some(30.0 * 6.0), "{last}");
+
+    // Offline: the same file comes back from the raw scrapes alone.
+    let before = std::fs::read(dir.join("server_metrics_export.jsonl")).unwrap();
+    std::fs::remove_file(dir.join("server_metrics_export.jsonl")).unwrap();
+    let w = run(&["metrics", dir.to_str().unwrap(), "--write"]);
+    assert!(w.status.success(), "{}", stderr(&w));
+    assert_eq!(
+        std::fs::read(dir.join("server_metrics_export.jsonl")).unwrap(),
+        before
+    );
+}
+
+#[test]
+fn an_unknown_or_parquet_server_metrics_format_is_one_line_naming_the_flag() {
+    let dir = tmpdir("telemetry-formats");
+    for (format, needle) in [
+        ("xml", "--server-metrics-formats xml: json, csv or jsonl"),
+        (
+            "json,parquet",
+            "--server-metrics-formats parquet: not built in inferbench (no Parquet writer",
+        ),
+    ] {
+        let o = profile(
+            &dir,
+            &["--request-count", "2", "--server-metrics-formats", format],
+        );
+        assert!(!o.status.success(), "{format}");
+        let e = stderr(&o);
+        assert_eq!(e.trim_end().lines().count(), 1, "{e}");
+        assert!(e.contains(needle), "{e}");
+    }
+    // The default stays json and csv: no jsonl file.
+    let o = profile(&dir, &["--request-count", "2"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(dir.join("server_metrics_export.json").is_file());
+    assert!(!dir.join("server_metrics_export.jsonl").exists());
+}
