@@ -73,6 +73,10 @@ pub enum Command {
     AnalyzeTrace(crate::trace_cmd::AnalyzeTraceArgs),
     /// Check a dataset file: `validate mooncake-trace FILE`.
     Validate(crate::trace_cmd::ValidateArgs),
+    /// Post-run views of a run directory (AIPerf's `analyze`): `analyze swim-lane` (session
+    /// lanes and concurrency, PNG and HTML) and `analyze turn-messages` (each turn's input
+    /// messages, HTML).
+    Analyze(crate::analyze_cmd::AnalyzeArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell) to stdout, e.g.
     /// `inferbench completions bash > /etc/bash_completion.d/inferbench`.
     Completions(CompletionsArgs),
