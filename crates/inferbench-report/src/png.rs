@@ -67,7 +67,14 @@ impl Canvas {
 
     /// A segment of width `wd` (SVG units): each pixel's coverage from its centre's
     /// distance to the segment, so lines are anti-aliased and joins are round.
-    pub(crate) fn line(&mut self, (x0, y0): (f64, f64), (x1, y1): (f64, f64), wd: f64, c: Rgb, op: f32) {
+    pub(crate) fn line(
+        &mut self,
+        (x0, y0): (f64, f64),
+        (x1, y1): (f64, f64),
+        wd: f64,
+        c: Rgb,
+        op: f32,
+    ) {
         let (x0, y0, x1, y1) = (x0 * SCALE, y0 * SCALE, x1 * SCALE, y1 * SCALE);
         let r = wd * SCALE / 2.0;
         let (dx, dy) = (x1 - x0, y1 - y0);
@@ -117,7 +124,15 @@ impl Canvas {
 
     /// Text with its baseline at `y`; `rotate` turns it a quarter anticlockwise about
     /// (x, y), as the y-axis label's `rotate(-90)`.
-    pub(crate) fn text(&mut self, s: &str, x: f64, y: f64, size: f64, anchor: Anchor, rotate: bool) {
+    pub(crate) fn text(
+        &mut self,
+        s: &str,
+        x: f64,
+        y: f64,
+        size: f64,
+        anchor: Anchor,
+        rotate: bool,
+    ) {
         let Some(font) = self.font.clone() else {
             return;
         };

@@ -93,8 +93,7 @@ pub fn parse_records(jsonl: &str, label: &str) -> Result<Vec<Request>, String> {
         if line.is_empty() {
             continue;
         }
-        let v: Value =
-            serde_json::from_str(line).map_err(|e| format!("{label}:{}: {e}", i + 1))?;
+        let v: Value = serde_json::from_str(line).map_err(|e| format!("{label}:{}: {e}", i + 1))?;
         out.extend(request_of(&v));
     }
     Ok(out)

@@ -150,7 +150,10 @@ pub(crate) fn scene(lane: &SwimLane) -> Scene {
     if lane.subagent_sessions > 0 {
         legend.push((mix(LANE_COLORS[0], WHITE, 0.45), "Subagent request".into()));
     }
-    legend.push((mix(LANE_COLORS[0], WHITE, 0.75), "Wait between turns".into()));
+    legend.push((
+        mix(LANE_COLORS[0], WHITE, 0.75),
+        "Wait between turns".into(),
+    ));
     legend.push(("#000000".into(), "New session in slot".into()));
     legend_row(&mut out, 50.0, &legend);
 
@@ -195,11 +198,7 @@ pub(crate) fn scene(lane: &SwimLane) -> Scene {
             let session = &lane.sessions[m.session];
             for (r, &d) in session.requests.iter().zip(&m.depths) {
                 let y = row_y((base + m.row0 + d) as f64 + (1.0 - BAR) / 2.0);
-                let (x0, xf, x1) = (
-                    sx(s(r.start_ns)),
-                    sx(s(first_token_ns(r))),
-                    sx(s(r.end_ns)),
-                );
+                let (x0, xf, x1) = (sx(s(r.start_ns)), sx(s(first_token_ns(r))), sx(s(r.end_ns)));
                 let title = format!(
                     "request {}\nsession {} turn {}\nstart {:.3} s\nTTFT {}\nlatency {}\nISL {} / OSL {}",
                     r.request_id.as_deref().unwrap_or("?"),
@@ -328,17 +327,15 @@ pub(crate) fn scene(lane: &SwimLane) -> Scene {
         (lane.marks.ramp_s, RAMP, "Ramp done"),
         (lane.marks.bench_end_s, END, "Benchmark end"),
     ] {
-        let Some(v) = v.filter(|v| (0.0..=x_max).contains(v)) else {
+        let Some(v) = v.filter(|v| v.is_finite()) else {
             continue;
         };
+        // Past the axis (records cut from a longer run) the line is left out, not the
+        // legend entry: the value is still stated.
         for (top, height) in [(TOP, swim_h), (conc_top, CONC_H)] {
-            out.push(line(
-                (sx(v), top),
-                (sx(v), top + height),
-                1.5,
-                color,
-                true,
-            ));
+            if (0.0..=x_max).contains(&v) {
+                out.push(line((sx(v), top), (sx(v), top + height), 1.5, color, true));
+            }
         }
         // Whole seconds hide a short run's marks: one decimal below 10 s.
         let v_txt = if v < 10.0 {
@@ -661,6 +658,9 @@ mod tests {
     #[test]
     fn dashes_cut_a_line_into_six_unit_pieces() {
         let d = dashes(&[(0.0, 0.0), (15.0, 0.0)]);
-        assert_eq!(d, vec![((0.0, 0.0), (6.0, 0.0)), ((10.0, 0.0), (15.0, 0.0))]);
+        assert_eq!(
+            d,
+            vec![((0.0, 0.0), (6.0, 0.0)), ((10.0, 0.0), (15.0, 0.0))]
+        );
     }
 }

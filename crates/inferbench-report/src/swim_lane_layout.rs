@@ -52,10 +52,7 @@ pub fn merged(spans: &[Span]) -> Vec<Span> {
 /// How many spans are open, as a step function: `(t, count from t on)`, one point per
 /// distinct event time. A span ending when another starts does not overlap it.
 pub fn step_counts(spans: &[Span]) -> Vec<(i64, i64)> {
-    let mut events: Vec<(i64, i64)> = spans
-        .iter()
-        .flat_map(|&(s, e)| [(s, 1), (e, -1)])
-        .collect();
+    let mut events: Vec<(i64, i64)> = spans.iter().flat_map(|&(s, e)| [(s, 1), (e, -1)]).collect();
     events.sort();
     let mut out: Vec<(i64, i64)> = Vec::new();
     let mut n = 0;

@@ -70,8 +70,7 @@ pub fn parse_raw(jsonl: &str, label: &str) -> Result<Vec<RawTurn>, String> {
         if line.is_empty() {
             continue;
         }
-        let v: Value =
-            serde_json::from_str(line).map_err(|e| format!("{label}:{}: {e}", i + 1))?;
+        let v: Value = serde_json::from_str(line).map_err(|e| format!("{label}:{}: {e}", i + 1))?;
         if v.is_object() {
             out.push(raw_turn(&v));
         }
@@ -267,16 +266,18 @@ pub fn build(mut recs: Vec<RawTurn>, files: usize, lim: Limits) -> Page {
                     .map(|m| {
                         let (role, body) = display(m);
                         let next = messages.len();
-                        *intern.entry((role.clone(), body.clone())).or_insert_with(|| {
-                            let len = body.chars().count();
-                            messages.push(Message {
-                                role,
-                                len,
-                                body: body.chars().take(lim.chars).collect(),
-                                cut: len.saturating_sub(lim.chars),
-                            });
-                            next
-                        })
+                        *intern
+                            .entry((role.clone(), body.clone()))
+                            .or_insert_with(|| {
+                                let len = body.chars().count();
+                                messages.push(Message {
+                                    role,
+                                    len,
+                                    body: body.chars().take(lim.chars).collect(),
+                                    cut: len.saturating_sub(lim.chars),
+                                });
+                                next
+                            })
                     })
                     .collect();
                 TurnView {
@@ -349,6 +350,15 @@ pub fn thousands(n: usize) -> String {
     out
 }
 
+/// `1 turn`, `3 turns`.
+fn plural(n: usize, word: &str) -> String {
+    if n == 1 {
+        format!("1 {word}")
+    } else {
+        format!("{} {word}s", thousands(n))
+    }
+}
+
 const STYLE: &str = "body{font-family:sans-serif;margin:16px;color:#222}\
 details{margin:2px 0 2px 14px}summary{cursor:pointer}\
 details.conv>summary{font-weight:600}.sub>summary{color:#6a3d9a}\
@@ -393,7 +403,7 @@ references ({} distinct) \u{b7} from {} raw file(s)</p><p class=\"meta\">",
         } else {
             format!("subagent (depth {})", c.depth)
         };
-        let mut meta = vec![kind, format!("{} turns", c.turn_count)];
+        let mut meta = vec![kind, plural(c.turn_count, "turn")];
         if let Some(r) = c.replay {
             meta.push(format!("replay {r}"));
         }
@@ -413,7 +423,7 @@ references ({} distinct) \u{b7} from {} raw file(s)</p><p class=\"meta\">",
             esc(&meta.join(" \u{b7} ")),
         );
         for t in &c.turns {
-            let mut meta = vec![format!("{} messages", t.ids.len())];
+            let mut meta = vec![plural(t.ids.len(), "message")];
             if let Some(p) = &t.phase {
                 meta.push(p.clone());
             }
@@ -427,8 +437,16 @@ references ({} distinct) \u{b7} from {} raw file(s)</p><p class=\"meta\">",
                 ids.join(" "),
                 t.turn.map_or_else(|| "?".into(), |t| t.to_string()),
                 esc(&meta.join(" \u{b7} ")),
-                if t.cancelled { " <span class=\"bad\">cancelled</span>" } else { "" },
-                if t.error { " <span class=\"bad\">error</span>" } else { "" },
+                if t.cancelled {
+                    " <span class=\"bad\">cancelled</span>"
+                } else {
+                    ""
+                },
+                if t.error {
+                    " <span class=\"bad\">error</span>"
+                } else {
+                    ""
+                },
             );
         }
         if c.hidden_turns > 0 {

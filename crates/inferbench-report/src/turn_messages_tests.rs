@@ -65,7 +65,12 @@ fn a_second_session_of_a_conversation_is_a_replay() {
     // Session "a" arrived first (t=1): it is "c" itself; "b" is replay 2.
     assert_eq!(
         got,
-        [("c", None, 2), ("d", None, 1), ("d", Some(2), 1), ("c", Some(2), 1)]
+        [
+            ("c", None, 2),
+            ("d", None, 1),
+            ("d", Some(2), 1),
+            ("c", Some(2), 1)
+        ]
     );
 }
 
@@ -128,7 +133,10 @@ fn structured_messages_show_their_json() {
         ("assistant".into(), String::new())
     );
     let (r, b) = display(&json!({"role": "assistant", "tool_calls": [{"id": "t"}]}));
-    assert_eq!((r.as_str(), b.as_str()), ("assistant", r#"{"tool_calls":[{"id":"t"}]}"#));
+    assert_eq!(
+        (r.as_str(), b.as_str()),
+        ("assistant", r#"{"tool_calls":[{"id":"t"}]}"#)
+    );
     assert_eq!(display(&json!("bare")), ("?".into(), "bare".into()));
     assert_eq!(display(&json!(3)), ("?".into(), "3".into()));
 }
@@ -136,7 +144,14 @@ fn structured_messages_show_their_json() {
 #[test]
 fn every_user_string_is_escaped() {
     let bad = "</script><b>";
-    let mut r = rec(bad, Some(bad), 0, 0, 0, json!([{"role": bad, "content": bad}]));
+    let mut r = rec(
+        bad,
+        Some(bad),
+        0,
+        0,
+        0,
+        json!([{"role": bad, "content": bad}]),
+    );
     r.model = Some(bad.into());
     let page = build(vec![r], 1, ALL);
     let h = html(&page, bad);
@@ -148,7 +163,10 @@ fn every_user_string_is_escaped() {
 #[test]
 fn short_ids_and_thousands() {
     assert_eq!(short_id("abc"), "abc");
-    assert_eq!(short_id("0123456789abcdef::sa:7"), "0123456789\u{2026}::sa:7");
+    assert_eq!(
+        short_id("0123456789abcdef::sa:7"),
+        "0123456789\u{2026}::sa:7"
+    );
     assert_eq!(thousands(1234567), "1,234,567");
     assert_eq!(thousands(999), "999");
 }

@@ -171,7 +171,11 @@ fn raw_files(dir: &Path) -> Vec<PathBuf> {
         return shards;
     }
     let single = dir.join("profile_export_raw.jsonl");
-    if single.is_file() { vec![single] } else { Vec::new() }
+    if single.is_file() {
+        vec![single]
+    } else {
+        Vec::new()
+    }
 }
 
 fn turns(a: &TurnMessagesArgs, dir: &Path) -> Result<Vec<String>, String> {
@@ -184,7 +188,10 @@ fn turns(a: &TurnMessagesArgs, dir: &Path) -> Result<Vec<String>, String> {
     }
     let mut recs = Vec::new();
     for f in &files {
-        recs.extend(turn_messages::parse_raw(&read(f)?, &f.display().to_string())?);
+        recs.extend(turn_messages::parse_raw(
+            &read(f)?,
+            &f.display().to_string(),
+        )?);
     }
     if recs.is_empty() {
         return Err(format!("no valid raw records in {}", dir.display()));

@@ -67,9 +67,17 @@ fn an_inferbench_agentic_run_draws_lanes_and_messages() {
         stdout(&o),
         format!("saved {}\nsaved {}\n", png.display(), page.display())
     );
-    assert!(std::fs::read(&png).unwrap().starts_with(b"\x89PNG\r\n\x1a\n"));
+    assert!(
+        std::fs::read(&png)
+            .unwrap()
+            .starts_with(b"\x89PNG\r\n\x1a\n")
+    );
     let h = std::fs::read_to_string(&page).unwrap();
-    assert_eq!(h.matches("<g class=\"req\">").count(), 9, "one bar a request");
+    assert_eq!(
+        h.matches("<g class=\"req\">").count(),
+        9,
+        "one bar a request"
+    );
     assert!(h.contains("2 sessions + 4 subagents"), "{h}");
     assert!(h.contains("Target concurrency (1)"));
     // Self-contained: no script, nothing loaded from elsewhere.
@@ -94,7 +102,10 @@ fn an_inferbench_agentic_run_draws_lanes_and_messages() {
         assert!(at("solo") < at(id));
     }
     assert!(h.contains("You plan.") && h.contains("Plan the work."));
-    assert!(h.contains("6 conversations (6 shown)"), "conversation count");
+    assert!(
+        h.contains("6 conversations (6 shown)"),
+        "conversation count"
+    );
 }
 
 #[test]
@@ -177,7 +188,11 @@ fn a_run_that_cannot_be_drawn_is_skipped_and_the_others_drawn() {
     let empty = tmpdir("analyze-no-raw");
     let o = run(&["analyze", "turn-messages", s(&empty)]);
     assert_eq!(o.status.code(), Some(1));
-    assert!(stderr(&o).contains("no raw records under"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("no raw records under"),
+        "{}",
+        stderr(&o)
+    );
 }
 
 #[test]
@@ -211,7 +226,10 @@ fn message_text_cannot_break_out_of_the_page() {
     assert!(o.status.success(), "{}", stderr(&o));
     let h = std::fs::read_to_string(d.join("turn_messages.html")).unwrap();
     assert!(!h.contains("</script><b>") && !h.contains("<script>alert"));
-    assert!(h.contains("<pre>&lt;/script&gt;&lt;b&gt;bold?&lt;/b</pre>"), "{h}");
+    assert!(
+        h.contains("<pre>&lt;/script&gt;&lt;b&gt;bold?&lt;/b</pre>"),
+        "{h}"
+    );
     // 46 characters capped at 20: 26 more.
     assert!(h.contains("26 more characters"), "{h}");
 }
