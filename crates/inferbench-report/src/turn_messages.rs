@@ -342,7 +342,7 @@ pub fn thousands(n: usize) -> String {
     let s = n.to_string();
     let mut out = String::new();
     for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i) % 3 == 0 {
+        if i > 0 && (s.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(c);
@@ -480,7 +480,7 @@ references ({} distinct) \u{b7} from {} raw file(s)</p><p class=\"meta\">",
         }
         o.push_str("</div></template>");
     }
-    let _ = write!(o, "<script>{SCRIPT}</script></body></html>\n");
+    let _ = writeln!(o, "<script>{SCRIPT}</script></body></html>");
     o
 }
 
