@@ -3,7 +3,8 @@
 //! each tested by hand; `svg` draws them as self-contained SVG (no fonts, no system
 //! libraries, no network: text is left to the viewer's default sans-serif font).
 //! `server_series` turns the raw scrape file into server-metric series; `html` builds the
-//! self-contained HTML report.
+//! self-contained HTML report. `swim_lane*` and `turn_messages` are `analyze swim-lane` and
+//! `analyze turn-messages` (AIPerf's post-run views).
 //!
 //! Library code only: it returns strings and numbers, it never prints. (`html` reads the run
 //! directories through the run library.)
@@ -16,3 +17,7 @@ pub mod png;
 pub mod server_series;
 pub mod speed_bench;
 pub mod svg;
+pub mod swim_lane;
+pub mod swim_lane_draw;
+pub mod swim_lane_layout;
+pub mod turn_messages;

@@ -16,23 +16,23 @@ pub const HEIGHT: u32 = (H * SCALE) as u32;
 
 const FONT: &[u8] = include_bytes!("../fonts/DejaVuSans.ttf");
 
-type Rgb = [u8; 3];
+pub(crate) type Rgb = [u8; 3];
 
-fn hex(c: &str) -> Rgb {
+pub(crate) fn hex(c: &str) -> Rgb {
     let v = u32::from_str_radix(c.trim_start_matches('#'), 16).unwrap_or(0);
     [(v >> 16) as u8, (v >> 8) as u8, v as u8]
 }
 
 /// An RGB pixel buffer in SVG units (every coordinate is multiplied by `SCALE`).
-struct Canvas {
+pub(crate) struct Canvas {
     w: usize,
     h: usize,
     px: Vec<Rgb>,
     font: Option<FontRef<'static>>,
 }
 
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Anchor {
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Anchor {
     Start,
     Middle,
     End,
@@ -40,7 +40,12 @@ enum Anchor {
 
 impl Canvas {
     fn new() -> Canvas {
-        let (w, h) = (WIDTH as usize, HEIGHT as usize);
+        Canvas::sized(W, H)
+    }
+
+    /// A white canvas of `w`×`h` SVG units (other charts than the standard 720×400).
+    pub(crate) fn sized(w: f64, h: f64) -> Canvas {
+        let (w, h) = ((w * SCALE).ceil() as usize, (h * SCALE).ceil() as usize);
         Canvas {
             w,
             h,
@@ -49,7 +54,7 @@ impl Canvas {
         }
     }
 
-    fn blend(&mut self, x: i64, y: i64, c: Rgb, a: f32) {
+    pub(crate) fn blend(&mut self, x: i64, y: i64, c: Rgb, a: f32) {
         if x < 0 || y < 0 || x as usize >= self.w || y as usize >= self.h || a <= 0.0 {
             return;
         }
@@ -62,7 +67,14 @@ impl Canvas {
 
     /// A segment of width `wd` (SVG units): each pixel's coverage from its centre's
     /// distance to the segment, so lines are anti-aliased and joins are round.
-    fn line(&mut self, (x0, y0): (f64, f64), (x1, y1): (f64, f64), wd: f64, c: Rgb, op: f32) {
+    pub(crate) fn line(
+        &mut self,
+        (x0, y0): (f64, f64),
+        (x1, y1): (f64, f64),
+        wd: f64,
+        c: Rgb,
+        op: f32,
+    ) {
         let (x0, y0, x1, y1) = (x0 * SCALE, y0 * SCALE, x1 * SCALE, y1 * SCALE);
         let r = wd * SCALE / 2.0;
         let (dx, dy) = (x1 - x0, y1 - y0);
@@ -93,11 +105,11 @@ impl Canvas {
         }
     }
 
-    fn dot(&mut self, x: f64, y: f64, r: f64, c: Rgb, op: f32) {
+    pub(crate) fn dot(&mut self, x: f64, y: f64, r: f64, c: Rgb, op: f32) {
         self.line((x, y), (x, y), 2.0 * r, c, op);
     }
 
-    fn fill_rect(&mut self, x: f64, y: f64, w: f64, h: f64, c: Rgb) {
+    pub(crate) fn fill_rect(&mut self, x: f64, y: f64, w: f64, h: f64, c: Rgb) {
         let (x0, y0) = ((x * SCALE).round() as i64, (y * SCALE).round() as i64);
         let (x1, y1) = (
             ((x + w) * SCALE).round() as i64,
@@ -112,7 +124,15 @@ impl Canvas {
 
     /// Text with its baseline at `y`; `rotate` turns it a quarter anticlockwise about
     /// (x, y), as the y-axis label's `rotate(-90)`.
-    fn text(&mut self, s: &str, x: f64, y: f64, size: f64, anchor: Anchor, rotate: bool) {
+    pub(crate) fn text(
+        &mut self,
+        s: &str,
+        x: f64,
+        y: f64,
+        size: f64,
+        anchor: Anchor,
+        rotate: bool,
+    ) {
         let Some(font) = self.font.clone() else {
             return;
         };
@@ -155,7 +175,7 @@ impl Canvas {
         }
     }
 
-    fn encode(&self) -> Vec<u8> {
+    pub(crate) fn encode(&self) -> Vec<u8> {
         let mut raw = Vec::with_capacity(self.h * (1 + 3 * self.w));
         for row in self.px.chunks(self.w) {
             raw.push(0); // filter: none

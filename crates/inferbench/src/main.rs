@@ -2,6 +2,7 @@
 //! work. Errors are one line on stderr and a non-zero exit code.
 
 mod aiperf_config;
+mod analyze_cmd;
 mod bridge_cmd;
 mod cli;
 mod compare_cmd;
@@ -130,6 +131,7 @@ fn main() -> ExitCode {
         cli::Command::AnalyzeTrace(a) => trace_cmd::analyze(&a),
         cli::Command::Validate(a) => trace_cmd::validate(&a),
         cli::Command::SpeedBenchReport(a) => speed_bench_cmd::run(&a),
+        cli::Command::Analyze(a) => analyze_cmd::run(&a),
         cli::Command::Completions(a) => manual::completions(&a),
         cli::Command::Man(a) => manual::man(&a),
         cli::Command::Merge(a) => merge_cmd::run(&a),

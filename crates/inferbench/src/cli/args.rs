@@ -77,6 +77,10 @@ pub enum Command {
     /// category, from runs that each ran one category: acceptance length or rate (server
     /// metrics) or output token throughput.
     SpeedBenchReport(crate::speed_bench_cmd::SpeedBenchReportArgs),
+    /// Post-run views of a run directory (AIPerf's `analyze`): `analyze swim-lane` (session
+    /// lanes and concurrency, PNG and HTML) and `analyze turn-messages` (each turn's input
+    /// messages, HTML).
+    Analyze(crate::analyze_cmd::AnalyzeArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell) to stdout, e.g.
     /// `inferbench completions bash > /etc/bash_completion.d/inferbench`.
     Completions(CompletionsArgs),

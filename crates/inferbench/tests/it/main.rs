@@ -1,6 +1,7 @@
 //! Every integration test of this crate, in one binary: one link instead of one per file.
 mod agentic;
 mod aiperf_config;
+mod analyze;
 mod bridge;
 mod bridge_report;
 mod chat_template;
