@@ -3,6 +3,7 @@ mod agentic;
 mod aiperf_config;
 mod bridge;
 mod bridge_report;
+mod chat;
 mod chat_template;
 mod cli_checks;
 mod common;
