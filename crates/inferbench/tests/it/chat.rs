@@ -378,3 +378,20 @@ fn a_planted_api_key_is_never_printed() {
         &[],
     ));
 }
+
+#[test]
+fn reasoning_counts_in_the_tokens_and_is_named() {
+    // 16 tokens in all (no max_tokens), the first 4 of them reasoning in `reasoning_content`.
+    let server = MockServer::start(&["--ttft-ms", "1", "--itl-ms", "0", "--reasoning-tokens", "4"]);
+    let o = chat(
+        &["-u", &server.url, "-m", "mock-model", "-q", "think"],
+        "",
+        &[],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stdout(&o).contains("(16 tokens, 4 reasoning in "),
+        "{}",
+        stdout(&o)
+    );
+}
