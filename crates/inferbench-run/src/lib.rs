@@ -14,6 +14,7 @@
 //! Nothing here prints: the binary does, from the observer's events and the results.
 
 pub mod breakdown;
+pub mod chat;
 pub mod compare;
 pub mod convergence;
 pub mod correctness;

@@ -4,6 +4,7 @@
 mod aiperf_config;
 mod analyze_cmd;
 mod bridge_cmd;
+mod chat_cmd;
 mod cli;
 mod compare_cmd;
 mod config_cmd;
@@ -119,6 +120,7 @@ fn main() -> ExitCode {
         cli::Command::MockServer(a) => mock::run(&a),
         cli::Command::Metrics(a) => metrics_cmd::run(&a),
         cli::Command::Inspect(a) => inspect::run(&a, &argv),
+        cli::Command::Chat(a) => chat_cmd::run(&a),
         cli::Command::Crosswalk(a) => crosswalk::run(&a),
         cli::Command::Ledger(a) => ledger_cmd::run(&a),
         cli::Command::Grade(a) => grade_cmd::run(&a),

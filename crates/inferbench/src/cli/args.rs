@@ -36,6 +36,9 @@ pub enum Command {
     /// Recompute every metric offline from a run directory's stored evidence, or from a
     /// GenAI-Perf or AIPerf artifact directory (imported on the fly).
     Metrics(MetricsArgs),
+    /// Chat with an endpoint one message at a time (AIPerf's `chat`), printing each reply as
+    /// it streams and its TTFT, TPS and ITL (the built-in simulated server with no --url).
+    Chat(Box<super::ChatArgs>),
     /// Send one request (or --count N) of the workload and show, event by event, how the
     /// response was read: validate an endpoint adapter before generating load.
     Inspect(Box<InspectArgs>),

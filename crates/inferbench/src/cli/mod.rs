@@ -14,6 +14,7 @@ mod aiperf_args;
 mod args;
 mod bridge_args;
 mod cells;
+mod chat_args;
 mod config_flag;
 mod connection_args;
 mod controls_args;
@@ -50,6 +51,7 @@ pub use args::{
 pub use args::{LedgerArgs, LedgerBaselineCommand, LedgerCommand, LedgerEpochCommand};
 #[allow(unused_imports)]
 pub use bridge_args::{BridgeArgs, BridgeCommand};
+pub use chat_args::ChatArgs;
 pub use config_flag::{apply_config, scenario_cells, service_notes};
 pub use declare::declarations;
 pub use gate_args::GateArgs;
@@ -63,6 +65,8 @@ pub use service_args::log_settings;
 pub use shard_args::{
     KubeArgs, KubeCollectArgs, KubeCommand, KubeRenderArgs, MergeArgs, TimeServerArgs,
 };
+pub use tls_args::tls_plan;
+pub use values::one_authorization;
 // The rest of the cli's interface, for callers outside this binary's current modules (the
 // run pipeline moving to its own crate, tests); unused here for now.
 #[allow(unused_imports)]

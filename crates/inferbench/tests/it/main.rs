@@ -4,6 +4,7 @@ mod aiperf_config;
 mod analyze;
 mod bridge;
 mod bridge_report;
+mod chat;
 mod chat_template;
 mod cli_checks;
 mod common;
