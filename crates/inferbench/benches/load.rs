@@ -466,10 +466,18 @@ fn memory(tmp: &Path, counts: &[u64]) {
         let dir = tmp.join(format!("mem-{n}"));
         let (wall, cpu, status, kib) = run_measured_rss(&mut client(&server.addr, &dir, 64, n));
         assert_eq!(status, 0, "client failed");
+        // While requests run (the resource sampler's maximum), apart from the end-of-run
+        // statistics that the peak includes.
+        let during = std::fs::read(dir.join("inferbench_client_resources.json"))
+            .ok()
+            .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
+            .and_then(|v| v["summary"]["rss_max_bytes"].as_f64())
+            .unwrap_or(f64::NAN);
         let _ = std::fs::remove_dir_all(&dir);
         println!(
-            "{n} requests: peak RSS {:.1} MiB, {:.0} bytes per request over the 2,000-request run (target: a few hundred); {:.1} µs CPU per request over {:.1} s wall",
+            "{n} requests: peak RSS {:.1} MiB ({:.1} MiB during the run), {:.0} bytes per request over the 2,000-request run (target: a few hundred); {:.1} µs CPU per request over {:.1} s wall",
             kib as f64 / 1024.0,
+            during / 1048576.0,
             (kib - base_kib) as f64 * 1024.0 / (n - 2_000) as f64,
             cpu.as_secs_f64() * 1e6 / n as f64,
             wall.as_secs_f64()

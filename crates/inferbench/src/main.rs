@@ -2,6 +2,7 @@
 //! work. Errors are one line on stderr and a non-zero exit code.
 
 mod aiperf_config;
+mod alloc_tuning;
 mod analyze_cmd;
 mod bridge_cmd;
 mod chat_cmd;
@@ -39,6 +40,7 @@ use clap::FromArgMatches;
 pub use inferbench_run::Failure;
 
 fn main() -> ExitCode {
+    alloc_tuning::tune();
     // A panic is a bug; even then the user gets one line, not Rust's panic message.
     std::panic::set_hook(Box::new(|info| {
         let what = info
