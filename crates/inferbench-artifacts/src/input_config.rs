@@ -104,6 +104,9 @@ fn phases(plan: &RunPlan) -> Vec<Value> {
         let mut w = Map::new();
         w.insert("name".into(), json!("warmup"));
         w.insert("kind".into(), json!("warmup"));
+        // AIPerf forces this for a warmup; tools that read the phases (analyze swim-lane)
+        // skip excluded phases.
+        w.insert("exclude_from_results".into(), json!(true));
         let rate = l
             .warmup_request_rate
             .or(l.request_rate.as_ref().map(|r| r.rate));
@@ -138,6 +141,25 @@ fn phases(plan: &RunPlan) -> Vec<Value> {
         if let Some(d) = l.warmup_duration_s {
             w.insert("duration".into(), json!(d));
         }
+        ramp(
+            &mut w,
+            "concurrency_ramp",
+            l.warmup_concurrency_ramp_s.or(l.concurrency_ramp_s),
+        );
+        ramp(
+            &mut w,
+            "prefill_ramp",
+            l.warmup_prefill_concurrency_ramp_s
+                .or(l.prefill_concurrency_ramp_s),
+        );
+        if rate.is_some() {
+            ramp(
+                &mut w,
+                "rate_ramp",
+                l.warmup_request_rate_ramp_s
+                    .or(l.request_rate.as_ref().and_then(|r| r.ramp_s)),
+            );
+        }
         out.push(Value::Object(w));
     }
     let mut p = Map::new();
@@ -165,8 +187,23 @@ fn phases(plan: &RunPlan) -> Vec<Value> {
     if let Some(d) = l.benchmark_duration_s {
         p.insert("duration".into(), json!(d));
     }
+    ramp(&mut p, "concurrency_ramp", l.concurrency_ramp_s);
+    ramp(&mut p, "prefill_ramp", l.prefill_concurrency_ramp_s);
+    ramp(
+        &mut p,
+        "rate_ramp",
+        l.request_rate.as_ref().and_then(|r| r.ramp_s),
+    );
     out.push(Value::Object(p));
     out
+}
+
+/// A phase's ramp as AIPerf writes it (`{"duration": seconds}`; its default linear strategy,
+/// the only one inferbench runs, is left out as AIPerf leaves unset fields out).
+fn ramp(phase: &mut Map<String, Value>, key: &str, seconds: Option<f64>) {
+    if let Some(d) = seconds {
+        phase.insert(key.into(), json!({ "duration": d }));
+    }
 }
 
 fn pattern_name(k: ArrivalKind) -> &'static str {

@@ -79,3 +79,47 @@ fn the_dataset_entry_has_aiperfs_discriminated_shape() {
     assert_eq!(c["datasets"][0]["type"], "public");
     assert_eq!(c["datasets"][0]["dataset"], "sharegpt");
 }
+
+#[test]
+fn ramps_are_written_per_phase_where_analyze_swim_lane_reads_them() {
+    // `analyze swim-lane` draws its "ramp done" line at the first results phase's
+    // `concurrency_ramp.duration`; AIPerf writes a ramp as `{duration}` under the phase.
+    let mut plan = plan();
+    plan.load.request_rate = None;
+    plan.load.user_centric = None;
+    plan.load.warmup_request_count = 0;
+    plan.load.warmup_duration_s = None;
+    plan.load.concurrency_ramp_s = None;
+    plan.load.prefill_concurrency_ramp_s = None;
+    let c = aiperf_input_config(&plan);
+    assert!(c["phases"][0].get("concurrency_ramp").is_none());
+    assert!(c["phases"][0].get("rate_ramp").is_none());
+
+    plan.load.concurrency_ramp_s = Some(3.0);
+    plan.load.prefill_concurrency_ramp_s = Some(2.0);
+    plan.load.warmup_request_count = 10;
+    plan.load.warmup_concurrency_ramp_s = Some(1.5);
+    let c = aiperf_input_config(&plan);
+    let phases = c["phases"].as_array().unwrap();
+    assert_eq!(phases[0]["kind"], "warmup");
+    assert_eq!(phases[0]["exclude_from_results"], true);
+    assert!(phases[1].get("exclude_from_results").is_none());
+    assert_eq!(phases[0]["concurrency_ramp"]["duration"], 1.5);
+    // The warmup's prefill ramp falls back to the profiling one, as the flag does.
+    assert_eq!(phases[0]["prefill_ramp"]["duration"], 2.0);
+    assert_eq!(phases[1]["concurrency_ramp"]["duration"], 3.0);
+    assert_eq!(phases[1]["prefill_ramp"]["duration"], 2.0);
+    assert!(phases[1].get("rate_ramp").is_none());
+
+    plan.load.request_rate = Some(inferbench_core::plan::RatePlan {
+        rate: 20.0,
+        pattern: inferbench_core::plan::ArrivalKind::Poisson,
+        smoothness: None,
+        ramp_s: Some(4.0),
+        ceiling: None,
+        series: None,
+    });
+    let c = aiperf_input_config(&plan);
+    assert_eq!(c["phases"][0]["rate_ramp"]["duration"], 4.0);
+    assert_eq!(c["phases"][1]["rate_ramp"]["duration"], 4.0);
+}

@@ -233,3 +233,36 @@ fn message_text_cannot_break_out_of_the_page() {
     // 46 characters capped at 20: 26 more.
     assert!(h.contains("26 more characters"), "{h}");
 }
+
+#[test]
+fn an_inferbench_run_with_a_ramp_gets_its_ramp_line_from_its_own_summary() {
+    // The profiling phase's ramp (0.2 s), not the warmup's (0.1 s): the warmup phase is
+    // marked excluded from results, as AIPerf marks it.
+    let d = tmpdir("analyze-ramp");
+    let o = run(&[
+        "profile",
+        "--ui",
+        "none",
+        "--sim-ttft-ms",
+        "1",
+        "--sim-itl-ms",
+        "1",
+        "--request-count",
+        "8",
+        "--concurrency",
+        "2",
+        "--concurrency-ramp-duration",
+        "0.2",
+        "--warmup-request-count",
+        "2",
+        "--warmup-concurrency-ramp-duration",
+        "0.1",
+        "--artifact-dir",
+        s(&d),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = run(&["analyze", "swim-lane", s(&d), "--html"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let h = std::fs::read_to_string(d.join("swim_lane.html")).unwrap();
+    assert!(h.contains("Ramp done (0.2s)"), "{h}");
+}
