@@ -96,14 +96,13 @@ pub fn mean(v: &[f64]) -> f64 {
 /// `np.std` with ddof 0: two passes, each summed pairwise, in the order given.
 pub fn std_pop(v: &[f64]) -> f64 {
     let m = mean(v);
-    let dev: Vec<f64> = v
-        .iter()
-        .map(|x| {
-            let d = x - m;
-            d * d
-        })
-        .collect();
-    (pairwise_sum(&dev) / v.len() as f64).sqrt()
+    // The squared deviations are summed as they are computed (the indexed pairwise sum is
+    // numpy's, bit for bit), never held as a second copy of the values.
+    let sq = pairwise_sum_by(v.len(), &|i| {
+        let d = v[i] - m;
+        d * d
+    });
+    (sq / v.len() as f64).sqrt()
 }
 
 /// numpy's `_lerp(a, b, t)`: `a + (b-a)·t`, computed from `b` when `t ≥ 0.5` so that the
@@ -146,8 +145,14 @@ pub fn percentile_nearest(sorted: &[f64], q: f64) -> f64 {
 
 fn sorted_copy(values: &[f64]) -> Vec<f64> {
     let mut s = values.to_vec();
-    s.sort_by(f64::total_cmp);
+    sort(&mut s);
     s
+}
+
+/// Ascending by `total_cmp`. Values equal under it are the same bits, so an unstable sort
+/// gives the stable one's result, without its scratch (half the values again).
+fn sort(v: &mut [f64]) {
+    v.sort_unstable_by(f64::total_cmp);
 }
 
 fn finite(x: f64) -> Option<f64> {
@@ -186,13 +191,19 @@ fn empty() -> Stats {
 /// `values` in the order given (record order), `std` (population) and linear percentiles over
 /// the sorted values. Non-finite results are `None`; an empty input gives count 0 and no stats.
 pub fn stats(values: &[f64]) -> Stats {
+    stats_owned(values.to_vec())
+}
+
+/// [`stats`] of values the caller gives up: sorted in place once the sum (in the order
+/// given) is taken, so that a run's largest column is held once at its end, not twice.
+pub fn stats_owned(mut values: Vec<f64>) -> Stats {
     if values.is_empty() {
         return empty();
     }
-    let sum = pairwise_sum(values);
-    let sorted = sorted_copy(values);
-    let std = std_pop(&sorted);
-    build(sum, values.len(), &sorted, std, percentile_linear)
+    let sum = pairwise_sum(&values);
+    sort(&mut values);
+    let std = std_pop(&values);
+    build(sum, values.len(), &values, std, percentile_linear)
 }
 
 /// Like [`stats`] but with `std` computed over the values in the order given, as AIPerf does
@@ -217,9 +228,9 @@ pub fn adj_stats(values: &[f64], n_errors: u64) -> Stats {
         return empty();
     }
     let sum = pairwise_sum(&all);
-    let sorted = sorted_copy(&all);
-    let std = std_pop(&sorted);
-    build(sum, all.len(), &sorted, std, percentile_nearest)
+    sort(&mut all);
+    let std = std_pop(&all);
+    build(sum, all.len(), &all, std, percentile_nearest)
 }
 
 /// Multiply every statistic by `factor` (unit conversion after computing, as AIPerf does:
@@ -332,5 +343,31 @@ mod tests {
         let s = scaled(stats(&[1_000_000.0, 3_000_000.0]), 1e-6);
         assert_eq!(s.avg, Some(2.0));
         assert_eq!(s.count, 2);
+    }
+
+    proptest::proptest! {
+        /// The lean forms against the copies they replaced: the squared deviations collected
+        /// then summed, and a stable sort of a copy.
+        #[test]
+        fn lean_std_and_sort_are_the_copying_ones_bit_for_bit(
+            v in proptest::collection::vec(
+                proptest::prop_oneof![
+                    4 => -1e12f64..1e12,
+                    1 => proptest::sample::select(vec![0.0, -0.0, 1.5, f64::INFINITY]),
+                ],
+                1..400,
+            )
+        ) {
+            let m = mean(&v);
+            let dev: Vec<f64> = v.iter().map(|x| (x - m) * (x - m)).collect();
+            let old_std = (pairwise_sum(&dev) / v.len() as f64).sqrt();
+            proptest::prop_assert_eq!(std_pop(&v).to_bits(), old_std.to_bits());
+            let mut stable = v.clone();
+            stable.sort_by(f64::total_cmp);
+            let mut lean = v.clone();
+            sort(&mut lean);
+            let bits = |x: &[f64]| x.iter().map(|f| f.to_bits()).collect::<Vec<_>>();
+            proptest::prop_assert_eq!(bits(&lean), bits(&stable));
+        }
     }
 }

@@ -24,7 +24,7 @@ use inferbench_core::summary::{
 use inferbench_core::{Evidence, EvidenceHeader, Phase, PhaseWindow, Record};
 
 use crate::column::Column;
-use crate::stats::{adj_stats, scaled, stats, stats_std_in_order};
+use crate::stats::{adj_stats, scaled, stats_owned, stats_std_in_order};
 use crate::sweepline::{CompactSweep, sweepline_metrics_compact};
 use crate::{Computed, PerRecord};
 
@@ -258,14 +258,14 @@ impl Accumulator {
         let mut out: Vec<MetricResult> = Vec::new();
         for tag in RECORD_METRICS {
             if let Some(vals) = pooled.get(tag).filter(|v| !v.is_empty()) {
-                let s = stats(&vals.to_vec());
+                let s = stats_owned(vals.to_vec());
                 let s = if is_ms(tag) { scaled(s, NS_TO_MS) } else { s };
                 out.push(result(tag, MetricValue::Distribution { stats: s }));
             }
         }
         for (tag, _, unit) in http_trace::HTTP_METRICS {
             if let Some(vals) = pooled.get(tag).filter(|v| !v.is_empty()) {
-                let s = scaled(stats(&vals.to_vec()), http_trace::display_factor(unit));
+                let s = scaled(stats_owned(vals.to_vec()), http_trace::display_factor(unit));
                 out.push(result(tag, MetricValue::Distribution { stats: s }));
             }
         }

@@ -47,44 +47,82 @@ impl Curve {
         if ev.is_empty() {
             return Curve::default();
         }
-        // Stable: ties keep list order; at equal t, removals (δ ≤ 0) go before additions.
-        ev.sort_by(|a, b| a.0.total_cmp(&b.0).then((a.1 > 0.0).cmp(&(b.1 > 0.0))));
-        // Running values in place; then snap +r/−r cancellation residue to exact 0,
-        // relative to the largest value.
+        sort_events(&mut ev);
+        // Running values in place, the last event at an instant giving the value there.
         let mut run = 0.0;
         let mut m = 0.0f64;
-        for e in ev.iter_mut() {
-            run += e.1;
-            e.1 = run;
-            m = m.max(run.abs());
-        }
         let mut w = 0usize;
         for r in 0..ev.len() {
-            let (t, v) = ev[r];
-            let v = if m > 0.0 && v.abs() < 1e-9 * m {
-                0.0
-            } else {
-                v
-            };
-            // The last event at an instant gives the value there.
+            let (t, d) = ev[r];
+            run += d;
+            m = m.max(run.abs());
             if w > 0 && ev[w - 1].0 == t {
-                ev[w - 1].1 = v;
+                ev[w - 1].1 = run;
             } else {
-                ev[w] = (t, v);
+                ev[w] = (t, run);
                 w += 1;
             }
         }
         ev.truncate(w);
+        snap(&mut ev, m);
         ev.shrink_to_fit();
         Curve { p: ev }
     }
 
-    /// Intervals (a, b, w): every (a, +w) in list order, then every (b, −w). `iv` is called
-    /// twice, so that the intervals are never held as a list of their own.
+    /// The curve of the events `ev()` yields, in list order. A long list (a streaming run's
+    /// chunk events: tens of millions at a million requests) is never held whole: its
+    /// instants' range is cut into equal time buckets of about [`BUCKET_EVENTS`] events, and
+    /// each bucket is collected (in list order), sorted and swept in turn, the running value
+    /// carried over. The bucket of an instant never decreases with the instant and equal
+    /// instants share one, so the buckets in order are the whole sorted list in order: the
+    /// curve is the same, bit for bit, as [`Curve::from_events`] of the whole list, and
+    /// memory is the curve plus one bucket instead of the list plus the sort's scratch
+    /// (half the list again). `ev` is called once more than there are buckets.
+    fn from_source<I: Iterator<Item = (f64, f64)>>(ev: impl Fn() -> I) -> Curve {
+        let (mut n, mut lo, mut hi, mut finite) = (0usize, f64::INFINITY, f64::NEG_INFINITY, true);
+        for (t, _) in ev() {
+            n += 1;
+            finite &= t.is_finite();
+            lo = lo.min(t);
+            hi = hi.max(t);
+        }
+        let span = hi - lo;
+        if n <= BUCKET_EVENTS || !finite || !(span > 0.0 && span.is_finite()) {
+            return Curve::from_events(ev().collect());
+        }
+        let k = n.div_ceil(BUCKET_EVENTS);
+        // Monotone in t: a rounded subtraction, division and product of positive numbers
+        // never reverse an order, and the clamp keeps the last instant in the last bucket.
+        let bucket = |t: f64| (((t - lo) / span * k as f64) as usize).min(k - 1);
+        let mut p: Vec<(f64, f64)> = Vec::new();
+        let mut b: Vec<(f64, f64)> = Vec::new();
+        let (mut run, mut m) = (0.0, 0.0f64);
+        for j in 0..k {
+            b.clear();
+            b.extend(ev().filter(|e| bucket(e.0) == j));
+            sort_events(&mut b);
+            for &(t, d) in &b {
+                run += d;
+                m = m.max(run.abs());
+                match p.last_mut() {
+                    Some(last) if last.0 == t => last.1 = run,
+                    _ => p.push((t, run)),
+                }
+            }
+        }
+        drop(b);
+        snap(&mut p, m);
+        p.shrink_to_fit();
+        Curve { p }
+    }
+
+    /// Intervals (a, b, w): every (a, +w) in list order, then every (b, −w). The intervals
+    /// are generated again on each pass, never held as a list of their own.
     fn from_intervals<I: Iterator<Item = (f64, f64, f64)>>(iv: impl Fn() -> I) -> Curve {
-        let mut ev: Vec<(f64, f64)> = iv().map(|(a, _, w)| (a, w)).collect();
-        ev.extend(iv().map(|(_, b, w)| (b, -w)));
-        Curve::from_events(ev)
+        Curve::from_source(|| {
+            iv().map(|(a, _, w)| (a, w))
+                .chain(iv().map(|(_, b, w)| (b, -w)))
+        })
     }
 
     fn is_empty(&self) -> bool {
@@ -113,6 +151,27 @@ impl Curve {
         });
         p.shrink_to_fit();
         Curve { p }
+    }
+}
+
+/// Events per bucket above which [`Curve::from_source`] builds bucket by bucket (32 MiB of
+/// events); small in the unit tests, so that the oracle comparison crosses many buckets.
+const BUCKET_EVENTS: usize = if cfg!(test) { 16 } else { 1 << 21 };
+
+/// AIPerf's event order: by instant; at an equal instant removals (δ ≤ 0) before additions;
+/// otherwise list order (stable).
+fn sort_events(ev: &mut [(f64, f64)]) {
+    ev.sort_by(|a, b| a.0.total_cmp(&b.0).then((a.1 > 0.0).cmp(&(b.1 > 0.0))));
+}
+
+/// Snaps +r/−r cancellation residue to exact 0, relative to the largest running value `m`.
+fn snap(p: &mut [(f64, f64)], m: f64) {
+    if m > 0.0 {
+        for e in p.iter_mut() {
+            if e.1.abs() < 1e-9 * m {
+                e.1 = 0.0;
+            }
+        }
     }
 }
 
@@ -486,23 +545,24 @@ pub fn is_sweepline_tag(tag: &str) -> bool {
 
 /// Total throughput: always request-level decode, even when DT is ICL-aware.
 fn total_throughput<R: Rows + ?Sized>(src: &R) -> Curve {
-    let mut ev: Vec<(f64, f64)> = src
-        .rows()
-        .filter_map(prefill_iv)
-        .map(|(a, _, w)| (a, w))
-        .collect();
-    ev.extend(src.rows().filter_map(prefill_iv).map(|(_, b, w)| (b, -w)));
-    ev.extend(src.rows().filter_map(decode_iv).map(|(a, _, w)| (a, w)));
-    ev.extend(src.rows().filter_map(decode_iv).map(|(_, b, w)| (b, -w)));
-    Curve::from_events(ev)
+    Curve::from_source(|| {
+        let pre = src.rows().filter_map(prefill_iv);
+        let pre_end = src.rows().filter_map(prefill_iv);
+        let dec = src.rows().filter_map(decode_iv);
+        let dec_end = src.rows().filter_map(decode_iv);
+        pre.map(|(a, _, w)| (a, w))
+            .chain(pre_end.map(|(_, b, w)| (b, -w)))
+            .chain(dec.map(|(a, _, w)| (a, w)))
+            .chain(dec_end.map(|(_, b, w)| (b, -w)))
+    })
 }
 
 fn tokens_curve<R: Rows + ?Sized>(src: &R, icl_aware: bool) -> Curve {
-    Curve::from_events(if icl_aware {
-        icl_tokens_events(src)
+    if icl_aware {
+        Curve::from_source(|| icl_tokens_events(src))
     } else {
-        request_tokens_events(src)
-    })
+        Curve::from_source(|| request_tokens_events(src))
+    }
 }
 
 /// Prefill rate intervals: (S, G, I/(G − S)) where G > S.
@@ -604,60 +664,77 @@ fn in_pset(r: &Row) -> bool {
     matches!((r.g, r.i), (Some(g), Some(_)) if g > r.s)
 }
 
-/// Request-level tokens in flight: input from S, all output from G, both out at E.
-fn request_tokens_events<R: Rows + ?Sized>(src: &R) -> Vec<(f64, f64)> {
-    let in_dset = |r: &Row| matches!((r.g, r.o), (Some(g), Some(_)) if r.e - g > 0.0);
-    let i = |r: &Row| r.i.unwrap_or(0.0);
-    let o = |r: &Row| r.o.unwrap_or(0) as f64;
-    let mut ev: Vec<(f64, f64)> = src.rows().filter(in_pset).map(|r| (r.s, i(&r))).collect();
-    ev.extend(src.rows().filter(in_dset).map(|r| (r.g.unwrap(), o(&r))));
-    exits(src, &mut ev, in_pset, in_dset, i, o);
-    ev
+fn in_dset(r: &Row) -> bool {
+    matches!((r.g, r.o), (Some(g), Some(_)) if r.e - g > 0.0)
 }
 
-/// The removal events at E, in AIPerf's order: both sets, input only, output only.
-fn exits<R: Rows + ?Sized>(
-    src: &R,
-    ev: &mut Vec<(f64, f64)>,
-    p: impl Fn(&Row) -> bool,
-    h: impl Fn(&Row) -> bool,
-    i: impl Fn(&Row) -> f64,
-    o: impl Fn(&Row) -> f64,
-) {
-    ev.extend(
-        src.rows()
-            .filter(|r| p(r) && h(r))
-            .map(|r| (r.e, -(i(&r) + o(&r)))),
-    );
-    ev.extend(src.rows().filter(|r| p(r) && !h(r)).map(|r| (r.e, -i(&r))));
-    ev.extend(src.rows().filter(|r| !p(r) && h(r)).map(|r| (r.e, -o(&r))));
+fn in_hset(r: &Row) -> bool {
+    r.g.is_some() && r.o.is_some_and(|o| o >= 1) && !r.icl.is_empty()
+}
+
+fn input_tokens(r: &Row) -> f64 {
+    r.i.unwrap_or(0.0)
+}
+
+fn output_tokens(r: &Row) -> f64 {
+    r.o.unwrap_or(0) as f64
+}
+
+/// Request-level tokens in flight: input from S, all output from G, both out at E.
+fn request_tokens_events<'a, R: Rows + ?Sized>(
+    src: &'a R,
+) -> impl Iterator<Item = (f64, f64)> + 'a {
+    let inputs = src.rows().filter(in_pset).map(|r| (r.s, input_tokens(&r)));
+    let outputs = src
+        .rows()
+        .filter(in_dset)
+        .map(|r| (r.g.unwrap(), output_tokens(&r)));
+    inputs.chain(outputs).chain(exits(src, in_dset))
+}
+
+/// The removal events at E, in AIPerf's order: both sets, input only, output only. `h` is
+/// the output set (`in_dset` or `in_hset`); the input set is always `in_pset`.
+fn exits<'a, R: Rows + ?Sized>(
+    src: &'a R,
+    h: fn(&Row) -> bool,
+) -> impl Iterator<Item = (f64, f64)> + 'a {
+    let (p, i, o) = (in_pset, input_tokens, output_tokens);
+    let both = src
+        .rows()
+        .filter(move |r| p(r) && h(r))
+        .map(move |r| (r.e, -(i(&r) + o(&r))));
+    let only_in = src
+        .rows()
+        .filter(move |r| p(r) && !h(r))
+        .map(move |r| (r.e, -i(&r)));
+    let only_out = src
+        .rows()
+        .filter(move |r| !p(r) && h(r))
+        .map(move |r| (r.e, -o(&r)));
+    both.chain(only_in).chain(only_out)
 }
 
 /// ICL-aware tokens in flight: 1 token at G, then (O − 1)/K per chunk at G ⊕ cₖ, every gap
 /// counted (zeros too); a chunk at or after E moves just below E.
-fn icl_tokens_events<R: Rows + ?Sized>(src: &R) -> Vec<(f64, f64)> {
-    let in_hset = |r: &Row| r.g.is_some() && r.o.is_some_and(|o| o >= 1) && !r.icl.is_empty();
-    let i = |r: &Row| r.i.unwrap_or(0.0);
-    let o = |r: &Row| r.o.unwrap_or(0) as f64;
-    let mut ev: Vec<(f64, f64)> = src
-        .rows()
-        .filter(in_hset)
-        .map(|r| (r.g.unwrap(), 1.0))
-        .collect();
-    for r in src.rows().filter(in_hset) {
+fn icl_tokens_events<'a, R: Rows + ?Sized>(src: &'a R) -> impl Iterator<Item = (f64, f64)> + 'a {
+    let firsts = src.rows().filter(in_hset).map(|r| (r.g.unwrap(), 1.0));
+    let chunks = src.rows().filter(in_hset).flat_map(|r| {
         let g = r.g.unwrap();
+        let e = r.e;
         let per_chunk = (r.o.unwrap() - 1) as f64 / r.icl.len() as f64;
         let mut c: u64 = 0;
-        for v in r.icl.iter() {
+        r.icl.iter().map(move |v| {
             c += v;
             let t = g + c as f64;
-            let t = if t >= r.e { r.e.next_down() } else { t };
-            ev.push((t, per_chunk));
-        }
-    }
-    ev.extend(src.rows().filter(in_pset).map(|r| (r.s, i(&r))));
-    exits(src, &mut ev, in_pset, in_hset, i, o);
-    ev
+            let t = if t >= e { e.next_down() } else { t };
+            (t, per_chunk)
+        })
+    });
+    let inputs = src.rows().filter(in_pset).map(|r| (r.s, input_tokens(&r)));
+    firsts
+        .chain(chunks)
+        .chain(inputs)
+        .chain(exits(src, in_hset))
 }
 
 mod rows;
