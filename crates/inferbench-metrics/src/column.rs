@@ -77,6 +77,11 @@ impl Column {
         self.last_len = self.len - before;
     }
 
+    /// The encoding (module docs), for readers that walk it in step with other data.
+    pub(crate) fn encoded(&self) -> &[u8] {
+        &self.bytes
+    }
+
     /// Every value, in push order.
     pub fn iter(&self) -> ColumnIter<'_> {
         ColumnIter {
@@ -114,6 +119,37 @@ impl FromIterator<f64> for Column {
         c.extend(iter);
         c
     }
+}
+
+/// Where the `n` values encoded from `at` end (past the end of `bytes` when they are cut
+/// short).
+pub(crate) fn skip(bytes: &[u8], mut at: usize, n: usize) -> usize {
+    for _ in 0..n {
+        let mut x: u64 = 0;
+        let mut shift = 0u32;
+        loop {
+            let Some(&b) = bytes.get(at) else {
+                return bytes.len() + 1;
+            };
+            at += 1;
+            if shift < 64 {
+                x |= u64::from(b & 0x7f) << shift;
+            }
+            if b & 0x80 == 0 {
+                break;
+            }
+            shift += 7;
+        }
+        if x & 1 == 1 {
+            at += 8;
+        }
+    }
+    at
+}
+
+/// The values encoded in `bytes` (a run of whole values of a [`Column`]'s encoding).
+pub(crate) fn decode(bytes: &[u8]) -> ColumnIter<'_> {
+    ColumnIter { bytes, at: 0 }
 }
 
 /// Decodes a [`Column`] front to back.
@@ -191,6 +227,22 @@ mod tests {
             assert_eq!(g.to_bits(), w.to_bits());
         }
         assert_eq!(c.last_batch(), vec![MAX_INT]);
+    }
+
+    #[test]
+    fn skip_steps_over_whole_values_raw_ones_included() {
+        // 5 (1 byte), 0.5 (marker + 8 raw bytes), 300 (600: 2 bytes), 7 (1 byte).
+        let c: Column = [5.0, 0.5, 300.0, 7.0].into_iter().collect();
+        let b = c.encoded();
+        assert_eq!(b.len(), 13);
+        assert_eq!(skip(b, 0, 1), 1);
+        assert_eq!(skip(b, 0, 2), 10);
+        assert_eq!(skip(b, 1, 2), 12);
+        assert_eq!(skip(b, 0, 4), 13);
+        let tail: Vec<f64> = decode(&b[10..]).collect();
+        assert_eq!(tail, vec![300.0, 7.0]);
+        // Cut short: past the end.
+        assert_eq!(skip(b, 0, 5), 14);
     }
 
     #[test]

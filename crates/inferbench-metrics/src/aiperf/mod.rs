@@ -25,7 +25,7 @@ use inferbench_core::{Evidence, EvidenceHeader, Phase, PhaseWindow, Record};
 
 use crate::column::Column;
 use crate::stats::{adj_stats, scaled, stats_owned, stats_std_in_order};
-use crate::sweepline::{CompactSweep, sweepline_metrics_compact};
+use crate::sweepline::{CompactSweep, sweepline_metrics_column};
 use crate::{Computed, PerRecord};
 
 use record::{
@@ -390,10 +390,8 @@ impl Accumulator {
         // chunk gaps (AIPerf's default list backend), for the whole run.
         if let Some(w) = window {
             let icl_aware = sweep.has_gaps();
-            let gaps = pooled
-                .remove("inter_chunk_latency")
-                .map_or_else(Vec::new, |c| c.to_vec());
-            out.extend(sweepline_metrics_compact(
+            let gaps = pooled.remove("inter_chunk_latency").unwrap_or_default();
+            out.extend(sweepline_metrics_column(
                 &sweep,
                 &gaps,
                 (anchor + w.start_ns, anchor + w.requests_end_ns),

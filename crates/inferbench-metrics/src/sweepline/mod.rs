@@ -450,6 +450,24 @@ pub fn sweepline_metrics_compact(
     metrics_of(&rows, window, icl_aware)
 }
 
+/// [`sweepline_metrics_compact`] with the pooled gaps still in their column: each record's
+/// gaps are decoded as the sweep reaches them, never all at once (8 bytes a gap at the end
+/// of a long streaming run). The same statistics, bit for bit.
+pub fn sweepline_metrics_column(
+    sweep: &CompactSweep,
+    pooled_gaps: &crate::column::Column,
+    window: (u64, u64),
+    icl_aware: bool,
+) -> Vec<MetricResult> {
+    if sweep.is_empty() {
+        return Vec::new();
+    }
+    match ColumnRows::new(sweep, pooled_gaps) {
+        Some(rows) => metrics_of(&rows, window, icl_aware),
+        None => sweepline_metrics_compact(sweep, &pooled_gaps.to_vec(), window, icl_aware),
+    }
+}
+
 /// The nine curves of a phase built once and kept, to be evaluated over many windows
 /// (AIPerf's timeslices window the phase's curves). A single window needs no kept curves:
 /// [`sweepline_metrics`] builds them in stages and uses far less memory.
@@ -740,7 +758,7 @@ fn icl_tokens_events<'a, R: Rows + ?Sized>(src: &'a R) -> impl Iterator<Item = (
 mod rows;
 
 pub use rows::CompactSweep;
-use rows::{PooledRows, Row, Rows};
+use rows::{ColumnRows, PooledRows, Row, Rows};
 
 #[cfg(test)]
 mod reference_tests;

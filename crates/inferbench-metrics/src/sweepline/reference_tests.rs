@@ -3,7 +3,10 @@
 
 use proptest::prelude::*;
 
-use super::{CompactSweep, SweepCurves, SweepRecord, sweepline_metrics, sweepline_metrics_compact};
+use super::{
+    CompactSweep, SweepCurves, SweepRecord, sweepline_metrics, sweepline_metrics_column,
+    sweepline_metrics_compact,
+};
 use crate::stats::pairwise_sum;
 use inferbench_core::summary::MetricResult;
 
@@ -452,6 +455,10 @@ proptest! {
             compact.push(r.s, r.g, r.e, r.i, r.o, r.icl.len());
         }
         prop_assert_eq!(bits(&sweepline_metrics_compact(&compact, &pooled, window, aware)), want.clone());
+        // The same gaps left in their column's encoding; and a column that does not hold
+        // them all falls back to the decoded path (same result: the gaps are clamped alike).
+        let column: crate::column::Column = pooled.iter().copied().collect();
+        prop_assert_eq!(bits(&sweepline_metrics_column(&compact, &column, window, aware)), want.clone());
         // Kept curves (timeslices), from the list and from the compact form moved row by row.
         let kept = SweepCurves::build(&records, aware).expect("records");
         prop_assert_eq!(bits(&kept.metrics(window.0 as f64, window.1 as f64)), want.clone());

@@ -9,6 +9,8 @@ use super::SweepRecord;
 pub(super) enum Gaps<'a> {
     Ns(&'a [u64]),
     Pooled(&'a [f64]),
+    /// Still encoded: `n` values of the pooled column's encoding ([`crate::column`]).
+    Encoded(&'a [u8], usize),
 }
 
 impl<'a> Gaps<'a> {
@@ -16,6 +18,7 @@ impl<'a> Gaps<'a> {
         match self {
             Gaps::Ns(v) => v.len(),
             Gaps::Pooled(v) => v.len(),
+            Gaps::Encoded(_, n) => n,
         }
     }
 
@@ -24,10 +27,20 @@ impl<'a> Gaps<'a> {
     }
 
     pub(super) fn iter(self) -> impl Iterator<Item = u64> + 'a {
-        (0..self.len()).map(move |k| match self {
-            Gaps::Ns(v) => v[k],
-            Gaps::Pooled(v) => v[k] as u64,
-        })
+        let (ns, pooled, encoded): (&[u64], &[f64], &[u8]) = match self {
+            Gaps::Ns(v) => (v, &[], &[]),
+            Gaps::Pooled(v) => (&[], v, &[]),
+            Gaps::Encoded(b, _) => (&[], &[], b),
+        };
+        // The decoded value converts as the pooled f64 does.
+        ns.iter()
+            .copied()
+            .chain(pooled.iter().map(|&v| v as u64))
+            .chain(
+                crate::column::decode(encoded)
+                    .take(self.len())
+                    .map(|v| v as u64),
+            )
     }
 }
 
@@ -162,6 +175,53 @@ impl Rows for PooledRows<'_> {
                 i: opt(r.i).map(|i| i as f64),
                 o: opt(r.o),
                 icl: Gaps::Pooled(&self.gaps[a..b]),
+            }
+        }))
+    }
+}
+
+/// [`PooledRows`] with the pooled gaps left in their column's encoding (1 to 4 bytes a gap
+/// instead of 8), walked in step with the rows: each record's gaps follow the previous
+/// record's, which [`ColumnRows::new`] checks.
+pub(super) struct ColumnRows<'a> {
+    sweep: &'a CompactSweep,
+    bytes: &'a [u8],
+}
+
+impl<'a> ColumnRows<'a> {
+    /// None unless the records' gaps are the column's values in order, each record's after
+    /// the previous one's, and all of them.
+    pub(super) fn new(sweep: &'a CompactSweep, gaps: &'a crate::column::Column) -> Option<Self> {
+        let mut next = 0u64;
+        for r in &sweep.rows {
+            if r.gap_start != next {
+                return None;
+            }
+            next += u64::from(r.gaps);
+        }
+        (next == gaps.len() as u64).then_some(ColumnRows {
+            sweep,
+            bytes: gaps.encoded(),
+        })
+    }
+}
+
+impl Rows for ColumnRows<'_> {
+    fn rows(&self) -> Box<dyn Iterator<Item = Row<'_>> + '_> {
+        let opt = |v: u64| (v != NONE).then_some(v);
+        let bytes = self.bytes;
+        let mut at = 0usize;
+        Box::new(self.sweep.rows.iter().map(move |r| {
+            let a = at.min(bytes.len());
+            at = crate::column::skip(bytes, a, r.gaps as usize);
+            let b = at.min(bytes.len());
+            Row {
+                s: r.s as f64,
+                g: opt(r.g).map(|g| g as f64),
+                e: r.e as f64,
+                i: opt(r.i).map(|i| i as f64),
+                o: opt(r.o),
+                icl: Gaps::Encoded(&bytes[a..b], r.gaps as usize),
             }
         }))
     }
