@@ -12,6 +12,7 @@
 pub mod charts;
 pub mod data;
 pub mod html;
+mod jsonl;
 pub mod plot_spec;
 pub mod png;
 pub mod server_series;

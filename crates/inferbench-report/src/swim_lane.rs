@@ -88,12 +88,8 @@ pub fn request_of(r: &Value) -> Option<Request> {
 /// The drawable requests of a `profile_export.jsonl`; `label` names the file in errors.
 pub fn parse_records(jsonl: &str, label: &str) -> Result<Vec<Request>, String> {
     let mut out = Vec::new();
-    for (i, line) in jsonl.lines().enumerate() {
-        let line = line.trim();
-        if line.is_empty() {
-            continue;
-        }
-        let v: Value = serde_json::from_str(line).map_err(|e| format!("{label}:{}: {e}", i + 1))?;
+    for v in crate::jsonl::json_lines(jsonl) {
+        let v = v.map_err(|(n, e)| format!("{label}:{n}: {e}"))?;
         out.extend(request_of(&v));
     }
     Ok(out)

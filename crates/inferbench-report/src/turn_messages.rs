@@ -65,12 +65,8 @@ pub fn raw_turn(r: &Value) -> RawTurn {
 /// Lines that are JSON but not objects are skipped.
 pub fn parse_raw(jsonl: &str, label: &str) -> Result<Vec<RawTurn>, String> {
     let mut out = Vec::new();
-    for (i, line) in jsonl.lines().enumerate() {
-        let line = line.trim();
-        if line.is_empty() {
-            continue;
-        }
-        let v: Value = serde_json::from_str(line).map_err(|e| format!("{label}:{}: {e}", i + 1))?;
+    for v in crate::jsonl::json_lines(jsonl) {
+        let v = v.map_err(|(n, e)| format!("{label}:{n}: {e}"))?;
         if v.is_object() {
             out.push(raw_turn(&v));
         }

@@ -77,8 +77,22 @@ impl Curve {
     /// instants share one, so the buckets in order are the whole sorted list in order: the
     /// curve is the same, bit for bit, as [`Curve::from_events`] of the whole list, and
     /// memory is the curve plus one bucket instead of the list plus the sort's scratch
-    /// (half the list again). `ev` is called once more than there are buckets.
+    /// (half the list again). A long list's `ev` is called twice more than there are buckets
+    /// (its start, then its range).
     fn from_source<I: Iterator<Item = (f64, f64)>>(ev: impl Fn() -> I) -> Curve {
+        // A short list (every curve of a run below about 100,000 requests) is walked once.
+        let mut head: Vec<(f64, f64)> = Vec::new();
+        let mut it = ev();
+        for e in it.by_ref() {
+            head.push(e);
+            if head.len() > BUCKET_EVENTS {
+                break;
+            }
+        }
+        if head.len() <= BUCKET_EVENTS {
+            return Curve::from_events(head);
+        }
+        drop((head, it));
         let (mut n, mut lo, mut hi, mut finite) = (0usize, f64::INFINITY, f64::NEG_INFINITY, true);
         for (t, _) in ev() {
             n += 1;
@@ -87,7 +101,7 @@ impl Curve {
             hi = hi.max(t);
         }
         let span = hi - lo;
-        if n <= BUCKET_EVENTS || !finite || !(span > 0.0 && span.is_finite()) {
+        if !(finite && span > 0.0 && span.is_finite()) {
             return Curve::from_events(ev().collect());
         }
         let k = n.div_ceil(BUCKET_EVENTS);

@@ -26,21 +26,32 @@ impl<'a> Gaps<'a> {
         self.len() == 0
     }
 
-    pub(super) fn iter(self) -> impl Iterator<Item = u64> + 'a {
-        let (ns, pooled, encoded): (&[u64], &[f64], &[u8]) = match self {
-            Gaps::Ns(v) => (v, &[], &[]),
-            Gaps::Pooled(v) => (&[], v, &[]),
-            Gaps::Encoded(b, _) => (&[], &[], b),
-        };
-        // The decoded value converts as the pooled f64 does.
-        ns.iter()
-            .copied()
-            .chain(pooled.iter().map(|&v| v as u64))
-            .chain(
-                crate::column::decode(encoded)
-                    .take(self.len())
-                    .map(|v| v as u64),
-            )
+    pub(super) fn iter(self) -> GapIter<'a> {
+        match self {
+            Gaps::Ns(v) => GapIter::Ns(v.iter()),
+            Gaps::Pooled(v) => GapIter::Pooled(v.iter()),
+            Gaps::Encoded(b, n) => GapIter::Encoded(crate::column::decode(b).take(n)),
+        }
+    }
+}
+
+/// The gaps of one [`Gaps`], in order, as integer ns.
+pub(super) enum GapIter<'a> {
+    Ns(std::slice::Iter<'a, u64>),
+    Pooled(std::slice::Iter<'a, f64>),
+    Encoded(std::iter::Take<crate::column::ColumnIter<'a>>),
+}
+
+impl Iterator for GapIter<'_> {
+    type Item = u64;
+
+    fn next(&mut self) -> Option<u64> {
+        match self {
+            GapIter::Ns(it) => it.next().copied(),
+            // A decoded value converts as the pooled f64 does.
+            GapIter::Pooled(it) => it.next().map(|&v| v as u64),
+            GapIter::Encoded(it) => it.next().map(|v| v as u64),
+        }
     }
 }
 
@@ -162,20 +173,27 @@ pub(super) struct PooledRows<'a> {
     pub(super) gaps: &'a [f64],
 }
 
+impl Packed {
+    /// The row this record reads as, with its gaps.
+    fn row<'a>(&self, icl: Gaps<'a>) -> Row<'a> {
+        let opt = |v: u64| (v != NONE).then_some(v);
+        Row {
+            s: self.s as f64,
+            g: opt(self.g).map(|g| g as f64),
+            e: self.e as f64,
+            i: opt(self.i).map(|i| i as f64),
+            o: opt(self.o),
+            icl,
+        }
+    }
+}
+
 impl Rows for PooledRows<'_> {
     fn rows(&self) -> Box<dyn Iterator<Item = Row<'_>> + '_> {
-        let opt = |v: u64| (v != NONE).then_some(v);
         Box::new(self.sweep.rows.iter().map(move |r| {
             let a = (r.gap_start as usize).min(self.gaps.len());
             let b = (a + r.gaps as usize).min(self.gaps.len());
-            Row {
-                s: r.s as f64,
-                g: opt(r.g).map(|g| g as f64),
-                e: r.e as f64,
-                i: opt(r.i).map(|i| i as f64),
-                o: opt(r.o),
-                icl: Gaps::Pooled(&self.gaps[a..b]),
-            }
+            r.row(Gaps::Pooled(&self.gaps[a..b]))
         }))
     }
 }
@@ -208,21 +226,13 @@ impl<'a> ColumnRows<'a> {
 
 impl Rows for ColumnRows<'_> {
     fn rows(&self) -> Box<dyn Iterator<Item = Row<'_>> + '_> {
-        let opt = |v: u64| (v != NONE).then_some(v);
         let bytes = self.bytes;
         let mut at = 0usize;
         Box::new(self.sweep.rows.iter().map(move |r| {
             let a = at.min(bytes.len());
             at = crate::column::skip(bytes, a, r.gaps as usize);
             let b = at.min(bytes.len());
-            Row {
-                s: r.s as f64,
-                g: opt(r.g).map(|g| g as f64),
-                e: r.e as f64,
-                i: opt(r.i).map(|i| i as f64),
-                o: opt(r.o),
-                icl: Gaps::Encoded(&bytes[a..b], r.gaps as usize),
-            }
+            r.row(Gaps::Encoded(&bytes[a..b], r.gaps as usize))
         }))
     }
 }

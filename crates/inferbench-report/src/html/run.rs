@@ -252,16 +252,9 @@ fn request_points(run: &RunDir) -> Result<(RunPoints, Value), String> {
             p.display()
         )
     })?;
-    let mut lines = Vec::new();
-    for (i, l) in text.lines().enumerate() {
-        if l.trim().is_empty() {
-            continue;
-        }
-        lines.push(
-            serde_json::from_str::<Value>(l)
-                .map_err(|e| format!("no request charts: {}: line {}: {e}", p.display(), i + 1))?,
-        );
-    }
+    let lines = crate::jsonl::json_lines(&text)
+        .collect::<Result<Vec<Value>, _>>()
+        .map_err(|(n, e)| format!("no request charts: {}: line {n}: {e}", p.display()))?;
     let summary = run
         .summary()
         .ok()
