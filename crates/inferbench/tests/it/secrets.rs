@@ -115,6 +115,13 @@ fn serve(conn: TcpStream, seen: &Mutex<Vec<Seen>>, required: &[(String, String)]
             ("401 Unauthorized", r#"{"error":"unauthorized"}"#)
         } else if req.path.ends_with("/v1/models") {
             ("200 OK", MODELS)
+        } else if req.path.ends_with("/metrics") {
+            // A Prometheus counter, so that the server-metrics exports are written (and
+            // grepped) with each target's URL in them.
+            (
+                "200 OK",
+                "# TYPE vllm:num_requests counter\nvllm:num_requests_total 1\n",
+            )
         } else {
             ("200 OK", CHAT)
         };
@@ -312,6 +319,9 @@ fn secrets_from_every_route_reach_the_server_and_no_file() {
         &metrics_arg,
         "--server-metrics",
         &other_arg,
+        // Every server-metrics file, the per-scrape JSON Lines one included, is grepped.
+        "--server-metrics-formats",
+        "json,csv,jsonl",
         "--gpu-telemetry",
         &gpu_arg,
         "--isl",
@@ -348,6 +358,11 @@ fn secrets_from_every_route_reach_the_server_and_no_file() {
     assert_sent(&mock, &dir, &expected, 2 * (1 + 4 + 2));
     for c in run_dirs(&dir) {
         assert!(c.join("phase_manifest.json").is_file(), "{}", c.display());
+        assert!(
+            c.join("server_metrics_export.jsonl").is_file(),
+            "{}",
+            c.display()
+        );
     }
     let metrics_basic = format!("Basic {}", b64(&format!("bob:{metrics_pw}")));
     for (target, auth) in [(&own, Some(metrics_basic.as_str())), (&other, None)] {
