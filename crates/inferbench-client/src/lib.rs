@@ -5,6 +5,7 @@
 
 pub mod clock;
 pub mod engine;
+pub mod h1;
 pub mod headers;
 pub mod probe;
 pub mod resources;

@@ -126,16 +126,32 @@ pub fn poll_recv(
         // SAFETY: the bytes `recv` reports are initialised by the kernel before
         // `assume_init`; nothing is read from the uninitialised part.
         let unfilled = unsafe { buf.unfilled_mut() };
-        match tcp.try_io(tokio::io::Interest::READABLE, || recv(fd, unfilled)) {
-            Ok((n, kernel)) => {
-                // SAFETY: `recv` wrote `n` bytes at the start of the unfilled part.
-                unsafe { buf.assume_init(n) };
-                buf.advance(n);
-                return Poll::Ready(Ok(if n > 0 { kernel } else { None }));
+        let room = unfilled.len();
+        // A read that left room in the buffer drained the socket, so the next one would only
+        // say EAGAIN: readiness is cleared now instead, as tokio's own `poll_read` does on
+        // epoll (the next arrival is a new edge). `try_io` clears it only on `WouldBlock`,
+        // so the read's result is kept aside and `WouldBlock` handed back to it. Half of all
+        // `recvmsg` calls were such EAGAINs against a server that writes every token.
+        let mut got = None;
+        let r = tcp.try_io(tokio::io::Interest::READABLE, || {
+            let (n, kernel) = recv(fd, unfilled)?;
+            got = Some((n, kernel));
+            if n > 0 && n < room {
+                Err(std::io::ErrorKind::WouldBlock.into())
+            } else {
+                Ok(())
             }
+        });
+        if let Some((n, kernel)) = got {
+            // SAFETY: `recv` wrote `n` bytes at the start of the unfilled part.
+            unsafe { buf.assume_init(n) };
+            buf.advance(n);
+            return Poll::Ready(Ok(if n > 0 { kernel } else { None }));
+        }
+        match r {
             // Readiness was cleared by `try_io`: wait for the next.
-            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => continue,
-            Err(e) => return Poll::Ready(Err(e)),
+            Err(e) if e.kind() != std::io::ErrorKind::WouldBlock => return Poll::Ready(Err(e)),
+            _ => continue,
         }
     }
 }

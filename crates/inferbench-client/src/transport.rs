@@ -287,6 +287,8 @@ pub struct Target {
     pub port: u16,
     pub host_header: http::HeaderValue,
     pub path: hyper::Uri,
+    /// `path` as written on the request line (origin form, with the query).
+    pub path_str: String,
     /// `https://`: the TLS configuration (docs/tls.md), or why it could not be built (every
     /// connection then fails with that line). None: plain HTTP.
     pub tls: Option<Result<Arc<rustls::ClientConfig>, String>>,
@@ -322,6 +324,7 @@ impl Target {
             port,
             host_header: http::HeaderValue::from_str(&authority)
                 .unwrap_or_else(|_| http::HeaderValue::from_static("localhost")),
+            path_str: path.to_string(),
             path,
             tls,
         }
@@ -394,6 +397,49 @@ pub async fn connect_registered(
     probes: ConnProbes<'_>,
 ) -> Result<Conn, String> {
     let at = format!("{}:{}", target.host, target.port);
+    let s = open_stream(target, clock, probes).await?;
+    let io = TokioIo::new(s.stream);
+    let (sender, conn) = hyper::client::conn::http1::Builder::new()
+        .handshake(io)
+        .await
+        .map_err(|e| format!("HTTP/1.1 handshake with {at}: {e}"))?;
+    Ok(Conn {
+        sender,
+        io: Box::pin(conn),
+        stamp: s.stamp,
+        done: false,
+        setup: s.setup,
+        fd: s.fd,
+        id: 0,
+    })
+}
+
+/// The engine's connection: the same stream as [`connect_registered`], driven by the
+/// engine's own HTTP/1.1 client ([`crate::h1`]).
+pub async fn connect_h1(
+    target: &Target,
+    clock: Clock,
+    probes: ConnProbes<'_>,
+) -> Result<crate::h1::H1Conn, String> {
+    let s = open_stream(target, clock, probes).await?;
+    Ok(crate::h1::H1Conn::new(s.stream, s.stamp, s.setup, s.fd))
+}
+
+/// An open byte stream and what was measured while opening it.
+struct Opened {
+    stream: StampedStream,
+    stamp: ReadStamp,
+    setup: ConnectionSetup,
+    fd: Fd,
+}
+
+/// Resolve, connect (`TCP_NODELAY`, reads stamped) and, for `https://`, hand-shake TLS.
+async fn open_stream(
+    target: &Target,
+    clock: Clock,
+    probes: ConnProbes<'_>,
+) -> Result<Opened, String> {
+    let at = format!("{}:{}", target.host, target.port);
     let bare = target.host.trim_start_matches('[').trim_end_matches(']');
     let mut setup = ConnectionSetup::default();
     // Resolved here, not inside `TcpStream::connect`, so that resolution is timed apart.
@@ -461,19 +507,11 @@ pub async fn connect_registered(
             Layer::Tls(Box::new(s))
         }
     };
-    let io = TokioIo::new(StampedStream { inner });
-    let (sender, conn) = hyper::client::conn::http1::Builder::new()
-        .handshake(io)
-        .await
-        .map_err(|e| format!("HTTP/1.1 handshake with {at}: {e}"))?;
-    Ok(Conn {
-        sender,
-        io: Box::pin(conn),
+    Ok(Opened {
+        stream: StampedStream { inner },
         stamp: ReadStamp(stamp),
-        done: false,
         setup,
         fd,
-        id: 0,
     })
 }
 

@@ -2,40 +2,29 @@
 //! rule for resending once on a fresh connection; and what `--connection-reuse-strategy`
 //! does after a request (docs/faults.md).
 
-use std::future::Future;
 use std::sync::atomic::Ordering;
-use std::task::Poll;
 
 use inferbench_core::connection_plan::ReuseStrategy;
 
 use super::Engine;
 use crate::clock::Clock;
+use crate::h1::H1Conn;
 use crate::resources::Fd;
-use crate::transport::{Conn, ConnProbes, Target, connect_registered};
+use crate::transport::{ConnProbes, Target, connect_h1};
 
 /// Keeps the slot's idle connection only if it can carry a request: not ended, not holding
 /// an unfinished response, and not closed by the server while idle. Servers such as
 /// llama.cpp's close after every streamed response while advertising keep-alive; sending on
 /// such a connection fails ("connection closed before message completed"). As curl does,
-/// the connection is checked first: one poll of its driver (hyper reads an idle connection
-/// to see its end) and a non-blocking peek of the socket, where EOF, an error, or bytes
-/// nobody asked for all mean it cannot be reused. Returns whether a connection is kept
+/// the connection is checked first: nothing left over from the previous response, and a
+/// non-blocking peek of the socket, where EOF, an error, or bytes nobody asked for all mean
+/// it cannot be reused. Returns whether a connection is kept
 /// (the request then reuses it).
-pub(super) async fn keep_if_alive(conn: &mut Option<Conn>) -> bool {
+pub(super) fn keep_if_alive(conn: &mut Option<H1Conn>) -> bool {
     let Some(c) = conn.as_mut() else {
         return false;
     };
-    let mut alive = !c.done && !c.sender.is_closed();
-    if alive {
-        // One poll, never a wait: Ready means the connection ended.
-        let ended = std::future::poll_fn(|cx| Poll::Ready(c.io.as_mut().poll(cx).is_ready()));
-        if ended.await {
-            alive = false;
-        }
-    }
-    if alive && !socket_idle(c.fd) {
-        alive = false;
-    }
+    let alive = c.is_clean() && socket_idle(c.fd);
     if !alive {
         // Dropping it closes the socket.
         *conn = None;
@@ -74,12 +63,12 @@ fn socket_idle(_fd: Fd) -> bool {
 }
 
 /// A new connection to `target`, numbered in the run's opening order.
-pub(super) async fn open(engine: &Engine, target: &Target, clock: Clock) -> Result<Conn, String> {
+pub(super) async fn open(engine: &Engine, target: &Target, clock: Clock) -> Result<H1Conn, String> {
     let probes = ConnProbes {
         sockets: Some(&engine.sockets),
         queues: Some(&engine.queues),
     };
-    let mut c = connect_registered(target, clock, probes).await?;
+    let mut c = connect_h1(target, clock, probes).await?;
     c.id = engine.next_conn_id.fetch_add(1, Ordering::Relaxed);
     Ok(c)
 }
@@ -95,7 +84,7 @@ pub(super) fn resend(reused: bool, bytes_arrived: bool, reconnects: u32) -> bool
 
 /// After a request: `never` closes its connection; `sticky-user-sessions` closes it after a
 /// conversation's last turn; `pooled` keeps it for the slot's next request.
-pub(super) fn release(strategy: ReuseStrategy, conn: &mut Option<Conn>, last_turn: bool) {
+pub(super) fn release(strategy: ReuseStrategy, conn: &mut Option<H1Conn>, last_turn: bool) {
     match strategy {
         ReuseStrategy::Pooled => {}
         ReuseStrategy::Never => *conn = None,

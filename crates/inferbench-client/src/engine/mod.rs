@@ -23,9 +23,10 @@ use tokio::sync::{mpsc, watch};
 
 use crate::clock::Clock;
 use crate::decode;
+use crate::h1::H1Conn;
 use crate::headers::ConfiguredHeader;
 use crate::resources::{InternalQueues, Probes, SocketRegistry, WorkerThreads};
-use crate::transport::{Conn, Target};
+use crate::transport::Target;
 
 mod connect;
 mod dispatch;
@@ -346,7 +347,7 @@ pub struct Engine {
 }
 
 /// A slot's connections, one per target (index = URL index).
-pub(super) type SlotConns = Vec<Option<Conn>>;
+pub(super) type SlotConns = Vec<Option<H1Conn>>;
 
 /// See [`Engine::set_phase_hook`].
 pub type PhaseHook = Arc<dyn Fn(Phase, bool) + Send + Sync>;
@@ -503,10 +504,7 @@ impl Engine {
     }
 
     fn put_conn(&self, slot: u32, conns: SlotConns) {
-        let conns = conns
-            .into_iter()
-            .map(|c| c.filter(|c| !c.done && !c.sender.is_closed()))
-            .collect();
+        let conns = conns.into_iter().map(|c| c.filter(|c| !c.done)).collect();
         if let Ok(mut p) = self.pool.lock() {
             p.push((slot, conns));
         }

@@ -9,7 +9,6 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use http::header::HeaderValue;
-use http_body_util::BodyExt;
 use inferbench_core::record::{
     ConnectionEvidence, ErrorKind, Event, Frame, PhaseOpt, Record, RecordError, TokenCounts,
 };
@@ -22,11 +21,11 @@ use super::splitmix64;
 use super::stream::{append, on_body, on_message};
 use super::tokens::count_tokens;
 use crate::clock::Clock;
+use crate::h1::{H1Conn, H1Error, head};
 use crate::headers::wire_headers;
 use crate::resources::DueGuard;
 use crate::sse::{SseMessage, SseParser};
 use crate::think::ThinkSplitter;
-use crate::transport::{Conn, TimedBody, error_chain};
 
 /// One request to send: which id, payload and session, when it was planned, and the body
 /// (the payload's, or with the conversation's history in front).
@@ -76,7 +75,7 @@ pub(super) async fn execute(
     turn: Turn,
     worker: u32,
     scratch: &mut Scratch,
-    conn: &mut Option<Conn>,
+    conn: &mut Option<H1Conn>,
 ) -> Record {
     let engine = &*state.engine;
     let phase = state.phase;
@@ -128,32 +127,42 @@ pub(super) async fn execute(
     rec.events.reserve(expected);
 
     let sent = Arc::new(AtomicU64::new(0));
-    // Our own HTTP/1.1 connection: origin-form target and an explicit Host header, then the
-    // request's headers in wire order (the raw export lists them from the same function).
-    // A closure: a resend on a fresh connection builds the same request again.
-    let build = |body: Bytes| {
-        hyper::Request::post(target.path.clone())
-            .header(http::header::HOST, target.host_header.clone())
-            .body(TimedBody::new(body, clock, sent.clone()))
-            .map_err(|e| e.to_string())
-            .and_then(|mut r| {
-                for h in wire_headers(&cfg.headers, &request_id, &correlation_id, cfg.streaming) {
-                    let value = match h.wire_value {
-                        Some(v) => v.clone(),
-                        None => HeaderValue::from_str(h.value).map_err(|e| e.to_string())?,
-                    };
-                    // `insert`: a configured `Host` replaces the transport's, in place.
-                    r.headers_mut().insert(h.wire_name, value);
-                }
-                Ok(r)
-            })
+    // Origin-form target and an explicit Host header, then the request's headers in wire
+    // order (the raw export lists them from the same function); a configured `Host`
+    // replaces the transport's in place. Head and body go out as one buffer.
+    let wire = {
+        let mut headers = vec![(http::header::HOST, target.host_header.clone())];
+        let mut bad = None;
+        for h in wire_headers(&cfg.headers, &request_id, &correlation_id, cfg.streaming) {
+            let value = match h.wire_value {
+                Some(v) => v.clone(),
+                None => match HeaderValue::from_str(h.value) {
+                    Ok(v) => v,
+                    Err(e) => {
+                        bad = Some(e.to_string());
+                        break;
+                    }
+                },
+            };
+            match headers.iter_mut().find(|(n, _)| *n == h.wire_name) {
+                Some(slot) => slot.1 = value,
+                None => headers.push((h.wire_name, value)),
+            }
+        }
+        match bad {
+            None => Ok(head::request(
+                "POST",
+                &target.path_str,
+                &headers,
+                &request_body,
+            )),
+            Some(e) => Err(e),
+        }
     };
-    let built = build(request_body.clone());
-    // Copies: the closure keeps the originals for a resend.
-    rec.request_id = request_id.clone();
-    rec.correlation_id = correlation_id.clone();
-    let req = match built {
-        Ok(r) => r,
+    rec.request_id = request_id;
+    rec.correlation_id = correlation_id;
+    let wire = match wire {
+        Ok(w) => w,
         Err(e) => {
             let now = clock.now_ns();
             rec.start_ns = now;
@@ -188,6 +197,8 @@ pub(super) async fn execute(
     tokio::pin!(cancel);
 
     // Waits for whichever comes first: the future, the timeout, or an abort (stop level 2).
+    // The connection is read inside the future, in this task: no hand-off to a connection
+    // task queued behind every other stream's work.
     macro_rules! guarded {
         ($fut:expr) => {{
             tokio::select! {
@@ -200,39 +211,13 @@ pub(super) async fn execute(
         }};
     }
 
-    // Like `guarded!`, while driving this worker's connection in the same task: reads and
-    // writes then happen the moment this task runs, with no hand-off to a connection task
-    // queued behind every other stream's work (that hand-off was the largest delay a busy
-    // client added between "start" and the bytes leaving). The connection is polled first,
-    // so that what it reads is seen by the future in the same pass.
-    macro_rules! drive {
-        ($io:expr, $done:expr, $fut:expr) => {{
-            let fut = $fut;
-            tokio::pin!(fut);
-            loop {
-                tokio::select! {
-                    biased;
-                    _ = $io.as_mut(), if !*$done => {
-                        // The connection ended (closed or failed); the future sees it next.
-                        *$done = true;
-                    }
-                    r = &mut fut => break Ok(r),
-                    _ = &mut timeout => break Err(Interrupt::Timeout),
-                    _ = &mut abort => break Err(Interrupt::Abort),
-                    _ = &mut cancel => break Err(Interrupt::Cancel),
-                }
-            }
-        }};
-    }
-
     // The slot's connection if it is still alive, or a new one (its set-up is part of this
     // request, as in AIPerf); once more on a fresh one when a reused connection failed
     // before any response byte (docs/faults.md, "The resend"). `start_ns` stays the first
     // attempt's: the user waited for both.
-    let mut req = Some(req);
     let mut reconnects = 0u32;
     let resp = loop {
-        let reused = connect::keep_if_alive(conn).await;
+        let reused = connect::keep_if_alive(conn);
         // The HTTP phases (docs/timing.md): reused or opened, and the set-up's span.
         let connect_start = clock.now_ns();
         if conn.is_none() {
@@ -249,18 +234,10 @@ pub(super) async fn execute(
                 }
             }
         }
-        let Conn {
-            sender,
-            io,
-            stamp,
-            done,
-            id: conn_id,
-            setup,
-            ..
-        } = conn.as_mut().expect("connected above");
+        let c = conn.as_mut().expect("connected above");
         let send_start = clock.now_ns();
         let mut evidence = ConnectionEvidence {
-            id: *conn_id,
+            id: c.id,
             reused,
             reconnects,
             connect_start_ns: (!reused).then_some(connect_start),
@@ -271,71 +248,55 @@ pub(super) async fn execute(
         if !reused {
             // The request that opened the connection carries its measured set-up (DNS,
             // TCP, TLS: docs/tls.md), which replaces the span taken around the whole set-up.
-            setup.apply_to(&mut evidence);
+            c.setup.apply_to(&mut evidence);
         }
         rec.connection = Some(evidence);
-        let read_before = stamp.reads();
-        let attempt = match req.take() {
-            Some(r) => match drive!(io, done, sender.ready()) {
-                Ok(Ok(())) => drive!(io, done, sender.send_request(r)),
-                Ok(Err(e)) => Ok(Err(e)),
-                Err(i) => Err(i),
-            },
-            None => unreachable!("one request per attempt"),
+        let read_before = c.stamp.reads();
+        let attempt = match guarded!(c.send(&wire)) {
+            Ok(Ok(())) => {
+                // The bytes are in the kernel's hands: sent (and `cancel`'s delay starts).
+                sent.store(clock.now_ns(), Ordering::Relaxed);
+                guarded!(c.response())
+            }
+            Ok(Err(e)) => Ok(Err(e)),
+            Err(i) => Err(i),
         };
         match attempt {
             Ok(Ok(r)) => break r,
             Ok(Err(e)) => {
-                *done = true;
-                let bytes_arrived = stamp.reads() != read_before;
-                if connect::resend(reused, bytes_arrived, reconnects) {
+                c.done = true;
+                let bytes_arrived = c.stamp.reads() != read_before;
+                if matches!(e, H1Error::Io(_)) && connect::resend(reused, bytes_arrived, reconnects)
+                {
                     reconnects += 1;
                     if let Some(c) = rec.connection.as_mut() {
                         c.reconnects = reconnects;
                     }
                     *conn = None;
-                    match build(request_body.clone()) {
-                        Ok(r) => {
-                            req = Some(r);
-                            continue;
-                        }
-                        Err(b) => {
-                            rec.end_ns = clock.now_ns();
-                            rec.error =
-                                Some(err(ErrorKind::Protocol, None, "RequestBuildError", b));
-                            return rec;
-                        }
-                    }
+                    continue;
                 }
                 rec.end_ns = clock.now_ns();
                 rec.error = Some(err(
                     ErrorKind::Transport,
                     None,
                     "TransportError",
-                    error_chain(&e),
+                    e.to_string(),
                 ));
                 return rec;
             }
             Err(i) => {
                 interrupted(&mut rec, i, clock, cfg.timeout);
-                *done = true;
+                c.done = true;
                 return rec;
             }
         }
     };
-    let Conn {
-        io, stamp, done, ..
-    } = conn.as_mut().expect("connected above");
-    macro_rules! driven {
-        ($fut:expr) => {
-            drive!(io, done, $fut)
-        };
-    }
+    let c = conn.as_mut().expect("connected above");
 
     let start_ns = rec.start_ns;
     // A frame takes the time of the socket read that completed it (`ReadStamp`), never
     // earlier than this request's start.
-    let stamp = stamp.clone();
+    let stamp = c.stamp.clone();
     let stamp_now = || {
         stamp
             .get()
@@ -343,24 +304,18 @@ pub(super) async fn execute(
     };
     rec.ack_ns = Some(stamp_now());
     let s = sent.load(Ordering::Relaxed);
-    if let Some(c) = rec.connection.as_mut() {
-        // `TimedBody` hands the whole body over as one frame.
-        c.chunks_sent = Some(u32::from(s > 0 && rec.request_bytes > 0));
+    if let Some(ev) = rec.connection.as_mut() {
+        // Head and body leave as one buffer: the body is one frame.
+        ev.chunks_sent = Some(u32::from(s > 0 && rec.request_bytes > 0));
     }
     if s > 0 {
         rec.sent_ns = Some(s);
         // Normally done already, in the pass that wrote the body.
         cancel.due.sent();
     }
-    let status = resp.status();
+    let status = resp.status;
     rec.status = Some(status.as_u16());
-    let is_sse = status.is_success()
-        && resp
-            .headers()
-            .get(http::header::CONTENT_TYPE)
-            .and_then(|v| v.to_str().ok())
-            .is_some_and(|v| v.trim_start().starts_with("text/event-stream"));
-    let mut body = resp.into_body();
+    let is_sse = status.is_success() && resp.event_stream;
     let mut parser = if is_sse { Some(SseParser::new()) } else { None };
     let mut think = engine.reasoning_tags.then(ThinkSplitter::default);
     let mut stream_decoder = engine.decoder.stream();
@@ -368,7 +323,7 @@ pub(super) async fn execute(
     let mut body_complete = false;
     let mut whole = Vec::new();
     loop {
-        let frame = match driven!(body.frame()) {
+        let frame = match guarded!(c.data()) {
             Ok(f) => f,
             Err(i) => {
                 interrupted(&mut rec, i, clock, cfg.timeout);
@@ -376,7 +331,7 @@ pub(super) async fn execute(
             }
         };
         let t = stamp_now();
-        match frame {
+        match frame.transpose() {
             None => {
                 // The body ended with the read that carried its last bytes: the end is that
                 // read's time, not the moment this task got to it.
@@ -390,12 +345,11 @@ pub(super) async fn execute(
                     ErrorKind::Transport,
                     None,
                     "ResponsePayloadError",
-                    format!("the response body was cut: {}", error_chain(&e)),
+                    format!("the response body was cut: {e}"),
                 ));
                 break;
             }
-            Some(Ok(f)) => {
-                let Ok(data) = f.into_data() else { continue };
+            Some(Ok(data)) => {
                 let frame_idx = rec.frames.len() as u32;
                 rec.frames.push(Frame {
                     t_ns: t,
@@ -432,7 +386,7 @@ pub(super) async fn execute(
         }
     }
     if !body_complete {
-        *done = true;
+        c.done = true;
     }
     // A stream that ended cleanly but in the middle of an event lost that event: say so.
     if let (true, None, Some(p)) = (body_complete, &rec.error, parser.as_mut())
