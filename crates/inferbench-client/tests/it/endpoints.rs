@@ -6,8 +6,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
+use inferbench_client::EngineConfig;
 use inferbench_client::engine::PreparedPayload;
-use inferbench_client::{Clock, Engine, EngineConfig, EngineEvent, StopSignal};
 use inferbench_core::plan::EndpointType;
 use inferbench_core::record::{EventKind, Record};
 use inferbench_sim::{ReasoningField, SimConfig, SimServer};
@@ -69,27 +69,7 @@ async fn run(
         body: Bytes::from(body.to_string()),
         ..Default::default()
     };
-    let engine = Engine::new(
-        cfg,
-        Clock::start(),
-        vec![payload],
-        Box::new(|| 0),
-        None,
-        StopSignal::new(),
-    );
-    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-    let outcome = tokio::time::timeout(Duration::from_secs(30), engine.run(tx))
-        .await
-        .expect("the run ends");
-    assert_eq!(outcome.records, N);
-    let mut recs = Vec::new();
-    while let Ok(ev) = rx.try_recv() {
-        if let EngineEvent::Record(r, _) = ev {
-            recs.push(*r);
-        }
-    }
-    assert_eq!(recs.len(), N as usize);
-    recs
+    crate::run_payload(cfg, payload, N).await
 }
 
 /// What one record holds, gathered from its events.

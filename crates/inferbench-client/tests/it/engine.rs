@@ -115,25 +115,7 @@ async fn request_on(
         requested_output_tokens: None,
         ..Default::default()
     };
-    let engine = Engine::new(
-        cfg,
-        Clock::start(),
-        vec![payload],
-        Box::new(|| 0),
-        None,
-        StopSignal::new(),
-    );
-    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-    let outcome = engine.run(tx).await;
-    assert_eq!(outcome.records, 1);
-    let mut recs = Vec::new();
-    while let Ok(ev) = rx.try_recv() {
-        if let EngineEvent::Record(r, _) = ev {
-            recs.push(*r);
-        }
-    }
-    assert_eq!(recs.len(), 1);
-    recs.pop().unwrap()
+    crate::run_payload(cfg, payload, 1).await.pop().unwrap()
 }
 
 #[tokio::test(flavor = "current_thread")]

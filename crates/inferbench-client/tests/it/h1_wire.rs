@@ -6,8 +6,8 @@
 use std::time::Duration;
 
 use bytes::Bytes;
+use inferbench_client::EngineConfig;
 use inferbench_client::engine::PreparedPayload;
-use inferbench_client::{Clock, Engine, EngineConfig, EngineEvent, StopSignal};
 use inferbench_core::plan::EndpointType;
 use inferbench_core::record::{EventKind, Record};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -133,25 +133,7 @@ async fn run(addr: std::net::SocketAddr, requests: u64) -> Vec<Record> {
         body: Bytes::from_static(b"{\"messages\":[],\"model\":\"m\",\"stream\":true}"),
         ..Default::default()
     };
-    let engine = Engine::new(
-        cfg,
-        Clock::start(),
-        vec![payload],
-        Box::new(|| 0),
-        None,
-        StopSignal::new(),
-    );
-    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-    let outcome = engine.run(tx).await;
-    assert_eq!(outcome.records, requests);
-    let mut recs = Vec::new();
-    while let Ok(ev) = rx.try_recv() {
-        if let EngineEvent::Record(r, _) = ev {
-            recs.push(*r);
-        }
-    }
-    recs.sort_by_key(|r| r.id);
-    recs
+    crate::run_payload(cfg, payload, requests).await
 }
 
 fn text(r: &Record) -> String {

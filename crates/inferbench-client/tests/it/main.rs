@@ -3,3 +3,36 @@ mod endpoints;
 mod engine;
 mod h1_wire;
 mod sessions;
+
+use std::time::Duration;
+
+use inferbench_client::engine::PreparedPayload;
+use inferbench_client::{Clock, Engine, EngineConfig, EngineEvent, StopSignal};
+use inferbench_core::record::Record;
+
+/// Runs `n` requests, each of `payload`, under `cfg` (within 30 s) and returns their
+/// records by id, after checking that the run made exactly `n`.
+pub async fn run_payload(cfg: EngineConfig, payload: PreparedPayload, n: u64) -> Vec<Record> {
+    let engine = Engine::new(
+        cfg,
+        Clock::start(),
+        vec![payload],
+        Box::new(|| 0),
+        None,
+        StopSignal::new(),
+    );
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let outcome = tokio::time::timeout(Duration::from_secs(30), engine.run(tx))
+        .await
+        .expect("the run ends");
+    assert_eq!(outcome.records, n);
+    let mut recs = Vec::new();
+    while let Ok(ev) = rx.try_recv() {
+        if let EngineEvent::Record(r, _) = ev {
+            recs.push(*r);
+        }
+    }
+    assert_eq!(recs.len(), n as usize);
+    recs.sort_by_key(|r| r.id);
+    recs
+}
