@@ -321,13 +321,30 @@ fn media_values(r: &Record, ctx: Ctx, latency_ns: u64, v: &mut Values) {
     }
 }
 
+/// One record metric's base-unit values: one value, or the record's list of chunk gaps.
+pub(super) enum Base {
+    One(f64),
+    List(Vec<f64>),
+}
+
+impl Base {
+    pub(super) fn as_slice(&self) -> &[f64] {
+        match self {
+            Base::One(x) => std::slice::from_ref(x),
+            Base::List(v) => v,
+        }
+    }
+}
+
 /// The record's metrics as (tag, base-unit values) pairs, in [`RECORD_METRICS`] order.
-/// `inter_chunk_latency` is the only list; every other entry has one value.
-pub(super) fn base_values(v: &Values) -> Vec<(&'static str, Vec<f64>)> {
-    let one = |x: Option<f64>| x.map(|x| vec![x]);
-    let int = |x: Option<u64>| x.map(|x| vec![x as f64]);
-    let icl = (!v.icl_ns.is_empty()).then(|| v.icl_ns.iter().map(|x| *x as f64).collect());
-    let all: [(&'static str, Option<Vec<f64>>); 27] = [
+/// `inter_chunk_latency` is the only list; every other entry has one value. One allocation
+/// for the pairs and one for the gaps: this runs for every record, on the writer's thread.
+pub(super) fn base_values(v: &Values) -> Vec<(&'static str, Base)> {
+    let one = |x: Option<f64>| x.map(Base::One);
+    let int = |x: Option<u64>| x.map(|x| Base::One(x as f64));
+    let icl =
+        (!v.icl_ns.is_empty()).then(|| Base::List(v.icl_ns.iter().map(|x| *x as f64).collect()));
+    let all: [(&'static str, Option<Base>); 27] = [
         ("request_latency", int(v.latency_ns)),
         ("time_to_first_token", int(v.ttft_ns)),
         ("time_to_second_token", int(v.ttst_ns)),
@@ -356,9 +373,9 @@ pub(super) fn base_values(v: &Values) -> Vec<(&'static str, Vec<f64>)> {
         ("audio_duration", one(v.audio_duration)),
         ("rtfx", one(v.rtfx)),
     ];
-    all.into_iter()
-        .filter_map(|(t, x)| x.map(|x| (t, x)))
-        .collect()
+    let mut out = Vec::with_capacity(all.len());
+    out.extend(all.into_iter().filter_map(|(t, x)| x.map(|x| (t, x))));
+    out
 }
 
 /// A per-record value in display units: ms for times, integers for token counts.
