@@ -56,9 +56,26 @@ pub fn run(a: &ChatArgs) -> Result<u8, Failure> {
         .filter(|k| !k.is_empty())
         .map(Secret::new);
     let user_headers = crate::cli::parse_headers(&a.header).map_err(Failure::input)?;
-    crate::cli::one_authorization(api_key.is_some(), false, &user_headers)
+    // `user:password@` in the URL goes out as Basic auth, as in `profile`; the URL used
+    // (and quoted in errors) keeps no credentials, and the Host header gets none.
+    let (given_url, url_auth) = match &a.url {
+        Some(u) => {
+            let (bare, auth) = crate::cli::split_url_credentials(u.trim());
+            (Some(bare), auth)
+        }
+        None => (None, None),
+    };
+    crate::cli::one_authorization(api_key.is_some(), url_auth.is_some(), &user_headers)
         .map_err(Failure::input)?;
-    let headers = inferbench_client::configured_headers(api_key.as_ref(), &user_headers)
+    let mut all_headers = Vec::with_capacity(user_headers.len() + 1);
+    if let Some(auth) = url_auth {
+        all_headers.push((
+            "Authorization".to_string(),
+            inferbench_core::plan::HeaderValue::Secret(Secret::new(auth)),
+        ));
+    }
+    all_headers.extend(user_headers);
+    let headers = inferbench_client::configured_headers(api_key.as_ref(), &all_headers)
         .map_err(Failure::input)?;
     let tls = crate::cli::tls_plan(&a.tls).map_err(Failure::input)?;
 
@@ -66,7 +83,7 @@ pub fn run(a: &ChatArgs) -> Result<u8, Failure> {
         Some(_) => None,
         None => Some(Simulated::start(&simulated(), &model, &tok)?),
     };
-    let url = match (&a.url, &sim) {
+    let url = match (&given_url, &sim) {
         (Some(u), _) => chat::chat_completions_url(u).map_err(Failure::input)?,
         (None, Some(s)) => chat::chat_completions_url(&s.url).map_err(Failure::run)?,
         (None, None) => unreachable!("the simulated server starts without --url"),

@@ -77,7 +77,7 @@ pub use unbuilt::UNBUILT_FLAGS;
 pub use unbuilt::{check_unbuilt, command_with_unbuilt, refusal};
 pub use values::{
     normalize_url, parse_extra_inputs, parse_headers, recorded_command_line, redacted_command_line,
-    url_and_credentials, utf8_args, without_url_credentials,
+    split_url_credentials, url_and_credentials, utf8_args, without_url_credentials,
 };
 pub use variants::{VariantCell, variant_cells};
 

@@ -238,6 +238,39 @@ fn the_server_receives_the_history_the_system_prompt_and_the_key() {
 }
 
 #[test]
+fn url_credentials_go_out_as_basic_auth_and_nowhere_else() {
+    let s = FakeServer::start(OK_REPLY);
+    let url = s.url.replace("http://", "http://alice:s3cr%40t-pw@");
+    let o = chat(&["-u", &url, "-m", "m1", "-q", "hi"], "", &[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let reqs = s.requests();
+    assert_eq!(reqs.len(), 1);
+    let head = reqs[0].0.to_ascii_lowercase();
+    // base64("alice:s3cr@t-pw"), the password percent-decoded.
+    assert!(
+        head.contains("authorization: basic ywxpy2u6cznjckb0lxb3"),
+        "{head}"
+    );
+    assert!(!head.contains("alice") && !head.contains("s3cr"), "{head}");
+    for out in [stdout(&o), stderr(&o)] {
+        assert!(!out.contains("s3cr"), "{out}");
+    }
+    // With --api-key too, two sources of one header: refused by name.
+    let o = chat(
+        &["-u", &url, "-m", "m1", "--api-key", "k", "-q", "hi"],
+        "",
+        &[],
+    );
+    assert!(!o.status.success());
+    assert!(
+        stderr(&o).contains("--url with user:password@"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!stderr(&o).contains("s3cr"), "{}", stderr(&o));
+}
+
+#[test]
 fn an_http_error_fails_the_turn_and_the_session_goes_on() {
     // Seed 0 at 50 %: the server fails its 2nd request (and every 2nd after it).
     let server = MockServer::start(&["--ttft-ms", "1", "--itl-ms", "0", "--fault", "http-500=50"]);
