@@ -77,8 +77,30 @@ print(f"report.sh: screenshot {w}x{h}, {len(colors)} distinct pixel values (samp
 if len(colors) <= 8:
     sys.exit("report.sh: the screenshot is blank")
 PY
+# The `analyze` pages of a run with a raw export: the swim-lane viewer (a static SVG) and the
+# turn-messages page (collapsible turns, filled by its script when opened) load with no
+# console error, and hold what they draw.
+"$bin" profile --streaming --request-count 20 --concurrency 4 --isl 32 --osl 8 --ui none \
+  --sim-ttft-ms 5 --sim-itl-ms 1 --export-level raw --artifact-dir "$work/raw" >/dev/null \
+  2>"$work/raw.err" || { cat "$work/raw.err"; exit 1; }
+"$bin" analyze swim-lane "$work/raw" --html >/dev/null
+"$bin" analyze turn-messages "$work/raw" >/dev/null
+for page in swim_lane:'<svg' turn_messages:'<details class="turn"'; do
+  name=${page%%:*}
+  marker=${page#*:}
+  timeout 120 "${chrome[@]}" --dump-dom "file://$(pwd)/$work/raw/$name.html" \
+    >"$work/$name.dom" 2>"$work/$name.err"
+  if grep -E 'CONSOLE|Uncaught' "$work/$name.err"; then
+    echo "report.sh: $name.html logged console messages (above)"
+    status=1
+  fi
+  if ! grep -q "$marker" "$work/$name.dom"; then
+    echo "report.sh: $name.html has no $marker in its DOM"
+    status=1
+  fi
+done
 if [ "$status" -ne 0 ]; then
   echo "report.sh: FAILED"
   exit 1
 fi
-echo "report.sh: the report loads headless with no console error and renders ($(( $(date +%s) - start )) s)"
+echo "report.sh: the report and the analyze pages load headless with no console error and render ($(( $(date +%s) - start )) s)"
