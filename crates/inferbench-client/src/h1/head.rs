@@ -143,8 +143,14 @@ pub fn parse_response(buf: &mut BytesMut) -> Result<Option<ResponseHead>, HeadEr
                 (None, None) => Framing::Close,
             }
         };
-        let keep_alive =
-            framing != Framing::Close && code != 101 && !close && (http11 || keep_alive_token);
+        // Both a coding and a length: the coding wins, and the connection is not reused
+        // (RFC 9112 §6.1: such a message may be an attempt at request smuggling).
+        let both = chunked.is_some() && length.is_some();
+        let keep_alive = framing != Framing::Close
+            && code != 101
+            && !close
+            && !both
+            && (http11 || keep_alive_token);
         return Ok(Some(ResponseHead {
             status,
             event_stream,
@@ -228,6 +234,7 @@ Transfer-Encoding: chunked\r\n\r\ndata",
         .unwrap()
         .unwrap();
         assert_eq!(h.framing, Framing::Chunked, "chunked wins over a length");
+        assert!(!h.keep_alive, "and the connection is closed after it");
         let h = parse(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip\r\n\r\n")
             .unwrap()
             .unwrap();
