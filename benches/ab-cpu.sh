@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Benchmark (not a test): the client's CPU per request of two builds, scenario 1 only (issue
+# 13: 32 in / 16 out, streamed, concurrency 64, against the one-thread `mock-server --fast
+# --workers 1` pinned to the last CPU). Each round runs A then B at 20,000 requests and at
+# 200 (the start-up); the medians give the CPU a request over the whole process and at the
+# margin, (median CPU at 20,000 − median CPU at 200) / 19,800. `/usr/bin/time` user + sys.
+# Usage: benches/ab-cpu.sh BIN_A BIN_B [ROUNDS]   (the mock-server is BIN_A's)
+set -euo pipefail
+A=$1
+B=$2
+ROUNDS=${3:-6}
+WORK=$(mktemp -d)
+trap 'kill $(cat "$WORK"/*.pid 2>/dev/null) 2>/dev/null || true; rm -rf "$WORK"' EXIT
+PIN=()
+if command -v taskset >/dev/null && [ "$(nproc)" -gt 1 ]; then PIN=(taskset -c "$(($(nproc) - 1))"); fi
+"${PIN[@]}" "$A" mock-server --port 0 --host 127.0.0.1 --workers 1 --fast >/dev/null 2>"$WORK/srv.err" &
+echo $! >"$WORK/srv.pid"
+for _ in $(seq 100); do
+    grep -q "listening on" "$WORK/srv.err" 2>/dev/null && break
+    sleep 0.1
+done
+URL=$(grep -o 'http://[0-9.:]*' "$WORK/srv.err" | head -1)
+run() { # run SIDE N ROUND: one run, its "user sys" appended to WORK/SIDE-N
+    local bin=${!1}
+    /usr/bin/time -f "%U %S" -o "$WORK/t" "$bin" profile -m mock-model --endpoint-type chat \
+        --streaming --isl 32 --osl 16 --extra-inputs ignore_eos:true --random-seed 1 --ui none \
+        -u "$URL" --concurrency 64 --request-count "$2" --artifact-dir "$WORK/run-$1-$2-$3" \
+        >/dev/null 2>&1
+    cat "$WORK/t" >>"$WORK/$1-$2"
+    rm -rf "$WORK/run-$1-$2-$3"
+}
+for r in $(seq "$ROUNDS"); do
+    for side in A B; do
+        run "$side" 20000 "$r"
+        run "$side" 200 "$r"
+    done
+done
+python3 - "$WORK" <<'PY'
+import statistics, sys
+w = sys.argv[1]
+def cpu(side, n):
+    return [sum(map(float, l.split())) for l in open(f"{w}/{side}-{n}") if l.strip()]
+for side in "AB":
+    big, small = cpu(side, 20000), cpu(side, 200)
+    whole = [c / 20000 * 1e6 for c in big]
+    margin = (statistics.median(big) - statistics.median(small)) / 19800 * 1e6
+    print(f"{side}: CPU a request over the process " + ", ".join(f"{x:.1f}" for x in whole)
+          + f" µs (median {statistics.median(whole):.1f}); start-up median "
+          f"{statistics.median(small):.3f} s; at the margin {margin:.1f} µs")
+PY
