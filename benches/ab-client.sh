@@ -10,24 +10,8 @@ set -euo pipefail
 A=$1
 B=$2
 ROUNDS=${3:-3}
-WORK=$(mktemp -d)
-# The servers start inside command substitutions (not jobs of this shell): their pids go to
-# a file, and the exit trap stops them.
-trap 'kill $(cat "$WORK"/*.pid 2>/dev/null) 2>/dev/null || true; rm -rf "$WORK"' EXIT
-
-start() { # start LOG ARGS... : a mock-server; prints its URL
-    local log=$1
-    shift
-    "$@" >/dev/null 2>"$log" &
-    echo $! >"$log.pid"
-    for _ in $(seq 100); do
-        grep -q "listening on" "$log" 2>/dev/null && break
-        sleep 0.1
-    done
-    grep -o 'http://[0-9.:]*' "$log" | head -1
-}
-PIN=()
-if command -v taskset >/dev/null && [ "$(nproc)" -gt 1 ]; then PIN=(taskset -c "$(($(nproc) - 1))"); fi
+# shellcheck source=benches/servers.sh
+source "$(dirname "$0")/servers.sh"
 ONE=$(start "$WORK/one.err" "${PIN[@]}" "$A" mock-server --port 0 --host 127.0.0.1 --workers 1 --fast)
 FAST=$(start "$WORK/fast.err" "$A" mock-server --port 0 --host 127.0.0.1 --fast)
 ACC=$(start "$WORK/acc.err" "${PIN[@]}" "$A" mock-server --port 0 --host 127.0.0.1 --workers 1 \

@@ -9,17 +9,9 @@ set -euo pipefail
 A=$1
 B=$2
 ROUNDS=${3:-6}
-WORK=$(mktemp -d)
-trap 'kill $(cat "$WORK"/*.pid 2>/dev/null) 2>/dev/null || true; rm -rf "$WORK"' EXIT
-PIN=()
-if command -v taskset >/dev/null && [ "$(nproc)" -gt 1 ]; then PIN=(taskset -c "$(($(nproc) - 1))"); fi
-"${PIN[@]}" "$A" mock-server --port 0 --host 127.0.0.1 --workers 1 --fast >/dev/null 2>"$WORK/srv.err" &
-echo $! >"$WORK/srv.pid"
-for _ in $(seq 100); do
-    grep -q "listening on" "$WORK/srv.err" 2>/dev/null && break
-    sleep 0.1
-done
-URL=$(grep -o 'http://[0-9.:]*' "$WORK/srv.err" | head -1)
+# shellcheck source=benches/servers.sh
+source "$(dirname "$0")/servers.sh"
+URL=$(start "$WORK/srv.err" "${PIN[@]}" "$A" mock-server --port 0 --host 127.0.0.1 --workers 1 --fast)
 run() { # run SIDE N ROUND: one run, its "user sys" appended to WORK/SIDE-N
     local bin=${!1}
     /usr/bin/time -f "%U %S" -o "$WORK/t" "$bin" profile -m mock-model --endpoint-type chat \

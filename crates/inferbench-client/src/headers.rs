@@ -129,6 +129,15 @@ pub(crate) struct WireHeader<'a> {
     pub wire_value: Option<&'a HeaderValue>,
 }
 
+impl<'a> WireHeader<'a> {
+    /// The value as it goes on the wire: the configured one (checked when configured), or
+    /// the engine's own (constants and UUIDs, valid by construction).
+    pub(crate) fn wire_bytes(&self) -> &'a [u8] {
+        self.wire_value
+            .map_or(self.value.as_bytes(), HeaderValue::as_bytes)
+    }
+}
+
 /// The headers of one request in wire order, after `Host` (which the transport adds from the
 /// URI): `Content-Type`, `User-Agent`, `X-Request-ID`, `X-Correlation-ID`, `Accept` when
 /// streaming, then the configured ones. A configured header whose name is already there

@@ -396,13 +396,17 @@ pub async fn connect_registered(
     clock: Clock,
     probes: ConnProbes<'_>,
 ) -> Result<Conn, String> {
-    let at = format!("{}:{}", target.host, target.port);
     let s = open_stream(target, clock, probes).await?;
     let io = TokioIo::new(s.stream);
     let (sender, conn) = hyper::client::conn::http1::Builder::new()
         .handshake(io)
         .await
-        .map_err(|e| format!("HTTP/1.1 handshake with {at}: {e}"))?;
+        .map_err(|e| {
+            format!(
+                "HTTP/1.1 handshake with {}:{}: {e}",
+                target.host, target.port
+            )
+        })?;
     Ok(Conn {
         sender,
         io: Box::pin(conn),

@@ -24,7 +24,7 @@ pub(super) fn keep_if_alive(conn: &mut Option<H1Conn>) -> bool {
     let Some(c) = conn.as_mut() else {
         return false;
     };
-    let alive = c.is_clean() && socket_idle(c.fd);
+    let alive = !c.done && socket_idle(c.fd);
     if !alive {
         // Dropping it closes the socket.
         *conn = None;

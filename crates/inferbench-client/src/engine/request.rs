@@ -8,7 +8,7 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use bytes::Bytes;
-use http::header::HeaderValue;
+use http::header::HOST;
 use inferbench_core::record::{
     ConnectionEvidence, ErrorKind, Event, Frame, PhaseOpt, Record, RecordError, TokenCounts,
 };
@@ -22,7 +22,7 @@ use super::stream::{append, on_body, on_message};
 use super::tokens::count_tokens;
 use crate::clock::Clock;
 use crate::h1::{H1Conn, H1Error, head};
-use crate::headers::wire_headers;
+use crate::headers::{WireHeader, wire_headers};
 use crate::resources::DueGuard;
 use crate::sse::{SseMessage, SseParser};
 use crate::think::ThinkSplitter;
@@ -129,48 +129,27 @@ pub(super) async fn execute(
     let sent = Arc::new(AtomicU64::new(0));
     // Origin-form target and an explicit Host header, then the request's headers in wire
     // order (the raw export lists them from the same function); a configured `Host`
-    // replaces the transport's in place. Head and body go out as one buffer.
+    // replaces the transport's in place. Head and body go out as one buffer, written
+    // straight from the headers' values (a configured one was checked when configured).
     let wire = {
-        let mut headers = vec![(http::header::HOST, target.host_header.clone())];
-        let mut bad = None;
-        for h in wire_headers(&cfg.headers, &request_id, &correlation_id, cfg.streaming) {
-            let value = match h.wire_value {
-                Some(v) => v.clone(),
-                None => match HeaderValue::from_str(h.value) {
-                    Ok(v) => v,
-                    Err(e) => {
-                        bad = Some(e.to_string());
-                        break;
-                    }
-                },
-            };
-            match headers.iter_mut().find(|(n, _)| *n == h.wire_name) {
-                Some(slot) => slot.1 = value,
-                None => headers.push((h.wire_name, value)),
-            }
-        }
-        match bad {
-            None => Ok(head::request(
-                "POST",
-                &target.path_str,
-                &headers,
-                &request_body,
-            )),
-            Some(e) => Err(e),
-        }
+        let headers = wire_headers(&cfg.headers, &request_id, &correlation_id, cfg.streaming);
+        let host = headers
+            .iter()
+            .find(|h| h.wire_name == HOST)
+            .map_or(target.host_header.as_bytes(), WireHeader::wire_bytes);
+        head::request(
+            "POST",
+            &target.path_str,
+            host,
+            headers
+                .iter()
+                .filter(|h| h.wire_name != HOST)
+                .map(|h| (&h.wire_name, h.wire_bytes())),
+            &request_body,
+        )
     };
     rec.request_id = request_id;
     rec.correlation_id = correlation_id;
-    let wire = match wire {
-        Ok(w) => w,
-        Err(e) => {
-            let now = clock.now_ns();
-            rec.start_ns = now;
-            rec.end_ns = now;
-            rec.error = Some(err(ErrorKind::Protocol, None, "RequestBuildError", e));
-            return rec;
-        }
-    };
 
     // A place among the requests waiting for their first token, before the request starts.
     let mut prefill_permit = match &state.prefill {

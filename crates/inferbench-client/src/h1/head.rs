@@ -1,8 +1,10 @@
 //! An HTTP/1.1 request head as written, and a response head as read (RFC 9112): status,
 //! the body's framing, whether the connection stays open, and the content type.
 
+use std::io::Write;
+
 use bytes::{Buf, BytesMut};
-use http::{HeaderName, HeaderValue, StatusCode};
+use http::{HeaderName, StatusCode};
 
 use super::body::Framing;
 
@@ -11,20 +13,24 @@ pub const MAX_HEAD: usize = 64 * 1024;
 /// The most header fields a response head may have.
 const MAX_HEADERS: usize = 128;
 
-/// `POST {target} HTTP/1.1`, then `host`, the headers in order (a configured `Host` replaced
-/// the transport's in place before this is called) and `content-length`, then the body: one
-/// buffer, so that a small request leaves in one write (one TLS record).
-pub fn request(
+/// `{method} {target} HTTP/1.1`, then `host`, the headers in order and `content-length`,
+/// then the body: one buffer, so that a small request leaves in one write (one TLS record).
+/// The values are valid header values (the caller's are checked when configured; the
+/// engine's own are constants and UUIDs).
+pub fn request<'a>(
     method: &str,
     target: &str,
-    headers: &[(HeaderName, HeaderValue)],
+    host: &[u8],
+    headers: impl IntoIterator<Item = (&'a HeaderName, &'a [u8])>,
     body: &[u8],
 ) -> Vec<u8> {
-    let mut w = Vec::with_capacity(64 + target.len() + 48 * headers.len() + body.len());
+    let mut w = Vec::with_capacity(512 + target.len() + body.len());
     w.extend_from_slice(method.as_bytes());
     w.push(b' ');
     w.extend_from_slice(target.as_bytes());
-    w.extend_from_slice(b" HTTP/1.1\r\n");
+    w.extend_from_slice(b" HTTP/1.1\r\nhost: ");
+    w.extend_from_slice(host);
+    w.extend_from_slice(b"\r\n");
     for (name, value) in headers {
         // Ours is the only framing: a configured length or coding would contradict it.
         if name == http::header::CONTENT_LENGTH || name == http::header::TRANSFER_ENCODING {
@@ -32,13 +38,12 @@ pub fn request(
         }
         w.extend_from_slice(name.as_str().as_bytes());
         w.extend_from_slice(b": ");
-        w.extend_from_slice(value.as_bytes());
+        w.extend_from_slice(value);
         w.extend_from_slice(b"\r\n");
     }
     if method != "GET" || !body.is_empty() {
-        w.extend_from_slice(b"content-length: ");
-        w.extend_from_slice(body.len().to_string().as_bytes());
-        w.extend_from_slice(b"\r\n");
+        // Formatted into the buffer: no string per request.
+        let _ = write!(w, "content-length: {}\r\n", body.len());
     }
     w.extend_from_slice(b"\r\n");
     w.extend_from_slice(body);
@@ -172,28 +177,24 @@ mod tests {
     #[test]
     fn request_head_by_hand() {
         let h = [
-            (
-                http::header::HOST,
-                HeaderValue::from_static("127.0.0.1:8000"),
-            ),
-            (
-                http::header::CONTENT_TYPE,
-                HeaderValue::from_static("application/json"),
-            ),
-            (
-                http::header::CONTENT_LENGTH,
-                HeaderValue::from_static("999"),
-            ),
+            (http::header::CONTENT_TYPE, &b"application/json"[..]),
+            (http::header::CONTENT_LENGTH, &b"999"[..]),
         ];
-        let w = request("POST", "/v1/chat/completions?x=1", &h, b"{}");
+        let w = request(
+            "POST",
+            "/v1/chat/completions?x=1",
+            b"127.0.0.1:8000",
+            h.iter().map(|(n, v)| (n, *v)),
+            b"{}",
+        );
         assert_eq!(
             w,
             b"POST /v1/chat/completions?x=1 HTTP/1.1\r\nhost: 127.0.0.1:8000\r\n\
 content-type: application/json\r\ncontent-length: 2\r\n\r\n{}"
         );
         assert_eq!(
-            request("GET", "/m", &h[..1], b""),
-            b"GET /m HTTP/1.1\r\nhost: 127.0.0.1:8000\r\n\r\n"
+            request("GET", "/m", b"h", [], b""),
+            b"GET /m HTTP/1.1\r\nhost: h\r\n\r\n"
         );
     }
 

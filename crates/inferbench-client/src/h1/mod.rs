@@ -45,7 +45,8 @@ pub struct H1Conn {
     body: BodyDecoder,
     pub stamp: ReadStamp,
     /// The connection cannot carry another request: it ended, failed, was told to close,
-    /// or holds an unfinished response.
+    /// or holds an unfinished response. Set when a request is sent; cleared only when its
+    /// response ended with nothing after it on a connection the response kept open.
     pub done: bool,
     /// Name resolution, TCP connect and TLS handshake times.
     pub setup: ConnectionSetup,
@@ -69,11 +70,6 @@ impl H1Conn {
             id: 0,
             keep_alive: true,
         }
-    }
-
-    /// Nothing is buffered: the previous response was read to its end and no byte followed.
-    pub fn is_clean(&self) -> bool {
-        !self.done && self.buf.is_empty() && self.body.is_done()
     }
 
     /// Writes a whole request (head and body, from [`head::request`]).

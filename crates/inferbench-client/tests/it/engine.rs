@@ -257,6 +257,30 @@ async fn the_request_carries_our_headers_and_the_users_replace_ours() {
 }
 
 #[tokio::test(flavor = "current_thread")]
+async fn a_configured_host_replaces_ours_in_place_and_a_configured_length_is_dropped() {
+    let (addr, seen) =
+        scripted_server_seeing(vec!["data: [DONE]\n\n".into()], Duration::from_millis(5)).await;
+    let headers = vec![
+        ConfiguredHeader::new("Host", "model.example.test", false).unwrap(),
+        ConfiguredHeader::new("Content-Length", "999", false).unwrap(),
+    ];
+    let r = one_request_with(addr, headers).await;
+    assert!(r.error.is_none(), "{:?}", r.error);
+    let head = seen.await.unwrap().to_ascii_lowercase();
+    // Right after the request line, once; our own address nowhere.
+    assert!(
+        head.starts_with("post /v1/chat/completions http/1.1\r\nhost: model.example.test\r\n"),
+        "{head}"
+    );
+    assert_eq!(head.matches("host:").count(), 1, "{head}");
+    assert!(!head.contains(&addr.to_string()), "{head}");
+    // The body's own length, once.
+    let body = "{\"messages\":[],\"model\":\"m\",\"stream\":true}";
+    assert_eq!(head.matches("content-length:").count(), 1, "{head}");
+    assert!(head.contains(&format!("content-length: {}\r\n", body.len())));
+}
+
+#[tokio::test(flavor = "current_thread")]
 async fn a_fixed_schedule_plans_each_request_at_its_offset() {
     use inferbench_client::engine::{LoadMode, PhaseSpec};
     use inferbench_core::record::Phase;
