@@ -172,12 +172,6 @@ impl Curve {
 /// events); small in the unit tests, so that the oracle comparison crosses many buckets.
 const BUCKET_EVENTS: usize = if cfg!(test) { 16 } else { 1 << 21 };
 
-/// AIPerf's event order: by instant; at an equal instant removals (δ ≤ 0) before additions;
-/// otherwise list order (stable).
-fn sort_events(ev: &mut [(f64, f64)]) {
-    ev.sort_by(|a, b| a.0.total_cmp(&b.0).then((a.1 > 0.0).cmp(&(b.1 > 0.0))));
-}
-
 /// Snaps +r/−r cancellation residue to exact 0, relative to the largest running value `m`.
 fn snap(p: &mut [(f64, f64)], m: f64) {
     if m > 0.0 {
@@ -239,7 +233,7 @@ fn piece_stats(pieces: &mut [(f64, f64)], total: f64) -> [f64; 8] {
     // share reaches q; no interpolation. The cumulative sums are those of a left-to-right
     // running sum in value order (the last is the denominator), found in one pass since
     // they never decrease and the q ascend.
-    pieces.sort_by(|a, b| a.0.total_cmp(&b.0));
+    sort_pieces(pieces);
     let last = pieces.iter().fold(0.0, |acc, p| acc + p.1);
     let qs = [0.50, 0.90, 0.95, 0.99];
     let mut out = [pieces[n - 1].0; 4];
@@ -769,7 +763,10 @@ fn icl_tokens_events<'a, R: Rows + ?Sized>(src: &'a R) -> impl Iterator<Item = (
         .chain(exits(src, in_hset))
 }
 
+mod radix;
 mod rows;
+
+use radix::{sort_events, sort_pieces};
 
 pub use rows::CompactSweep;
 use rows::{ColumnRows, PooledRows, Row, Rows};
