@@ -30,6 +30,7 @@
 //! events) decode to an empty [`Decoded`], never to an error.
 
 mod common;
+mod fast;
 mod media;
 mod messages;
 mod other;
@@ -338,6 +339,14 @@ enum Shape {
 }
 
 fn decode(data: &str, shape: Shape) -> Result<Decoded, DecodeError> {
+    match fast::wire(data) {
+        Some(wire) => from_wire(data, wire, shape),
+        None => decode_serde(data, shape),
+    }
+}
+
+/// `decode` without the fast path (the fast path's tests compare against it).
+fn decode_serde(data: &str, shape: Shape) -> Result<Decoded, DecodeError> {
     let wire: Wire<'_> = match serde_json::from_str(data) {
         Ok(w) => w,
         // Slow path only on failure: tell "not JSON" from "JSON of another shape".
@@ -353,6 +362,10 @@ fn decode(data: &str, shape: Shape) -> Result<Decoded, DecodeError> {
             });
         }
     };
+    from_wire(data, wire, shape)
+}
+
+fn from_wire(data: &str, wire: Wire<'_>, shape: Shape) -> Result<Decoded, DecodeError> {
     let error = error_message(&wire);
     if wire.choices.is_none() && wire.usage.is_none() && error.is_none() {
         return Err(DecodeError::NotOpenAi {
@@ -569,3 +582,6 @@ mod tests;
 
 #[cfg(test)]
 mod decoder_tests;
+
+#[cfg(test)]
+mod fast_tests;

@@ -4,18 +4,18 @@ use super::*;
 use serde_json::json;
 
 // Literal `value` strings from /work/shared/fixtures/*/aiperf/profile_export_raw.jsonl.
-const S1_FIRST: &str = r#"{"id":"chatcmpl-mock","object":"chat.completion.chunk","created":0,"model":"mock-model","choices":[{"index":0,"delta":{"role":"assistant","content":" the"},"finish_reason":null}]}"#;
+pub(super) const S1_FIRST: &str = r#"{"id":"chatcmpl-mock","object":"chat.completion.chunk","created":0,"model":"mock-model","choices":[{"index":0,"delta":{"role":"assistant","content":" the"},"finish_reason":null}]}"#;
 const S1_LAST: &str = r#"{"id":"chatcmpl-mock","object":"chat.completion.chunk","created":0,"model":"mock-model","choices":[{"index":0,"delta":{"content":" that"},"finish_reason":"length"}]}"#;
-const S1_USAGE: &str = r#"{"id":"chatcmpl-mock","object":"chat.completion.chunk","created":0,"model":"mock-model","choices":[],"usage":{"prompt_tokens":23,"completion_tokens":16,"total_tokens":39}}"#;
+pub(super) const S1_USAGE: &str = r#"{"id":"chatcmpl-mock","object":"chat.completion.chunk","created":0,"model":"mock-model","choices":[],"usage":{"prompt_tokens":23,"completion_tokens":16,"total_tokens":39}}"#;
 const S2_ROLE: &str = r#"{"id":"chatcmpl-mock","object":"chat.completion.chunk","created":0,"model":"mock-model","choices":[{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":null}]}"#;
-const S2_REASONING: &str = r#"{"id":"chatcmpl-mock","object":"chat.completion.chunk","created":0,"model":"mock-model","choices":[{"index":0,"delta":{"reasoning_content":" the"},"finish_reason":null}]}"#;
+pub(super) const S2_REASONING: &str = r#"{"id":"chatcmpl-mock","object":"chat.completion.chunk","created":0,"model":"mock-model","choices":[{"index":0,"delta":{"reasoning_content":" the"},"finish_reason":null}]}"#;
 const S2_USAGE: &str = r#"{"id":"chatcmpl-mock","object":"chat.completion.chunk","created":0,"model":"mock-model","choices":[],"usage":{"prompt_tokens":23,"completion_tokens":16,"total_tokens":39,"completion_tokens_details":{"reasoning_tokens":8}}}"#;
 const S3_MULTI: &str = r#"{"id":"chatcmpl-mock","object":"chat.completion.chunk","created":0,"model":"mock-model","choices":[{"index":0,"delta":{"content":" and to of"},"finish_reason":null}]}"#;
-const S4_TEXT: &str = r#"{"id":"cmpl-mock","object":"text_completion","created":0,"model":"mock-model","choices":[{"index":0,"text":" the","logprobs":null,"finish_reason":null}]}"#;
+pub(super) const S4_TEXT: &str = r#"{"id":"cmpl-mock","object":"text_completion","created":0,"model":"mock-model","choices":[{"index":0,"text":" the","logprobs":null,"finish_reason":null}]}"#;
 const S4_LAST: &str = r#"{"id":"cmpl-mock","object":"text_completion","created":0,"model":"mock-model","choices":[{"index":0,"text":" that","logprobs":null,"finish_reason":"length"}]}"#;
 const S4_USAGE: &str = r#"{"id":"cmpl-mock","object":"text_completion","created":0,"model":"mock-model","choices":[],"usage":{"prompt_tokens":23,"completion_tokens":16,"total_tokens":39}}"#;
-const S5_BODY: &str = r#"{"id":"chatcmpl-mock","object":"chat.completion","created":0,"model":"mock-model","choices":[{"index":0,"message":{"role":"assistant","content":" the and to of you my a that the and to of you my a that"},"finish_reason":"length"}],"usage":{"prompt_tokens":23,"completion_tokens":16,"total_tokens":39}}"#;
-const S6_ERROR: &str = r#"{"error":{"message":"mockllm: injected internal error","type":"InternalServerError","param":null,"code":500}}"#;
+pub(super) const S5_BODY: &str = r#"{"id":"chatcmpl-mock","object":"chat.completion","created":0,"model":"mock-model","choices":[{"index":0,"message":{"role":"assistant","content":" the and to of you my a that the and to of you my a that"},"finish_reason":"length"}],"usage":{"prompt_tokens":23,"completion_tokens":16,"total_tokens":39}}"#;
+pub(super) const S6_ERROR: &str = r#"{"error":{"message":"mockllm: injected internal error","type":"InternalServerError","param":null,"code":500}}"#;
 
 fn text(s: &str) -> Option<String> {
     Some(s.to_owned())
