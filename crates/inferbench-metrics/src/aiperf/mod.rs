@@ -16,7 +16,7 @@ mod slo;
 mod table;
 pub mod timeslice;
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 
 use inferbench_core::summary::{
     ErrorGroup, MetricResult, MetricValue, RecordMetric, RecordMetricValue, Summary,
@@ -46,7 +46,7 @@ const NS_TO_S: f64 = 1e-9;
 /// (header, unit) of a tag of this set.
 pub fn describe(tag: &str) -> Option<(&'static str, &'static str)> {
     // Looked up for every metric of every record: a map, not a scan of the table.
-    static BY_TAG: std::sync::OnceLock<HashMap<&'static str, (&'static str, &'static str)>> =
+    static BY_TAG: std::sync::OnceLock<FxHashMap<&'static str, (&'static str, &'static str)>> =
         std::sync::OnceLock::new();
     BY_TAG
         .get_or_init(|| METRICS.iter().map(|(t, h, u)| (*t, (*h, *u))).collect())
@@ -73,7 +73,7 @@ pub struct Accumulator {
     anchor: u64,
     /// Base-unit values per tag, in record order (the order matters for pairwise sums),
     /// compactly encoded (`Column`: most are integers).
-    pooled: HashMap<&'static str, Column>,
+    pooled: FxHashMap<&'static str, Column>,
     errors: Vec<(ErrorKey, u64)>,
     n_valid: u64,
     n_errors: u64,
@@ -99,7 +99,7 @@ impl Accumulator {
         Accumulator {
             ctx: Ctx::of(h),
             anchor: h.anchor_unix_ns,
-            pooled: HashMap::new(),
+            pooled: FxHashMap::default(),
             errors: Vec::new(),
             n_valid: 0,
             n_errors: 0,
