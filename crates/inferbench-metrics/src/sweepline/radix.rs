@@ -2,13 +2,22 @@
 //!
 //! A streaming run's curves hold an event per chunk, so these sorts were the largest part of
 //! the end-of-run statistics. A stable LSD radix sort gives exactly the order of the stable
-//! comparison sort it replaces: the same keys, ties kept in list order. Below
-//! [`SMALL`] elements the comparison sort is used, which is the same order again.
+//! comparison sort it replaces: the same keys, ties kept in list order. Below [`SMALL`] and
+//! above [`LARGE`] elements the comparison sort is used, which is the same order again.
 
 use std::cmp::Ordering;
 
 /// Below this many elements a comparison sort is cheaper than 2 KiB of digit counts.
 const SMALL: usize = 256;
+
+/// Above this many elements (16 MiB) the radix sort's scratch, the whole list again, would
+/// raise the end-of-run memory peak of a long run (the decode curve's pieces: 16 bytes a
+/// chunk); the stable comparison sort's scratch is half the list.
+const LARGE: usize = 1 << 20;
+
+fn by_comparison(n: usize) -> bool {
+    !(SMALL..=LARGE).contains(&n)
+}
 
 /// `f64::total_cmp`'s order as an unsigned integer order: negative values have all bits
 /// flipped (more negative sorts lower), the rest get the sign bit set.
@@ -20,7 +29,7 @@ fn total_order_bits(x: f64) -> u64 {
 /// Sorts (instant, δ) events as AIPerf's sweep does: by instant (`total_cmp`), removals
 /// (δ ≤ 0, NaN included) before additions at an equal instant, otherwise list order.
 pub(super) fn sort_events(ev: &mut [(f64, f64)]) {
-    if ev.len() < SMALL {
+    if by_comparison(ev.len()) {
         ev.sort_by(compare_events);
         return;
     }
@@ -44,7 +53,7 @@ pub(super) fn sort_events(ev: &mut [(f64, f64)]) {
 
 /// Sorts (value, duration) pieces by value (`total_cmp`), ties in list order.
 pub(super) fn sort_pieces(p: &mut [(f64, f64)]) {
-    if p.len() < SMALL {
+    if by_comparison(p.len()) {
         p.sort_by(|a, b| a.0.total_cmp(&b.0));
         return;
     }
