@@ -237,6 +237,13 @@ pub(super) async fn execute(
                 sent.store(clock.now_ns(), Ordering::Relaxed);
                 guarded!(c.response())
             }
+            // An answer sent before the server stopped reading the body is the result;
+            // without one the send's error stands (and may be resent, below).
+            Ok(Err(H1Error::Send(e))) => match guarded!(c.early_response()) {
+                Ok(Some(r)) => Ok(Ok(r)),
+                Ok(None) => Ok(Err(H1Error::Io(e))),
+                Err(i) => Err(i),
+            },
             Ok(Err(e)) => Ok(Err(e)),
             Err(i) => Err(i),
         };

@@ -21,6 +21,11 @@ use head::ResponseHead;
 /// Bytes asked of each socket read: enough for many frames when they queued up.
 const READ_CHUNK: usize = 16 * 1024;
 
+/// How long a failed send waits for an answer the peer may have sent before it stopped
+/// reading. A peer that closed without one gives EOF or a reset at once, so this bounds
+/// only a connection that failed some other way.
+const EARLY_RESPONSE_WAIT: std::time::Duration = std::time::Duration::from_millis(100);
+
 /// Why an exchange failed.
 #[derive(Debug)]
 pub enum H1Error {
@@ -28,12 +33,15 @@ pub enum H1Error {
     Io(String),
     /// The peer broke HTTP/1.1 framing.
     Protocol(String),
+    /// The request could not be written whole (the peer closed or reset the connection);
+    /// an answer it sent first may still be readable ([`H1Conn::early_response`]).
+    Send(String),
 }
 
 impl std::fmt::Display for H1Error {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            H1Error::Io(s) | H1Error::Protocol(s) => f.write_str(s),
+            H1Error::Io(s) | H1Error::Protocol(s) | H1Error::Send(s) => f.write_str(s),
         }
     }
 }
@@ -80,7 +88,18 @@ impl H1Conn {
             self.io.flush().await
         };
         w.await
-            .map_err(|e| H1Error::Io(format!("cannot send the request: {e}")))
+            .map_err(|e| H1Error::Send(format!("cannot send the request: {e}")))
+    }
+
+    /// After a failed send: the response head the peer sent before it stopped reading, if
+    /// one is readable within [`EARLY_RESPONSE_WAIT`]. A server or proxy may answer a body it
+    /// will not take (413, a size limit) and close: the answer is in the receive buffer,
+    /// ahead of the close, and it is the request's result, as hyper reported it. The
+    /// connection is not reused either way.
+    pub async fn early_response(&mut self) -> Option<ResponseHead> {
+        let head = tokio::time::timeout(EARLY_RESPONSE_WAIT, self.response()).await;
+        self.keep_alive = false;
+        head.ok()?.ok()
     }
 
     /// One socket read into the buffer; 0 at EOF.

@@ -109,8 +109,9 @@ async fn server() -> (std::net::SocketAddr, tokio::task::JoinHandle<usize>) {
     (addr, h)
 }
 
-async fn run(addr: std::net::SocketAddr, requests: u64) -> Vec<Record> {
-    let cfg = EngineConfig {
+/// `requests` streamed chat requests at concurrency 1 to the server at `addr`.
+fn config(addr: std::net::SocketAddr, requests: u64) -> EngineConfig {
+    EngineConfig {
         uri: format!("http://{addr}/v1/chat/completions")
             .parse()
             .unwrap(),
@@ -127,7 +128,11 @@ async fn run(addr: std::net::SocketAddr, requests: u64) -> Vec<Record> {
             &inferbench_core::endpoint_plan::EndpointPlan::default(),
         )
         .unwrap(),
-    };
+    }
+}
+
+async fn run(addr: std::net::SocketAddr, requests: u64) -> Vec<Record> {
+    let cfg = config(addr, requests);
     let payload = PreparedPayload {
         conversation_id: "session_000000".into(),
         body: Bytes::from_static(b"{\"messages\":[],\"model\":\"m\",\"stream\":true}"),
@@ -179,4 +184,48 @@ async fn framings_interim_responses_and_connection_close() {
         })
         .collect();
     assert_eq!(conn, vec![(0, false), (0, true), (1, false)]);
+}
+
+/// A server that answers before it has read the body and closes (a proxy's 413 for a body
+/// over its limit): the record carries that answer, as hyper reported it, not the write's
+/// broken pipe. The body is far larger than the socket buffers, so the write does fail.
+#[tokio::test(flavor = "current_thread")]
+async fn an_answer_before_the_body_is_read_is_the_result() {
+    let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = l.local_addr().unwrap();
+    let server = tokio::spawn(async move {
+        let (mut s, _) = l.accept().await.unwrap();
+        let mut buf = vec![0u8; 64 * 1024];
+        let mut got = Vec::new();
+        while !got.windows(4).any(|w| w == b"\r\n\r\n") {
+            let n = s.read(&mut buf).await.unwrap();
+            assert!(n > 0, "the head arrives");
+            got.extend_from_slice(&buf[..n]);
+        }
+        let body = "{\"error\":{\"message\":\"request body too large\"}}";
+        let answer = format!(
+            "HTTP/1.1 413 Payload Too Large\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+            body.len()
+        );
+        s.write_all(answer.as_bytes()).await.unwrap();
+        // Closing with the body unread resets the connection: the client's write fails.
+        drop(s);
+    });
+    let cfg = config(addr, 1);
+    let prompt = "x".repeat(64 << 20);
+    let payload = PreparedPayload {
+        conversation_id: "session_000000".into(),
+        body: Bytes::from(format!(
+            "{{\"messages\":[{{\"role\":\"user\",\"content\":\"{prompt}\"}}],\"model\":\"m\",\"stream\":true}}"
+        )),
+        ..Default::default()
+    };
+    let recs = crate::run_payload(cfg, payload, 1).await;
+    server.await.unwrap();
+    let r = &recs[0];
+    assert_eq!(r.status, Some(413), "{:?}", r.error);
+    let e = r.error.as_ref().expect("a 413 is an error record");
+    assert_ne!(e.error_type, "TransportError", "{e:?}");
+    assert!(e.message.contains("request body too large"), "{e:?}");
+    assert_eq!(r.sent_ns, None, "the request never left whole");
 }
