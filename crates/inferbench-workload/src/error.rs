@@ -19,8 +19,6 @@ pub enum WorkloadError {
     /// `--apply-chat-template`: the template file at fault.
     #[error("chat template {path}: {message}")]
     ChatTemplate { path: String, message: String },
-    #[error("builtin tokenizer o200k_base failed to load: {message}")]
-    Builtin { message: String },
     #[error("corpus: tokenizer {tokenizer} produced no tokens")]
     EmptyCorpus { tokenizer: String },
     #[error(

@@ -8,6 +8,7 @@ pub mod corpus;
 pub mod dataset;
 pub mod error;
 pub mod media;
+mod o200k;
 pub mod render;
 pub mod sampler;
 pub mod sim_vocab;

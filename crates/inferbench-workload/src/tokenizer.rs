@@ -5,21 +5,17 @@
 use std::path::Path;
 use std::sync::{Arc, OnceLock};
 
-use inferbench_core::plan::TokenizerSpec;
-use inferbench_core::seed::sha256_hex;
-use tiktoken_rs::CoreBPE;
-
 use crate::chat_template::ChatTemplate;
 use crate::error::WorkloadError;
+use crate::o200k;
+use inferbench_core::plan::TokenizerSpec;
+use inferbench_core::seed::sha256_hex;
 
 /// Name of the built-in tokenizer, as recorded in artifacts.
 pub const BUILTIN_NAME: &str = "builtin:o200k_base";
 
-/// Number of ordinary (non-special) ranks in `o200k_base.tiktoken` (ranks 0..=199_997).
-const O200K_RANKS: u32 = 199_998;
-
 enum Inner {
-    Builtin(&'static CoreBPE),
+    Builtin,
     HuggingFace(Box<tokenizers::Tokenizer>),
 }
 
@@ -53,27 +49,14 @@ impl Tokenizer {
         }
     }
 
-    /// The embedded tiktoken `o200k_base`. Its `sha256` is that of the canonical
-    /// `o200k_base.tiktoken` file (one `base64(bytes) rank` line per rank), rebuilt from the
-    /// loaded ranks, so it equals the hash of the file OpenAI publishes.
+    /// The embedded `o200k_base` (src/o200k). Its `sha256` is that of the canonical
+    /// `o200k_base.tiktoken` file (one `base64(bytes) rank` line per rank), which is the file
+    /// the tables are built from; the tests rebuild the file from the tables and hash it.
     pub fn builtin() -> Result<Tokenizer, WorkloadError> {
-        static BPE: OnceLock<Result<CoreBPE, String>> = OnceLock::new();
-        static SHA: OnceLock<String> = OnceLock::new();
-        let bpe = match BPE.get_or_init(|| tiktoken_rs::o200k_base().map_err(|e| e.to_string())) {
-            Ok(b) => b,
-            Err(message) => {
-                return Err(WorkloadError::Builtin {
-                    message: message.clone(),
-                });
-            }
-        };
-        // Rebuilding the file to hash it costs ~50 ms per run; the vocabulary is embedded in a
-        // pinned crate, so its hash is a constant, checked against a rebuild in the tests.
-        let sha256 = SHA.get_or_init(|| O200K_SHA256.to_string()).clone();
         Ok(Tokenizer {
             name: BUILTIN_NAME.to_string(),
-            sha256,
-            inner: Inner::Builtin(bpe),
+            sha256: O200K_SHA256.to_string(),
+            inner: Inner::Builtin,
             round_trip: OnceLock::new(),
             chat: None,
             chat_overheads: OnceLock::new(),
@@ -189,7 +172,7 @@ impl Tokenizer {
     /// built-in vocabulary.
     pub fn prompt_special_tokens(&self) -> usize {
         match &self.inner {
-            Inner::Builtin(_) => 0,
+            Inner::Builtin => 0,
             Inner::HuggingFace(t) => t
                 .get_post_processor()
                 .map_or(0, |p| tokenizers::PostProcessor::added_tokens(p, false)),
@@ -213,7 +196,7 @@ impl Tokenizer {
     /// is off) gives no tokens.
     pub fn encode(&self, text: &str) -> Vec<u32> {
         match &self.inner {
-            Inner::Builtin(bpe) => bpe.encode_ordinary(text),
+            Inner::Builtin => o200k::encode(text),
             Inner::HuggingFace(t) => t
                 .encode_fast(text, false)
                 .map(|e| e.get_ids().to_vec())
@@ -227,7 +210,7 @@ impl Tokenizer {
             return 0;
         }
         match &self.inner {
-            Inner::Builtin(bpe) => bpe.encode_ordinary(text).len(),
+            Inner::Builtin => o200k::count(text),
             // `encode_fast` skips offset tracking; the ids are not copied out.
             Inner::HuggingFace(t) => t.encode_fast(text, false).map(|e| e.len()).unwrap_or(0),
         }
@@ -237,8 +220,7 @@ impl Tokenizer {
     /// become U+FFFD. Unknown ids give an empty string.
     pub fn decode(&self, ids: &[u32]) -> String {
         match &self.inner {
-            Inner::Builtin(bpe) => bpe
-                .decode_bytes(ids)
+            Inner::Builtin => o200k::decode_bytes(ids)
                 .map(|b| String::from_utf8_lossy(&b).into_owned())
                 .unwrap_or_default(),
             Inner::HuggingFace(t) => t.decode(ids, false).unwrap_or_default(),
@@ -250,11 +232,11 @@ impl Tokenizer {
     /// Hugging Face: the largest id of the model's vocabulary and the added tokens, plus one.
     pub fn vocab_size(&self) -> u32 {
         match &self.inner {
-            Inner::Builtin(_) => self
+            Inner::Builtin => self
                 .special_ids()
                 .into_iter()
                 .map(|id| id.saturating_add(1))
-                .fold(O200K_RANKS, u32::max),
+                .fold(o200k::RANKS, u32::max),
             Inner::HuggingFace(t) => t
                 .get_vocab(true)
                 .into_values()
@@ -269,16 +251,7 @@ impl Tokenizer {
     /// tokenizers; added tokens not marked special, such as `<think>`, are ordinary here).
     pub fn special_ids(&self) -> Vec<u32> {
         let mut ids: Vec<u32> = match &self.inner {
-            Inner::Builtin(bpe) => bpe
-                .special_tokens()
-                .into_iter()
-                .filter_map(
-                    |name| match bpe.encode_with_special_tokens(name).as_slice() {
-                        [id] => Some(*id),
-                        _ => None,
-                    },
-                )
-                .collect(),
+            Inner::Builtin => o200k::SPECIAL.iter().map(|(id, _)| *id).collect(),
             Inner::HuggingFace(t) => t
                 .get_added_tokens_decoder()
                 .into_iter()
@@ -314,8 +287,8 @@ impl Tokenizer {
 
     fn round_trips(&self, id: u32) -> bool {
         let text = match &self.inner {
-            Inner::Builtin(bpe) => match bpe.decode_bytes(&[id]).map(String::from_utf8) {
-                Ok(Ok(s)) => s,
+            Inner::Builtin => match o200k::token_bytes(id).map(std::str::from_utf8) {
+                Some(Ok(s)) => s.to_string(),
                 _ => return false,
             },
             Inner::HuggingFace(t) => match t.decode(&[id], false) {
@@ -327,20 +300,19 @@ impl Tokenizer {
     }
 }
 
-/// SHA-256 of `o200k_base.tiktoken` as published: for each rank in order, the token's bytes
-/// in standard base64, a space, the rank, a newline.
-/// SHA-256 of the published `o200k_base.tiktoken` file, which tiktoken-rs embeds.
+/// SHA-256 of `o200k_base.tiktoken` as published (assets/): for each rank in order, the
+/// token's bytes in standard base64, a space, the rank, a newline.
 pub const O200K_SHA256: &str = "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d";
 
 #[cfg(test)]
-fn tiktoken_file_sha256(bpe: &CoreBPE) -> String {
+fn tiktoken_file_sha256() -> String {
     use sha2::{Digest, Sha256};
     let mut h = Sha256::new();
     let mut line = String::new();
-    for rank in 0..O200K_RANKS {
-        let bytes = bpe.decode_bytes(&[rank]).unwrap_or_default();
+    for rank in 0..o200k::RANKS {
+        let bytes = o200k::token_bytes(rank).unwrap_or_default();
         line.clear();
-        base64_into(&bytes, &mut line);
+        base64_into(bytes, &mut line);
         line.push(' ');
         line.push_str(&rank.to_string());
         line.push('\n');
@@ -409,12 +381,9 @@ pub(crate) mod tests {
     fn builtin_hash_is_that_of_the_published_vocabulary_file() {
         let t = Tokenizer::builtin().unwrap();
         assert_eq!(t.name(), "builtin:o200k_base");
-        // The constant is what a rebuild of the file from the loaded ranks hashes to.
-        let Inner::Builtin(bpe) = &t.inner else {
-            panic!("builtin is tiktoken")
-        };
-        assert_eq!(tiktoken_file_sha256(bpe), O200K_SHA256);
-        // `sha256sum o200k_base.tiktoken` of the file OpenAI publishes (and tiktoken-rs embeds).
+        // The constant is what a rebuild of the file from the compiled-in tables hashes to.
+        assert_eq!(tiktoken_file_sha256(), O200K_SHA256);
+        // `sha256sum o200k_base.tiktoken` of the file OpenAI publishes (assets/).
         assert_eq!(
             t.sha256(),
             "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d"
