@@ -8,25 +8,21 @@
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
-use super::table::rank;
+use super::hot::Hot;
 
 const NONE: u32 = u32::MAX;
 
 /// Calls `emit` with the rank of each token of `piece` (non-empty), in order.
-pub fn merge(piece: &[u8], emit: &mut impl FnMut(u32)) {
+pub fn merge(piece: &[u8], hot: &mut Hot, emit: &mut impl FnMut(u32)) {
     if piece.len() < 100 {
-        merge_small(piece, emit);
+        merge_small(piece, hot, emit);
     } else {
-        merge_large(piece, emit);
+        merge_large(piece, hot, emit);
     }
 }
 
-#[inline]
-fn rank_or_none(bytes: &[u8]) -> u32 {
-    rank(bytes).unwrap_or(NONE)
-}
-
-fn merge_small(piece: &[u8], emit: &mut impl FnMut(u32)) {
+fn merge_small(piece: &[u8], hot: &mut Hot, emit: &mut impl FnMut(u32)) {
+    let mut rank_or_none = |bytes: &[u8]| hot.rank(bytes).unwrap_or(NONE);
     // (start of part, rank of the part joined with the next one); two sentinels at the end.
     let mut parts = [(0u32, NONE); 101];
     let n = piece.len();
@@ -37,7 +33,7 @@ fn merge_small(piece: &[u8], emit: &mut impl FnMut(u32)) {
     parts[n - 1] = ((n - 1) as u32, NONE);
     parts[n] = (n as u32, NONE);
     // The rank of parts i and i + 1 joined, once i + 1 and i + 2 are one part.
-    let joined = |parts: &[(u32, u32)], len: usize, i: usize| -> u32 {
+    let mut joined = |parts: &[(u32, u32)], len: usize, i: usize| -> u32 {
         if i + 3 < len {
             rank_or_none(&piece[parts[i].0 as usize..parts[i + 3].0 as usize])
         } else {
@@ -63,11 +59,15 @@ fn merge_small(piece: &[u8], emit: &mut impl FnMut(u32)) {
         len -= 1;
     }
     for w in parts[..len].windows(2) {
-        emit(rank_or_none(&piece[w[0].0 as usize..w[1].0 as usize]));
+        emit(
+            hot.rank(&piece[w[0].0 as usize..w[1].0 as usize])
+                .unwrap_or(NONE),
+        );
     }
 }
 
-fn merge_large(piece: &[u8], emit: &mut impl FnMut(u32)) {
+fn merge_large(piece: &[u8], hot: &mut Hot, emit: &mut impl FnMut(u32)) {
+    let mut rank_or_none = |bytes: &[u8]| hot.rank(bytes).unwrap_or(NONE);
     let n = piece.len();
     // Parts as a linked list over their start offsets: end[s] is where the part starting at
     // s ends, prev[s] the start of the part before; pair[s] the rank of s's part joined with

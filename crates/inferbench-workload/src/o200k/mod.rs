@@ -4,7 +4,10 @@
 //! encoded as the characters it is, as tiktoken's `encode_ordinary` does. Tested token for
 //! token against tiktoken-rs (tests.rs).
 
+use std::cell::RefCell;
+
 mod hash;
+mod hot;
 mod merge;
 mod split;
 mod table;
@@ -24,26 +27,42 @@ pub const SPECIAL: [(u32, &str); 2] = [
     (ENDOFPROMPT, "<|endofprompt|>"),
 ];
 
+/// A thread's search cache and lookup memo.
+struct Scratch {
+    regex: regex_automata::meta::Cache,
+    hot: hot::Hot,
+}
+
+thread_local! {
+    static SCRATCH: RefCell<Option<Scratch>> = const { RefCell::new(None) };
+}
+
+/// Calls `token` with the rank of each token of `text`, in order.
+fn each_token(text: &str, mut token: impl FnMut(u32)) {
+    SCRATCH.with(|cell| {
+        let mut guard = cell.borrow_mut();
+        let Scratch { regex, hot } = guard.get_or_insert_with(|| Scratch {
+            regex: split::new_cache(),
+            hot: hot::Hot::new(),
+        });
+        split::split(text, regex, |piece| match hot.rank(piece.as_bytes()) {
+            Some(r) => token(r),
+            None => merge::merge(piece.as_bytes(), hot, &mut token),
+        });
+    });
+}
+
 /// The token ids of `text`.
 pub fn encode(text: &str) -> Vec<u32> {
     let mut ids = Vec::with_capacity(text.len() / 4 + 1);
-    split::split(text, |piece| match table::rank(piece.as_bytes()) {
-        Some(r) => ids.push(r),
-        None => merge::merge(piece.as_bytes(), &mut |r| ids.push(r)),
-    });
+    each_token(text, |r| ids.push(r));
     ids
 }
 
 /// `encode(text).len()`, without building the list.
 pub fn count(text: &str) -> usize {
     let mut n = 0;
-    split::split(text, |piece| {
-        if table::rank(piece.as_bytes()).is_some() {
-            n += 1;
-        } else {
-            merge::merge(piece.as_bytes(), &mut |_| n += 1);
-        }
-    });
+    each_token(text, |_| n += 1);
     n
 }
 

@@ -18,7 +18,6 @@
 //! matched as the backtracking engine does: leftmost-first, anchored where the previous
 //! piece ended (every character starts some alternative, so the pieces tile the text).
 
-use std::cell::RefCell;
 use std::sync::OnceLock;
 
 use regex_automata::meta::{Cache, Regex};
@@ -39,30 +38,27 @@ fn regex() -> &'static Regex {
     RE.get_or_init(|| Regex::new(PATTERN).expect("the o200k pre-split pattern compiles"))
 }
 
-thread_local! {
-    // Each thread its own search cache: the regex's shared pool would serialise threads.
-    static CACHE: RefCell<Option<Cache>> = const { RefCell::new(None) };
+/// A search cache for [`split`] (each thread keeps its own: the regex's shared pool would
+/// serialise threads).
+pub fn new_cache() -> Cache {
+    regex().create_cache()
 }
 
 /// Calls `piece` with each piece of `text`, in order; together they are `text`.
-pub fn split<'t>(text: &'t str, mut piece: impl FnMut(&'t str)) {
+pub fn split<'t>(text: &'t str, cache: &mut Cache, mut piece: impl FnMut(&'t str)) {
     let re = regex();
-    CACHE.with(|cell| {
-        let mut slot = cell.borrow_mut();
-        let cache = slot.get_or_insert_with(|| re.create_cache());
-        let mut pos = 0;
-        while pos < text.len() {
-            let input = Input::new(text).range(pos..).anchored(Anchored::Yes);
-            let end = match re.search_half_with(cache, &input) {
-                Some(m) if m.offset() > pos => cut_back(text, pos, m.offset()),
-                // Not reached (alternative 4 or 7 matches any character); a character of its
-                // own keeps the text covered if it were.
-                _ => pos + text[pos..].chars().next().map_or(1, char::len_utf8),
-            };
-            piece(&text[pos..end]);
-            pos = end;
-        }
-    });
+    let mut pos = 0;
+    while pos < text.len() {
+        let input = Input::new(text).range(pos..).anchored(Anchored::Yes);
+        let end = match re.search_half_with(cache, &input) {
+            Some(m) if m.offset() > pos => cut_back(text, pos, m.offset()),
+            // Not reached (alternative 4 or 7 matches any character); a character of its own
+            // keeps the text covered if it were.
+            _ => pos + text[pos..].chars().next().map_or(1, char::len_utf8),
+        };
+        piece(&text[pos..end]);
+        pos = end;
+    }
 }
 
 /// Alternative 6's look-ahead: a match of `text[start..end]` that is all whitespace without a

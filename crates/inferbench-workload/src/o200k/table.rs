@@ -33,14 +33,27 @@ pub fn token(rank: u32) -> Option<&'static [u8]> {
 /// The rank whose bytes are exactly `bytes`.
 #[inline]
 pub fn rank(bytes: &[u8]) -> Option<u32> {
-    let mut slot = slot_of(bytes);
+    rank_from(bytes, slot_of(bytes))
+}
+
+/// `rank(bytes)`, with `slot = slot_of(bytes)` already computed.
+#[inline]
+pub fn rank_from(bytes: &[u8], mut slot: usize) -> Option<u32> {
     loop {
-        let v = u32_at(SLOTS, slot);
-        if v == 0 {
+        let entry = SLOTS.get(16 * slot..16 * slot + 16)?;
+        let value = u32::from_le_bytes([entry[12], entry[13], entry[14], entry[15]]);
+        if value == 0 {
             return None;
         }
-        if token(v - 1) == Some(bytes) {
-            return Some(v - 1);
+        let rank = (value & 0x00ff_ffff) - 1;
+        let len_code = (value >> 24) as usize;
+        let found = if len_code <= 12 {
+            len_code == bytes.len() && &entry[..len_code] == bytes
+        } else {
+            bytes.len() > 12 && token(rank) == Some(bytes)
+        };
+        if found {
+            return Some(rank);
         }
         slot = (slot + 1) & MASK;
     }

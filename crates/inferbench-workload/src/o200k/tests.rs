@@ -14,7 +14,7 @@ fn oracle() -> &'static CoreBPE {
 
 fn pieces(text: &str) -> Vec<&str> {
     let mut v = Vec::new();
-    split::split(text, |p| v.push(p));
+    split::split(text, &mut split::new_cache(), |p| v.push(p));
     v
 }
 
