@@ -1,7 +1,6 @@
 //! Host and executable identity for the manifest (Linux `/proc` where available).
 
 use inferbench_core::manifest::{HostIdentity, ToolIdentity};
-use sha2::{Digest, Sha256};
 
 fn read_trim(path: &str) -> Option<String> {
     std::fs::read_to_string(path)
@@ -59,7 +58,7 @@ pub fn tool_identity() -> ToolIdentity {
         .get_or_init(|| {
             std::env::current_exe()
                 .ok()
-                .and_then(|p| sha256_file(&p).ok())
+                .and_then(|p| crate::self_hash::binary_sha256(&p))
         })
         .clone();
     ToolIdentity {
@@ -69,23 +68,6 @@ pub fn tool_identity() -> ToolIdentity {
         commit: BUILD.get().map(|b| b.commit.clone()),
         build_profile: BUILD.get().map(|b| b.profile.clone()),
     }
-}
-
-/// SHA-256 (hex) of a file, read in 256 KiB pieces.
-fn sha256_file(path: &std::path::Path) -> std::io::Result<String> {
-    use std::io::Read;
-    let mut f = std::fs::File::open(path)?;
-    let mut h = Sha256::new();
-    let mut buf = vec![0u8; 256 * 1024];
-    loop {
-        match f.read(&mut buf) {
-            Ok(0) => break,
-            Ok(n) => h.update(&buf[..n]),
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(hex::encode(h.finalize()))
 }
 
 /// The manifest's record of the chat template ISL was counted through
@@ -105,29 +87,4 @@ pub fn chat_template_identity(
         per_request_fixed_tokens: fixed,
         per_message_wrap_tokens: wrap,
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::sha256_file;
-
-    #[test]
-    fn a_file_is_hashed_across_read_pieces() {
-        let dir = std::env::temp_dir().join(format!("ib-sha-file-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let p = dir.join("f");
-        std::fs::write(&p, b"abc").unwrap();
-        // FIPS 180-2's vectors: "abc", and one million 'a' (four 256 KiB pieces less a bit).
-        assert_eq!(
-            sha256_file(&p).unwrap(),
-            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
-        );
-        std::fs::write(&p, vec![b'a'; 1_000_000]).unwrap();
-        assert_eq!(
-            sha256_file(&p).unwrap(),
-            "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0"
-        );
-        std::fs::remove_dir_all(&dir).unwrap();
-        assert!(sha256_file(&dir.join("missing")).is_err());
-    }
 }

@@ -34,6 +34,7 @@ pub mod qualify_run;
 pub mod routing;
 pub mod run_identity;
 pub mod rundir;
+mod self_hash;
 pub mod server_profiler;
 pub mod sessions;
 pub mod shard;
