@@ -92,7 +92,10 @@ fn remember(cache: &Path, stamp: &str, hash: &str, known: &str) {
         return;
     }
     let tmp = dir.join(format!(".binary-sha256.{}.tmp", std::process::id()));
-    if std::fs::write(&tmp, text).is_ok() && std::fs::rename(&tmp, cache).is_err() {
+    // The temporary name is this process's own, so that concurrent runs never write one
+    // file (the artifacts' `AtomicFile` has one fixed temporary name, and syncs, which a
+    // cache does not need). A failed write or rename leaves no temporary behind.
+    if std::fs::write(&tmp, text).is_err() || std::fs::rename(&tmp, cache).is_err() {
         let _ = std::fs::remove_file(&tmp);
     }
 }

@@ -5,11 +5,12 @@
 use std::path::Path;
 use std::sync::{Arc, OnceLock};
 
+use inferbench_core::plan::TokenizerSpec;
+use inferbench_core::seed::sha256_hex;
+
 use crate::chat_template::ChatTemplate;
 use crate::error::WorkloadError;
 use crate::o200k;
-use inferbench_core::plan::TokenizerSpec;
-use inferbench_core::seed::sha256_hex;
 
 /// Name of the built-in tokenizer, as recorded in artifacts.
 pub const BUILTIN_NAME: &str = "builtin:o200k_base";

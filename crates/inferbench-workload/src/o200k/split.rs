@@ -68,11 +68,10 @@ fn cut_back(text: &str, start: usize, end: usize) -> usize {
     if end == text.len() {
         return end;
     }
+    // Most pieces start with a letter or a space and a letter: `all` stops at the first
+    // non-whitespace character, before the line-break scan.
     let m = &text[start..end];
-    let Some(first) = m.chars().next() else {
-        return end;
-    };
-    if !first.is_whitespace() || m.contains(['\r', '\n']) || !m.chars().all(char::is_whitespace) {
+    if !m.chars().all(char::is_whitespace) || m.contains(['\r', '\n']) {
         return end;
     }
     match m.char_indices().next_back() {
