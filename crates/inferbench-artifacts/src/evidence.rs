@@ -22,6 +22,8 @@ pub const FLUSH_INTERVAL: Duration = Duration::from_millis(100);
 #[serde(tag = "line", rename_all = "snake_case")]
 enum LineRef<'a> {
     Header(&'a EvidenceHeader),
+    /// Records are written by [`crate::evidence_line`]; this is its oracle in the tests.
+    #[cfg(test)]
     Record(&'a Record),
     Phase(&'a PhaseWindow),
     End(&'a EvidenceEnd),
@@ -117,9 +119,18 @@ impl EvidenceWriter {
     }
 
     pub fn write_record(&mut self, record: &Record) -> Result<()> {
-        self.line(&LineRef::Record(record))?;
+        // By hand, not through `LineRef::Record`: the same bytes (tested), a fifth of the
+        // writer thread's time at a streaming run's rates.
+        crate::evidence_line::write_record_line(&mut self.buf, record);
+        self.buf.push(b'\n');
         self.records += 1;
         self.maybe_flush()
+    }
+
+    /// Appends the record's line (without its newline) as [`EvidenceWriter::write_record`]
+    /// writes it: `{"line":"record",...}`.
+    pub fn render_record(out: &mut Vec<u8>, record: &Record) {
+        crate::evidence_line::write_record_line(out, record);
     }
 
     pub fn write_phase(&mut self, window: &PhaseWindow) -> Result<()> {

@@ -7,9 +7,10 @@ use std::path::{Path, PathBuf};
 use inferbench_core::summary::{RecordMetric, RecordMetricValue};
 use inferbench_core::{Evidence, Phase, Record};
 use serde::Serialize;
-use serde::ser::{SerializeMap, Serializer};
+use serde::ser::Serializer;
 
 use crate::atomic::AtomicFile;
+use crate::json_out::{boolean, float, int, key, string, via_serde};
 use crate::{ArtifactError, Result};
 
 /// The only record processor we have; AIPerf names its processes `record_processor_<hex>`.
@@ -146,39 +147,120 @@ impl<'a> ErrorOut<'a> {
     }
 }
 
-#[derive(Serialize)]
-struct MetricEntry<'a> {
-    value: &'a RecordMetricValue,
-    unit: &'a str,
-}
-
-/// `{tag: {"value": v, "unit": u}, ...}` in the given order.
-struct MetricsRef<'a>(&'a [RecordMetric]);
-
-impl Serialize for MetricsRef<'_> {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut m = s.serialize_map(Some(self.0.len()))?;
-        for rm in self.0 {
-            m.serialize_entry(
-                &rm.tag,
-                &MetricEntry {
-                    value: &rm.value,
-                    unit: &rm.unit,
-                },
-            )?;
+impl Metadata<'_> {
+    /// The object as serde writes it (tested), by hand: it is written once per request.
+    fn write_json(&self, out: &mut Vec<u8>) {
+        let Metadata {
+            session_num,
+            x_request_id,
+            x_correlation_id,
+            conversation_id,
+            turn_index,
+            credit_issued_ns,
+            request_start_ns,
+            request_ack_ns,
+            request_end_ns,
+            worker_id,
+            record_processor_id,
+            benchmark_phase,
+            phase_index,
+            profiling_index,
+            phase_name,
+            phase_kind,
+            was_cancelled,
+            cancellation_time_ns,
+            context_overflow_skip,
+            agent_depth,
+            parent_correlation_id,
+            root_correlation_id,
+        } = self;
+        key(out, true, "session_num");
+        int(out, *session_num);
+        key(out, false, "x_request_id");
+        string(out, x_request_id);
+        key(out, false, "x_correlation_id");
+        string(out, x_correlation_id);
+        key(out, false, "conversation_id");
+        string(out, conversation_id);
+        key(out, false, "turn_index");
+        int(out, *turn_index);
+        key(out, false, "credit_issued_ns");
+        int(out, *credit_issued_ns);
+        key(out, false, "request_start_ns");
+        int(out, *request_start_ns);
+        if let Some(t) = request_ack_ns {
+            key(out, false, "request_ack_ns");
+            int(out, *t);
         }
-        m.end()
+        key(out, false, "request_end_ns");
+        int(out, *request_end_ns);
+        key(out, false, "worker_id");
+        out.extend_from_slice(b"\"worker_");
+        int(out, worker_id.0);
+        out.push(b'"');
+        key(out, false, "record_processor_id");
+        string(out, record_processor_id);
+        key(out, false, "benchmark_phase");
+        string(out, benchmark_phase);
+        key(out, false, "phase_index");
+        int(out, *phase_index);
+        if let Some(i) = profiling_index {
+            key(out, false, "profiling_index");
+            int(out, *i);
+        }
+        key(out, false, "phase_name");
+        string(out, phase_name);
+        key(out, false, "phase_kind");
+        string(out, phase_kind);
+        key(out, false, "was_cancelled");
+        boolean(out, *was_cancelled);
+        if let Some(t) = cancellation_time_ns {
+            key(out, false, "cancellation_time_ns");
+            int(out, *t);
+        }
+        key(out, false, "context_overflow_skip");
+        boolean(out, *context_overflow_skip);
+        key(out, false, "agent_depth");
+        int(out, *agent_depth);
+        if let Some(p) = parent_correlation_id {
+            key(out, false, "parent_correlation_id");
+            string(out, p);
+        }
+        key(out, false, "root_correlation_id");
+        string(out, root_correlation_id);
     }
 }
 
-#[derive(Serialize)]
-struct RecordLine<'a> {
-    metadata: Metadata<'a>,
-    metrics: MetricsRef<'a>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    trace_data: Option<serde_json::Value>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    error: Option<ErrorOut<'a>>,
+/// `{tag: {"value": v, "unit": u}, ...}` in the given order, as serde writes the map (an
+/// `Int` as an integer, a `Float` as serde's float, a `List` as an array of them).
+fn write_metrics(out: &mut Vec<u8>, metrics: &[RecordMetric]) {
+    out.push(b'{');
+    for (i, rm) in metrics.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        // A tag is a metric name from our own tables, but it is escaped like any string.
+        string(out, &rm.tag);
+        out.extend_from_slice(b":{\"value\":");
+        match &rm.value {
+            RecordMetricValue::Int(v) => int(out, *v),
+            RecordMetricValue::Float(v) => float(out, *v),
+            RecordMetricValue::List(vs) => {
+                out.push(b'[');
+                for (j, v) in vs.iter().enumerate() {
+                    if j > 0 {
+                        out.push(b',');
+                    }
+                    float(out, *v);
+                }
+                out.push(b']');
+            }
+        }
+        out.extend_from_slice(b",\"unit\":");
+        string(out, &rm.unit);
+        out.push(b'}');
+    }
+    out.push(b'}');
 }
 
 /// Append one `profile_export.jsonl` line (with its `\n`) for `record` to `out`.
@@ -193,7 +275,8 @@ pub fn render_record_line(
 }
 
 /// [`render_record_line`], with AIPerf's `trace_data` when `http_trace`
-/// (`--export-http-trace`, see [`crate::http_trace`]).
+/// (`--export-http-trace`, see [`crate::http_trace`]). Written by hand, once per request:
+/// the same bytes as serde's `{metadata, metrics, trace_data?, error?}` (tested).
 pub fn render_record_line_traced(
     out: &mut Vec<u8>,
     anchor_unix_ns: u64,
@@ -202,17 +285,19 @@ pub fn render_record_line_traced(
     metrics: &[RecordMetric],
     http_trace: bool,
 ) {
-    let line = RecordLine {
-        metadata: Metadata::new(anchor_unix_ns, idx, record),
-        metrics: MetricsRef(metrics),
-        trace_data: http_trace
-            .then(|| crate::http_trace::trace_data(anchor_unix_ns, record))
-            .flatten(),
-        error: ErrorOut::of(record),
-    };
-    // Writing into a Vec cannot fail, and every key is a string.
-    serde_json::to_writer(&mut *out, &line).expect("serializing a record line to memory");
-    out.push(b'\n');
+    out.extend_from_slice(b"{\"metadata\":{");
+    Metadata::new(anchor_unix_ns, idx, record).write_json(out);
+    out.extend_from_slice(b"},\"metrics\":");
+    write_metrics(out, metrics);
+    if http_trace && let Some(t) = crate::http_trace::trace_data(anchor_unix_ns, record) {
+        key(out, false, "trace_data");
+        via_serde(out, &t);
+    }
+    if let Some(e) = ErrorOut::of(record) {
+        key(out, false, "error");
+        via_serde(out, &e);
+    }
+    out.extend_from_slice(b"}\n");
 }
 
 /// Write `dir/name` (`profile_export.jsonl`): one line per record of `phase`, in evidence
@@ -246,4 +331,150 @@ pub fn write_records_jsonl(
             .map_err(|e| ArtifactError::io(&path, e))?;
     }
     f.commit()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use inferbench_core::record::RecordError;
+    use proptest::option::of;
+    use proptest::prelude::*;
+    use serde::ser::SerializeMap;
+
+    /// The serde form the hand-written line must equal, as the line was written before.
+    #[derive(Serialize)]
+    struct RecordLine<'a> {
+        metadata: Metadata<'a>,
+        metrics: MetricsRef<'a>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        trace_data: Option<serde_json::Value>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        error: Option<ErrorOut<'a>>,
+    }
+
+    struct MetricsRef<'a>(&'a [RecordMetric]);
+
+    impl Serialize for MetricsRef<'_> {
+        fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+            #[derive(Serialize)]
+            struct Entry<'a> {
+                value: &'a RecordMetricValue,
+                unit: &'a str,
+            }
+            let mut m = s.serialize_map(Some(self.0.len()))?;
+            for rm in self.0 {
+                m.serialize_entry(
+                    &rm.tag,
+                    &Entry {
+                        value: &rm.value,
+                        unit: &rm.unit,
+                    },
+                )?;
+            }
+            m.end()
+        }
+    }
+
+    fn by_serde(
+        anchor: u64,
+        idx: PhaseIndices,
+        r: &Record,
+        m: &[RecordMetric],
+        trace: bool,
+    ) -> String {
+        let line = RecordLine {
+            metadata: Metadata::new(anchor, idx, r),
+            metrics: MetricsRef(m),
+            trace_data: trace
+                .then(|| crate::http_trace::trace_data(anchor, r))
+                .flatten(),
+            error: ErrorOut::of(r),
+        };
+        serde_json::to_string(&line).unwrap() + "\n"
+    }
+
+    fn by_hand(
+        anchor: u64,
+        idx: PhaseIndices,
+        r: &Record,
+        m: &[RecordMetric],
+        trace: bool,
+    ) -> String {
+        let mut out = Vec::new();
+        render_record_line_traced(&mut out, anchor, idx, r, m, trace);
+        String::from_utf8(out).unwrap()
+    }
+
+    fn text() -> impl Strategy<Value = String> {
+        prop_oneof![any::<String>(), "[ a-z_\"\\\\\\n\\x01]{0,10}"]
+    }
+
+    fn metric() -> impl Strategy<Value = RecordMetric> {
+        let value = prop_oneof![
+            any::<i64>().prop_map(RecordMetricValue::Int),
+            any::<f64>().prop_map(RecordMetricValue::Float),
+            proptest::collection::vec(any::<f64>(), 0..4).prop_map(RecordMetricValue::List),
+        ];
+        (text(), value, text()).prop_map(|(tag, value, unit)| RecordMetric {
+            tag: tag.into(),
+            value,
+            unit: unit.into(),
+        })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(512))]
+
+        #[test]
+        fn any_line_is_serdes_line(
+            (session_num, turn_index, worker, agent_depth) in (any::<u64>(), any::<u32>(), any::<u32>(), any::<u32>()),
+            (request_id, correlation_id, conversation_id) in (text(), text(), text()),
+            (planned, start, end) in (0u64..1 << 60, 0u64..1 << 60, 0u64..1 << 60),
+            (ack, cancel, cancelled) in (of(0u64..1 << 60), of(0u64..1 << 60), any::<bool>()),
+            (parent, root) in (of(text()), of(text())),
+            (error, trace, warmup) in (of((of(any::<u16>()), text(), text())), any::<bool>(), any::<bool>()),
+            metrics in proptest::collection::vec(metric(), 0..5),
+            anchor in 0u64..1 << 62,
+        ) {
+            let r = Record {
+                session_num,
+                turn_index,
+                worker,
+                agent_depth,
+                request_id,
+                correlation_id,
+                conversation_id,
+                planned_ns: planned,
+                start_ns: start,
+                end_ns: end,
+                ack_ns: ack,
+                cancel_ns: cancel,
+                cancelled,
+                parent_correlation_id: parent,
+                root_correlation_id: root,
+                error: error.map(|(code, error_type, message)| RecordError {
+                    kind: inferbench_core::ErrorKind::Http,
+                    code,
+                    error_type,
+                    message,
+                }),
+                connection: trace.then(|| inferbench_core::record::ConnectionEvidence {
+                    reused: true,
+                    send_start_ns: Some(start),
+                    ..Default::default()
+                }),
+                sent_ns: Some(start),
+                ..Default::default()
+            };
+            let idx = if warmup {
+                PhaseIndices { phase: Phase::Warmup, phase_index: 0, profiling_index: None }
+            } else {
+                PhaseIndices { phase: Phase::Profiling, phase_index: 1, profiling_index: Some(0) }
+            };
+            prop_assert_eq!(
+                by_hand(anchor, idx, &r, &metrics, trace),
+                by_serde(anchor, idx, &r, &metrics, trace)
+            );
+        }
+    }
 }

@@ -4,6 +4,7 @@ use criterion::{Criterion, black_box, criterion_group, criterion_main};
 use inferbench_core::evidence::{EvidenceHeader, PhaseWindow};
 use inferbench_core::{Event, Evidence, Phase, Record, TokenCounts};
 use inferbench_metrics::inference::bootstrap::{self, Scale, Spec, Statistic};
+use inferbench_metrics::sweepline::{SweepRecord, sweepline_metrics};
 use inferbench_metrics::{compute, stats::stats};
 
 /// Deterministic pseudo-random values (xorshift), so runs are comparable.
@@ -106,7 +107,42 @@ fn bench(c: &mut Criterion) {
             bch.iter(|| bootstrap::difference(black_box(&a), black_box(&b), &spec).unwrap())
         });
     }
+    // The end-of-run sweep of a streamed run (the 14 time-weighted metrics): 20,000 requests
+    // at concurrency 64, 16 chunks each, ICL-aware as every streaming run is.
+    let sweep = sweep_records(20_000);
+    let start = sweep.iter().map(|r| r.s).min().unwrap_or(0);
+    let end = sweep.iter().map(|r| r.e).max().unwrap_or(0);
+    g.bench_function("sweepline 20k records x 16 chunks", |bch| {
+        bch.iter(|| sweepline_metrics(black_box(&sweep), (start, end), true))
+    });
     g.finish();
+}
+
+/// Requests of 64 concurrent streams back to back, each 2 to 3 ms long with 15 gaps; wall
+/// clock instants, as a run's are (every byte of their f64 bits varies).
+fn sweep_records(n: u64) -> Vec<SweepRecord> {
+    let jitter = values(n as usize * 17);
+    let mut free_at = [1_796_428_699_402_236_901u64; 64];
+    (0..n as usize)
+        .map(|i| {
+            let slot = i % 64;
+            let s = free_at[slot] + 10_000 + jitter[17 * i] as u64 % 20_000;
+            let g = s + 1_000_000 + jitter[17 * i + 1] as u64 % 500_000;
+            let icl: Vec<u64> = (0..15)
+                .map(|k| 50_000 + jitter[17 * i + 2 + k] as u64 % 100_000)
+                .collect();
+            let e = g + icl.iter().sum::<u64>();
+            free_at[slot] = e;
+            SweepRecord {
+                s,
+                g: Some(g),
+                e,
+                i: Some(32),
+                o: Some(16),
+                icl,
+            }
+        })
+        .collect()
 }
 
 criterion_group!(benches, bench);
