@@ -6,7 +6,7 @@
 //! `Event` does not compile until it is written here too; the tests compare with serde on
 //! arbitrary records.
 
-use inferbench_core::record::{ConnectionEvidence, EventKind, RecordError, TokenCounts};
+use inferbench_core::record::{ConnectionEvidence, RecordError, TokenCounts};
 use inferbench_core::{Event, Frame, Record};
 
 use crate::json_out::{boolean, int, key, string, via_serde};
@@ -149,7 +149,7 @@ fn write_event(out: &mut Vec<u8>, e: &Event) {
     key(out, false, "t_ns");
     int(out, *t_ns);
     key(out, false, "kind");
-    string(out, kind_name(kind.0));
+    string(out, kind.0.as_str());
     opt_str(out, "content", content.as_deref());
     opt_str(out, "reasoning", reasoning.as_deref());
     opt_str(out, "tool", tool.as_deref());
@@ -157,17 +157,6 @@ fn write_event(out: &mut Vec<u8>, e: &Event) {
     opt_str(out, "finish_reason", finish_reason.as_deref());
     opt_str(out, "raw", raw.as_deref());
     out.push(b'}');
-}
-
-/// serde's `rename_all = "snake_case"` names of [`EventKind`].
-fn kind_name(k: EventKind) -> &'static str {
-    match k {
-        EventKind::Data => "data",
-        EventKind::Done => "done",
-        EventKind::Error => "error",
-        EventKind::Body => "body",
-        EventKind::Other => "other",
-    }
 }
 
 fn write_tokens(out: &mut Vec<u8>, t: &TokenCounts) {
@@ -217,7 +206,9 @@ fn opt_serde<T: serde::Serialize>(out: &mut Vec<u8>, k: &str, v: Option<&T>) {
 mod tests {
     use super::*;
     use inferbench_core::media::MediaSent;
-    use inferbench_core::record::{ErrorKind, EventKindOpt, PhaseOpt, ReportedHttpTrace};
+    use inferbench_core::record::{
+        ErrorKind, EventKind, EventKindOpt, PhaseOpt, ReportedHttpTrace,
+    };
     use inferbench_core::{Phase, Record};
     use proptest::option::of;
     use proptest::prelude::*;

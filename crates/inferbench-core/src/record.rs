@@ -50,6 +50,19 @@ pub enum EventKind {
     Other,
 }
 
+impl EventKind {
+    /// The serialized name (`rename_all = "snake_case"`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EventKind::Data => "data",
+            EventKind::Done => "done",
+            EventKind::Error => "error",
+            EventKind::Body => "body",
+            EventKind::Other => "other",
+        }
+    }
+}
+
 /// One parsed message of the response: an SSE event, or the whole body when not streaming.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
 pub struct Event {
@@ -401,6 +414,17 @@ mod tests {
         assert_eq!(r, back);
         assert!(s.contains("\"phase\":\"warmup\""));
         assert!(s.contains("\"kind\":\"data\""));
+    }
+
+    #[test]
+    fn event_kind_names_are_serdes() {
+        use EventKind::*;
+        for k in [Data, Done, Error, Body, Other] {
+            assert_eq!(
+                serde_json::to_string(&k).unwrap(),
+                format!("\"{}\"", k.as_str())
+            );
+        }
     }
 
     #[test]

@@ -97,7 +97,7 @@ pub fn inspect(rec: &Record, count: &dyn Fn(&str) -> u64, reasoning_tags: bool) 
             index: i,
             t_ms: e.t_ns.saturating_sub(rec.start_ns) as f64 / 1e6,
             frame: e.frame,
-            kind: kind_name(e.kind()),
+            kind: e.kind().as_str(),
             content: e.content.clone(),
             reasoning: e.reasoning.clone(),
             tool: e.tool.clone(),
@@ -217,16 +217,6 @@ pub fn inspect(rec: &Record, count: &dyn Fn(&str) -> u64, reasoning_tags: bool) 
         requested_output_tokens: rec.requested_output_tokens,
         warnings,
         notes,
-    }
-}
-
-fn kind_name(k: EventKind) -> &'static str {
-    match k {
-        EventKind::Data => "data",
-        EventKind::Done => "done",
-        EventKind::Error => "error",
-        EventKind::Body => "body",
-        EventKind::Other => "other",
     }
 }
 

@@ -393,10 +393,10 @@ pub(crate) fn requirement_checks(
 fn sample_pair(r: &Record) -> SamplePair {
     let mut events: BTreeMap<&'static str, u64> = BTreeMap::new();
     for e in &r.events {
-        *events.entry(kind_name(e.kind())).or_default() += 1;
+        *events.entry(e.kind().as_str()).or_default() += 1;
     }
     let summary = |e: &inferbench_core::record::Event| {
-        let mut s = kind_name(e.kind()).to_string();
+        let mut s = e.kind().as_str().to_string();
         if let Some(c) = &e.content {
             s.push_str(&format!(" content {:?}", truncate(c)));
         }
@@ -426,16 +426,6 @@ fn sample_pair(r: &Record) -> SamplePair {
 
 fn truncate(s: &str) -> String {
     s.chars().take(40).collect()
-}
-
-fn kind_name(k: EventKind) -> &'static str {
-    match k {
-        EventKind::Data => "data",
-        EventKind::Done => "done",
-        EventKind::Error => "error",
-        EventKind::Body => "body",
-        EventKind::Other => "other",
-    }
 }
 
 /// True when the identity says reasoning reached the client (`reasoning_accounting` is not
