@@ -4,6 +4,11 @@
 # --workers 1` pinned to the last CPU). Each round runs A then B at 20,000 requests and at
 # 200 (the start-up); the medians give the CPU a request over the whole process and at the
 # margin, (median CPU at 20,000 − median CPU at 200) / 19,800. `/usr/bin/time` user + sys.
+# Also printed, for the 20,000-request runs: the user and system medians, and the reads a
+# request (the distinct frame instants of a record in the evidence, averaged): each read
+# costs a `recvmsg` and the ACK it sends, and how many there are depends on how the client's
+# reads and the server's writes fall, which varies from run to run and from day to day; a
+# change in system time that comes with a change in reads is not the build's doing.
 # Usage: benches/ab-cpu.sh BIN_A BIN_B [ROUNDS]   (the mock-server is BIN_A's)
 set -euo pipefail
 A=$1
@@ -19,6 +24,17 @@ run() { # run SIDE N ROUND: one run, its "user sys" appended to WORK/SIDE-N
         -u "$URL" --concurrency 64 --request-count "$2" --artifact-dir "$WORK/run-$1-$2-$3" \
         >/dev/null 2>&1
     cat "$WORK/t" >>"$WORK/$1-$2"
+    if [ "$2" = 20000 ]; then
+        python3 - "$WORK/run-$1-$2-$3/inferbench_evidence.jsonl" >>"$WORK/$1-reads" <<'PY'
+import json, sys
+n = reads = 0
+for line in open(sys.argv[1]):
+    if line.startswith('{"line":"record"'):
+        n += 1
+        reads += len({f["t_ns"] for f in json.loads(line)["frames"]})
+print(reads / max(n, 1))
+PY
+    fi
     rm -rf "$WORK/run-$1-$2-$3"
 }
 for r in $(seq "$ROUNDS"); do
@@ -32,11 +48,18 @@ import statistics, sys
 w = sys.argv[1]
 def cpu(side, n):
     return [sum(map(float, l.split())) for l in open(f"{w}/{side}-{n}") if l.strip()]
+def col(side, n, k):
+    return [float(l.split()[k]) for l in open(f"{w}/{side}-{n}") if l.strip()]
 for side in "AB":
     big, small = cpu(side, 20000), cpu(side, 200)
+    user = statistics.median(col(side, 20000, 0)) / 20000 * 1e6
+    system = statistics.median(col(side, 20000, 1)) / 20000 * 1e6
+    reads = [float(l) for l in open(f"{w}/{side}-reads") if l.strip()]
     whole = [c / 20000 * 1e6 for c in big]
     margin = (statistics.median(big) - statistics.median(small)) / 19800 * 1e6
     print(f"{side}: CPU a request over the process " + ", ".join(f"{x:.1f}" for x in whole)
           + f" µs (median {statistics.median(whole):.1f}); start-up median "
-          f"{statistics.median(small):.3f} s; at the margin {margin:.1f} µs")
+          f"{statistics.median(small):.3f} s; at the margin {margin:.1f} µs; user {user:.1f} "
+          f"and system {system:.1f} µs a request (medians); reads a request "
+          + ", ".join(f"{x:.1f}" for x in reads))
 PY
