@@ -343,7 +343,7 @@ pub(super) async fn execute(
                 });
                 match parser.as_mut() {
                     Some(p) => {
-                        p.push(&data, &mut scratch.msgs);
+                        p.push(data, &mut scratch.msgs);
                         let mut stop_reading = false;
                         for m in scratch.msgs.drain(..) {
                             if on_message(
@@ -366,7 +366,7 @@ pub(super) async fn execute(
                             break;
                         }
                     }
-                    None => whole.extend_from_slice(&data),
+                    None => whole.extend_from_slice(data),
                 }
             }
         }

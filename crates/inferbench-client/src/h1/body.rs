@@ -138,10 +138,10 @@ impl BodyDecoder {
                     self.state = State::Chunked(Chunk::Size);
                 }
                 State::Chunked(Chunk::Size) => {
-                    let Some(line) = take_line(buf)? else {
+                    let Some(size) = take_line(buf, chunk_size)? else {
                         return Ok(Step::NeedMore);
                     };
-                    let size = chunk_size(&line)?;
+                    let size = size?;
                     self.state = State::Chunked(if size == 0 {
                         Chunk::Trailer
                     } else {
@@ -149,10 +149,10 @@ impl BodyDecoder {
                     });
                 }
                 State::Chunked(Chunk::Trailer) => {
-                    let Some(line) = take_line(buf)? else {
+                    let Some(empty) = take_line(buf, <[u8]>::is_empty)? else {
                         return Ok(Step::NeedMore);
                     };
-                    if line.is_empty() {
+                    if empty {
                         self.state = State::Done;
                     }
                 }
@@ -183,18 +183,18 @@ fn bad(s: &str) -> BodyError {
     BodyError(format!("invalid chunked body: {s}"))
 }
 
-/// One line from the front of `buf`, without its CRLF (or bare LF); None while incomplete.
-fn take_line(buf: &mut BytesMut) -> Result<Option<BytesMut>, BodyError> {
+/// `read` of one line from the front of `buf`, without its CRLF (or bare LF), and the line
+/// removed; None while incomplete. Read in place: splitting the line off made the buffer
+/// shared, a reference count per chunk.
+fn take_line<R>(buf: &mut BytesMut, read: impl FnOnce(&[u8]) -> R) -> Result<Option<R>, BodyError> {
     match memchr::memchr(b'\n', buf) {
         // The same limit for a line that arrived whole as for one still arriving.
         Some(i) if i > MAX_LINE => Err(bad("a chunk-size or trailer line is too long")),
         Some(i) => {
-            let mut line = buf.split_to(i + 1);
-            line.truncate(i);
-            if line.last() == Some(&b'\r') {
-                line.truncate(i - 1);
-            }
-            Ok(Some(line))
+            let line = &buf[..i];
+            let r = read(line.strip_suffix(b"\r").unwrap_or(line));
+            buf.advance(i + 1);
+            Ok(Some(r))
         }
         None if buf.len() > MAX_LINE => Err(bad("a chunk-size or trailer line is too long")),
         None => Ok(None),

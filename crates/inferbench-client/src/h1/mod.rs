@@ -10,7 +10,7 @@
 pub mod body;
 pub mod head;
 
-use bytes::{Bytes, BytesMut};
+use bytes::{Buf, BytesMut};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use crate::resources::Fd;
@@ -63,6 +63,8 @@ pub struct H1Conn {
     /// The run's connection number, assigned by the engine when it opened it.
     pub id: u64,
     keep_alive: bool,
+    /// Bytes at the front of `buf` lent as the last body frame ([`H1Conn::data`]).
+    lent: usize,
 }
 
 impl H1Conn {
@@ -77,6 +79,7 @@ impl H1Conn {
             fd,
             id: 0,
             keep_alive: true,
+            lent: 0,
         }
     }
 
@@ -112,6 +115,7 @@ impl H1Conn {
 
     /// Reads the response head. Bytes of the body that came with it stay buffered.
     pub async fn response(&mut self) -> Result<ResponseHead, H1Error> {
+        self.drop_lent();
         loop {
             if !self.buf.is_empty() {
                 match head::parse_response(&mut self.buf) {
@@ -144,11 +148,17 @@ impl H1Conn {
 
     /// The body's next frame of data (one chunk, or the part of it that has arrived), or
     /// None at its end. At the end the connection is ready for the next request if the
-    /// response allowed it.
-    pub async fn data(&mut self) -> Result<Option<Bytes>, H1Error> {
+    /// response allowed it. The frame is lent from the read buffer, not split off it: the
+    /// next call (or the next response) drops it from the buffer. A split frame made the
+    /// buffer shared, and each frame cost a reference count and its release.
+    pub async fn data(&mut self) -> Result<Option<&[u8]>, H1Error> {
+        self.drop_lent();
         loop {
             match self.body.step(&mut self.buf) {
-                Ok(Step::Data(n)) => return Ok(Some(self.buf.split_to(n).freeze())),
+                Ok(Step::Data(n)) => {
+                    self.lent = n;
+                    return Ok(Some(&self.buf[..n]));
+                }
                 Ok(Step::End) => {
                     self.done = !self.keep_alive || !self.buf.is_empty();
                     return Ok(None);
@@ -166,6 +176,14 @@ impl H1Conn {
                 Ok(_) => {}
                 Err(e) => return Err(H1Error::Io(format!("reading the response body: {e}"))),
             }
+        }
+    }
+
+    /// Removes the frame the last [`H1Conn::data`] lent from the front of the buffer.
+    fn drop_lent(&mut self) {
+        if self.lent > 0 {
+            self.buf.advance(self.lent);
+            self.lent = 0;
         }
     }
 }
