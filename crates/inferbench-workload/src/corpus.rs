@@ -21,10 +21,15 @@ use rand::Rng;
 
 use crate::error::WorkloadError;
 use crate::synthetic::{PURPOSE_RANDOM_CORPUS, rng_for};
-use crate::tokenizer::Tokenizer;
+use crate::tokenizer::{BUILTIN_NAME, O200K_SHA256, Tokenizer};
 
 /// The bundled Shakespeare text, exactly as shipped.
 pub const SHAKESPEARE: &str = include_str!("../assets/shakespeare.txt");
+
+/// The token ids of [`SHAKESPEARE`] (normalized) under the built-in tokenizer, as
+/// little-endian `u32`s: tokenizing the text took about 11 ms of every run's start. A test
+/// checks them against the tokenizer, and rewrites the file when asked (assets/README.md).
+const SHAKESPEARE_O200K_IDS: &[u8] = include_bytes!("../assets/shakespeare.o200k_base.ids");
 
 /// The bundled coding text, exactly as `assets/make_coding_corpus.sh` wrote it.
 pub const CODING: &str = include_str!("../assets/coding.txt");
@@ -97,7 +102,19 @@ impl Corpus {
     /// cached.
     pub fn shakespeare() -> &'static Corpus {
         static C: OnceLock<Corpus> = OnceLock::new();
-        C.get_or_init(|| Corpus::from_text(SHAKESPEARE))
+        C.get_or_init(|| {
+            let c = Corpus::from_text(SHAKESPEARE);
+            let ids: Arc<[u32]> = SHAKESPEARE_O200K_IDS
+                .chunks_exact(4)
+                .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+                .collect();
+            let key = (BUILTIN_NAME.to_string(), O200K_SHA256.to_string());
+            c.tokens
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .insert(key, ids);
+            c
+        })
     }
 
     /// The bundled coding corpus (`coding`), shared process-wide so its tokenization is
@@ -294,6 +311,37 @@ mod tests {
         assert_eq!(c.text().len(), 299_962);
         assert_eq!(c.text().lines().count(), 8_471);
         assert_eq!(c.sha256().len(), 64);
+    }
+
+    /// The stored ids are what the tokenizer gives for the text, read from a fresh corpus
+    /// (whose cache holds nothing). `INFERBENCH_WRITE_ASSETS=1` rewrites the file instead,
+    /// after a change to the corpus or the tokenizer.
+    #[test]
+    fn stored_sonnet_ids_are_the_built_in_tokenizers() {
+        let tok = Tokenizer::builtin().unwrap();
+        let fresh = Corpus::from_text(SHAKESPEARE).tokens(&tok);
+        if std::env::var_os("INFERBENCH_WRITE_ASSETS").is_some() {
+            let bytes: Vec<u8> = fresh.iter().flat_map(|id| id.to_le_bytes()).collect();
+            let path = concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/assets/shakespeare.o200k_base.ids"
+            );
+            std::fs::write(path, bytes).unwrap();
+            return;
+        }
+        let stored = Corpus::shakespeare().tokens(&tok);
+        assert_eq!(stored.len(), 66_984);
+        assert!(
+            *stored == *fresh,
+            "assets/shakespeare.o200k_base.ids is stale: INFERBENCH_WRITE_ASSETS=1 cargo test -p inferbench-workload stored_sonnet_ids"
+        );
+        // Another tokenizer still tokenizes the text itself.
+        let fixture = format!("{}/tests/data/tokenizer", env!("CARGO_MANIFEST_DIR"));
+        let other = Tokenizer::from_path(&fixture).unwrap();
+        assert_eq!(
+            *Corpus::shakespeare().tokens(&other),
+            *other.encode(&Corpus::shakespeare().normalized())
+        );
     }
 
     #[test]
