@@ -8,7 +8,8 @@
 # request (the distinct frame instants of a record in the evidence, averaged): each read
 # costs a `recvmsg` and the ACK it sends, and how many there are depends on how the client's
 # reads and the server's writes fall, which varies from run to run and from day to day; a
-# change in system time that comes with a change in reads is not the build's doing.
+# change in system time that comes with a change in reads is not the build's doing. Last, the
+# difference B − A at equal reads a request, from one least-squares fit of both builds' runs.
 # Usage: benches/ab-cpu.sh BIN_A BIN_B [ROUNDS]   (the mock-server is BIN_A's)
 set -euo pipefail
 A=$1
@@ -62,4 +63,31 @@ for side in "AB":
           f"{statistics.median(small):.3f} s; at the margin {margin:.1f} µs; user {user:.1f} "
           f"and system {system:.1f} µs a request (medians); reads a request "
           + ", ".join(f"{x:.1f}" for x in reads))
+
+# Both builds' runs in one least-squares fit, CPU = a + b·reads + d·[build B], one slope for
+# both: d is B − A at equal reads a request, with its standard error.
+x, y, z = [], [], []
+for k, side in enumerate("AB"):
+    big = [c / 20000 * 1e6 for c in cpu(side, 20000)]
+    reads = [float(l) for l in open(f"{w}/{side}-reads") if l.strip()]
+    x += reads
+    y += big
+    z += [k] * len(big)
+n = len(x)
+if n > 3 and len(set(x)) > 1:
+    mx, my, mz = (sum(v) / n for v in (x, y, z))
+    sxx = sum((a - mx) ** 2 for a in x)
+    szz = sum((c - mz) ** 2 for c in z)
+    sxz = sum((a - mx) * (c - mz) for a, c in zip(x, z))
+    sxy = sum((a - mx) * (b - my) for a, b in zip(x, y))
+    szy = sum((c - mz) * (b - my) for c, b in zip(z, y))
+    det = sxx * szz - sxz ** 2
+    if det > 0:
+        slope = (szz * sxy - sxz * szy) / det
+        d = (sxx * szy - sxz * sxy) / det
+        a0 = my - slope * mx - d * mz
+        res = [b - (a0 + slope * a + d * c) for a, b, c in zip(x, y, z)]
+        sd = (sum(r * r for r in res) / (n - 3)) ** 0.5
+        print(f"at equal reads a request: B − A = {d:+.1f} ± {sd * (sxx / det) ** 0.5:.1f} µs "
+              f"(standard error); {slope:.1f} µs a read")
 PY
