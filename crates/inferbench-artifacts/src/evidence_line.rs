@@ -9,7 +9,7 @@
 use inferbench_core::record::{ConnectionEvidence, RecordError, TokenCounts};
 use inferbench_core::{Event, Frame, Record};
 
-use crate::json_out::{boolean, int, key, string, via_serde};
+use crate::json_out::{field_bool, field_int, field_str, int, key, string, via_serde};
 
 /// Appends `{"line":"record",...}` for `r` (no newline).
 pub(crate) fn write_record_line(out: &mut Vec<u8>, r: &Record) {
@@ -49,37 +49,23 @@ pub(crate) fn write_record_line(out: &mut Vec<u8>, r: &Record) {
         media,
     } = r;
     out.extend_from_slice(b"{\"line\":\"record\"");
-    key(out, false, "id");
-    int(out, *id);
-    key(out, false, "phase");
-    string(out, phase.0.as_str());
-    key(out, false, "request_id");
-    string(out, request_id);
-    key(out, false, "correlation_id");
-    string(out, correlation_id);
-    key(out, false, "conversation_id");
-    string(out, conversation_id);
-    key(out, false, "session_num");
-    int(out, *session_num);
-    key(out, false, "turn_index");
-    int(out, *turn_index);
-    key(out, false, "payload_index");
-    int(out, *payload_index);
-    key(out, false, "worker");
-    int(out, *worker);
-    key(out, false, "streaming");
-    boolean(out, *streaming);
-    key(out, false, "planned_ns");
-    int(out, *planned_ns);
-    key(out, false, "start_ns");
-    int(out, *start_ns);
+    field_int(out, "id", *id);
+    field_str(out, "phase", phase.0.as_str());
+    field_str(out, "request_id", request_id);
+    field_str(out, "correlation_id", correlation_id);
+    field_str(out, "conversation_id", conversation_id);
+    field_int(out, "session_num", *session_num);
+    field_int(out, "turn_index", *turn_index);
+    field_int(out, "payload_index", *payload_index);
+    field_int(out, "worker", *worker);
+    field_bool(out, "streaming", *streaming);
+    field_int(out, "planned_ns", *planned_ns);
+    field_int(out, "start_ns", *start_ns);
     opt_int(out, "sent_ns", *sent_ns);
     opt_int(out, "ack_ns", *ack_ns);
-    key(out, false, "end_ns");
-    int(out, *end_ns);
+    field_int(out, "end_ns", *end_ns);
     opt_int(out, "status", *status);
-    key(out, false, "request_bytes");
-    int(out, *request_bytes);
+    field_int(out, "request_bytes", *request_bytes);
     opt_int(out, "requested_output_tokens", *requested_output_tokens);
     key(out, false, "frames");
     write_frames(out, frames);
@@ -95,16 +81,14 @@ pub(crate) fn write_record_line(out: &mut Vec<u8>, r: &Record) {
     key(out, false, "tokens");
     write_tokens(out, tokens);
     opt_serde::<RecordError>(out, "error", error.as_ref());
-    key(out, false, "cancelled");
-    boolean(out, *cancelled);
+    field_bool(out, "cancelled", *cancelled);
     opt_int(out, "cancel_ns", *cancel_ns);
     opt_str(out, "sent_body", sent_body.as_deref());
     opt_serde::<ConnectionEvidence>(out, "connection", connection.as_ref());
     opt_int(out, "url_index", *url_index);
     opt_str(out, "model", model.as_deref());
     if *agent_depth != 0 {
-        key(out, false, "agent_depth");
-        int(out, *agent_depth);
+        field_int(out, "agent_depth", *agent_depth);
     }
     opt_int(out, "parent_session_num", *parent_session_num);
     opt_str(
@@ -146,10 +130,8 @@ fn write_event(out: &mut Vec<u8>, e: &Event) {
     } = e;
     out.extend_from_slice(b"{\"frame\":");
     int(out, *frame);
-    key(out, false, "t_ns");
-    int(out, *t_ns);
-    key(out, false, "kind");
-    string(out, kind.0.as_str());
+    field_int(out, "t_ns", *t_ns);
+    field_str(out, "kind", kind.0.as_str());
     opt_str(out, "content", content.as_deref());
     opt_str(out, "reasoning", reasoning.as_deref());
     opt_str(out, "tool", tool.as_deref());

@@ -96,6 +96,24 @@ pub(crate) fn key(out: &mut Vec<u8>, first: bool, k: &str) {
     out.extend_from_slice(b"\":");
 }
 
+/// `,"key":` and an integer.
+pub(crate) fn field_int(out: &mut Vec<u8>, k: &str, v: impl itoa::Integer) {
+    key(out, false, k);
+    int(out, v);
+}
+
+/// `,"key":` and a string.
+pub(crate) fn field_str(out: &mut Vec<u8>, k: &str, v: &str) {
+    key(out, false, k);
+    string(out, v);
+}
+
+/// `,"key":` and a boolean.
+pub(crate) fn field_bool(out: &mut Vec<u8>, k: &str, v: bool) {
+    key(out, false, k);
+    boolean(out, v);
+}
+
 /// Any other value through serde_json itself (the rare, nested parts of a line).
 pub(crate) fn via_serde<T: serde::Serialize + ?Sized>(out: &mut Vec<u8>, v: &T) {
     // Writing into a Vec cannot fail, and the values written this way have string keys.

@@ -10,7 +10,7 @@ use serde::Serialize;
 use serde::ser::Serializer;
 
 use crate::atomic::AtomicFile;
-use crate::json_out::{boolean, float, int, key, string, via_serde};
+use crate::json_out::{field_bool, field_int, field_str, float, int, key, string, via_serde};
 use crate::{ArtifactError, Result};
 
 /// The only record processor we have; AIPerf names its processes `record_processor_<hex>`.
@@ -176,58 +176,38 @@ impl Metadata<'_> {
         } = self;
         key(out, true, "session_num");
         int(out, *session_num);
-        key(out, false, "x_request_id");
-        string(out, x_request_id);
-        key(out, false, "x_correlation_id");
-        string(out, x_correlation_id);
-        key(out, false, "conversation_id");
-        string(out, conversation_id);
-        key(out, false, "turn_index");
-        int(out, *turn_index);
-        key(out, false, "credit_issued_ns");
-        int(out, *credit_issued_ns);
-        key(out, false, "request_start_ns");
-        int(out, *request_start_ns);
+        field_str(out, "x_request_id", x_request_id);
+        field_str(out, "x_correlation_id", x_correlation_id);
+        field_str(out, "conversation_id", conversation_id);
+        field_int(out, "turn_index", *turn_index);
+        field_int(out, "credit_issued_ns", *credit_issued_ns);
+        field_int(out, "request_start_ns", *request_start_ns);
         if let Some(t) = request_ack_ns {
-            key(out, false, "request_ack_ns");
-            int(out, *t);
+            field_int(out, "request_ack_ns", *t);
         }
-        key(out, false, "request_end_ns");
-        int(out, *request_end_ns);
+        field_int(out, "request_end_ns", *request_end_ns);
         key(out, false, "worker_id");
         out.extend_from_slice(b"\"worker_");
         int(out, worker_id.0);
         out.push(b'"');
-        key(out, false, "record_processor_id");
-        string(out, record_processor_id);
-        key(out, false, "benchmark_phase");
-        string(out, benchmark_phase);
-        key(out, false, "phase_index");
-        int(out, *phase_index);
+        field_str(out, "record_processor_id", record_processor_id);
+        field_str(out, "benchmark_phase", benchmark_phase);
+        field_int(out, "phase_index", *phase_index);
         if let Some(i) = profiling_index {
-            key(out, false, "profiling_index");
-            int(out, *i);
+            field_int(out, "profiling_index", *i);
         }
-        key(out, false, "phase_name");
-        string(out, phase_name);
-        key(out, false, "phase_kind");
-        string(out, phase_kind);
-        key(out, false, "was_cancelled");
-        boolean(out, *was_cancelled);
+        field_str(out, "phase_name", phase_name);
+        field_str(out, "phase_kind", phase_kind);
+        field_bool(out, "was_cancelled", *was_cancelled);
         if let Some(t) = cancellation_time_ns {
-            key(out, false, "cancellation_time_ns");
-            int(out, *t);
+            field_int(out, "cancellation_time_ns", *t);
         }
-        key(out, false, "context_overflow_skip");
-        boolean(out, *context_overflow_skip);
-        key(out, false, "agent_depth");
-        int(out, *agent_depth);
+        field_bool(out, "context_overflow_skip", *context_overflow_skip);
+        field_int(out, "agent_depth", *agent_depth);
         if let Some(p) = parent_correlation_id {
-            key(out, false, "parent_correlation_id");
-            string(out, p);
+            field_str(out, "parent_correlation_id", p);
         }
-        key(out, false, "root_correlation_id");
-        string(out, root_correlation_id);
+        field_str(out, "root_correlation_id", root_correlation_id);
     }
 }
 
