@@ -9,7 +9,7 @@
 use inferbench_core::record::{ConnectionEvidence, RecordError, TokenCounts};
 use inferbench_core::{Event, Frame, Record};
 
-use crate::json_out::{field_bool, field_int, field_str, int, key, string, via_serde};
+use crate::json_out::{field_bool, field_int, field_str, int, key, opt_int, opt_serde, opt_str};
 
 /// Appends `{"line":"record",...}` for `r` (no newline).
 pub(crate) fn write_record_line(out: &mut Vec<u8>, r: &Record) {
@@ -161,27 +161,6 @@ fn write_tokens(out: &mut Vec<u8>, t: &TokenCounts) {
         }
     }
     out.push(b'}');
-}
-
-fn opt_int(out: &mut Vec<u8>, k: &str, v: Option<impl itoa::Integer>) {
-    if let Some(v) = v {
-        key(out, false, k);
-        int(out, v);
-    }
-}
-
-fn opt_str(out: &mut Vec<u8>, k: &str, v: Option<&str>) {
-    if let Some(v) = v {
-        key(out, false, k);
-        string(out, v);
-    }
-}
-
-fn opt_serde<T: serde::Serialize>(out: &mut Vec<u8>, k: &str, v: Option<&T>) {
-    if let Some(v) = v {
-        key(out, false, k);
-        via_serde(out, v);
-    }
 }
 
 #[cfg(test)]

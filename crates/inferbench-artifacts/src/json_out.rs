@@ -114,6 +114,29 @@ pub(crate) fn field_bool(out: &mut Vec<u8>, k: &str, v: bool) {
     boolean(out, v);
 }
 
+/// `,"key":` and the integer, or nothing when there is none (serde's
+/// `skip_serializing_if = "Option::is_none"`).
+pub(crate) fn opt_int(out: &mut Vec<u8>, k: &str, v: Option<impl itoa::Integer>) {
+    if let Some(v) = v {
+        field_int(out, k, v);
+    }
+}
+
+/// `,"key":` and the string, or nothing when there is none.
+pub(crate) fn opt_str(out: &mut Vec<u8>, k: &str, v: Option<&str>) {
+    if let Some(v) = v {
+        field_str(out, k, v);
+    }
+}
+
+/// `,"key":` and the value through serde_json, or nothing when there is none.
+pub(crate) fn opt_serde<T: serde::Serialize + ?Sized>(out: &mut Vec<u8>, k: &str, v: Option<&T>) {
+    if let Some(v) = v {
+        key(out, false, k);
+        via_serde(out, v);
+    }
+}
+
 /// Any other value through serde_json itself (the rare, nested parts of a line).
 pub(crate) fn via_serde<T: serde::Serialize + ?Sized>(out: &mut Vec<u8>, v: &T) {
     // Writing into a Vec cannot fail, and the values written this way have string keys.

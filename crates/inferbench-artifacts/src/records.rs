@@ -10,7 +10,10 @@ use serde::Serialize;
 use serde::ser::Serializer;
 
 use crate::atomic::AtomicFile;
-use crate::json_out::{field_bool, field_int, field_str, float, int, key, string, via_serde};
+use crate::json_out::{
+    field_bool, field_int, field_str, float, int, key, opt_int, opt_serde, opt_str, string,
+    via_serde,
+};
 use crate::{ArtifactError, Result};
 
 /// The only record processor we have; AIPerf names its processes `record_processor_<hex>`.
@@ -182,9 +185,7 @@ impl Metadata<'_> {
         field_int(out, "turn_index", *turn_index);
         field_int(out, "credit_issued_ns", *credit_issued_ns);
         field_int(out, "request_start_ns", *request_start_ns);
-        if let Some(t) = request_ack_ns {
-            field_int(out, "request_ack_ns", *t);
-        }
+        opt_int(out, "request_ack_ns", *request_ack_ns);
         field_int(out, "request_end_ns", *request_end_ns);
         key(out, false, "worker_id");
         out.extend_from_slice(b"\"worker_");
@@ -193,20 +194,14 @@ impl Metadata<'_> {
         field_str(out, "record_processor_id", record_processor_id);
         field_str(out, "benchmark_phase", benchmark_phase);
         field_int(out, "phase_index", *phase_index);
-        if let Some(i) = profiling_index {
-            field_int(out, "profiling_index", *i);
-        }
+        opt_int(out, "profiling_index", *profiling_index);
         field_str(out, "phase_name", phase_name);
         field_str(out, "phase_kind", phase_kind);
         field_bool(out, "was_cancelled", *was_cancelled);
-        if let Some(t) = cancellation_time_ns {
-            field_int(out, "cancellation_time_ns", *t);
-        }
+        opt_int(out, "cancellation_time_ns", *cancellation_time_ns);
         field_bool(out, "context_overflow_skip", *context_overflow_skip);
         field_int(out, "agent_depth", *agent_depth);
-        if let Some(p) = parent_correlation_id {
-            field_str(out, "parent_correlation_id", p);
-        }
+        opt_str(out, "parent_correlation_id", *parent_correlation_id);
         field_str(out, "root_correlation_id", root_correlation_id);
     }
 }
@@ -273,10 +268,7 @@ pub fn render_record_line_traced(
         key(out, false, "trace_data");
         via_serde(out, &t);
     }
-    if let Some(e) = ErrorOut::of(record) {
-        key(out, false, "error");
-        via_serde(out, &e);
-    }
+    opt_serde(out, "error", ErrorOut::of(record).as_ref());
     out.extend_from_slice(b"}\n");
 }
 
