@@ -2,6 +2,7 @@
 
 use criterion::{Criterion, black_box, criterion_group, criterion_main};
 use inferbench_core::evidence::{EvidenceHeader, PhaseWindow};
+use inferbench_core::record::{ConnectionEvidence, Frame};
 use inferbench_core::{Event, Evidence, Phase, Record, TokenCounts};
 use inferbench_metrics::inference::bootstrap::{self, Scale, Spec, Statistic};
 use inferbench_metrics::sweepline::{SweepRecord, sweepline_metrics};
@@ -89,6 +90,18 @@ fn bench(c: &mut Criterion) {
     g.bench_function("compute aiperf-0.13 10k records", |b| {
         b.iter(|| compute("aiperf-0.13", black_box(&ev), Phase::Profiling).unwrap())
     });
+    // The writer thread's fold alone (no end-of-run statistics): each record as a live run
+    // gives it, with its frames and connection evidence (the 14 `http_req_*` values too).
+    let live = live_records(&ev);
+    g.bench_function("fold aiperf-0.13 10k live records", |b| {
+        b.iter(|| {
+            let mut acc = inferbench_metrics::aiperf::Accumulator::new(&ev.header);
+            for r in black_box(&live) {
+                black_box(acc.push(r));
+            }
+            acc
+        })
+    });
     // The comparison's single-run path: 100 000 requests per side, B = 2 000.
     let a = values(100_000);
     let b: Vec<f64> = a.iter().rev().map(|v| v * 1.01 + 1.0).collect();
@@ -116,6 +129,32 @@ fn bench(c: &mut Criterion) {
         bch.iter(|| sweepline_metrics(black_box(&sweep), (start, end), true))
     });
     g.finish();
+}
+
+/// `ev`'s records with a frame per event and the connection evidence of a reused connection.
+fn live_records(ev: &Evidence) -> Vec<Record> {
+    ev.records
+        .iter()
+        .map(|r| {
+            let mut r = r.clone();
+            r.frames = r
+                .events
+                .iter()
+                .map(|e| Frame {
+                    t_ns: e.t_ns,
+                    bytes: 185,
+                })
+                .collect();
+            r.sent_ns = Some(r.start_ns + 20_000);
+            r.connection = Some(ConnectionEvidence {
+                reused: true,
+                send_start_ns: Some(r.start_ns + 5_000),
+                chunks_sent: Some(1),
+                ..Default::default()
+            });
+            r
+        })
+        .collect()
 }
 
 /// Requests of 64 concurrent streams back to back, each 2 to 3 ms long with 15 gaps; wall

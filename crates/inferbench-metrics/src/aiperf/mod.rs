@@ -11,6 +11,7 @@
 //! its HTTP phases, `slo` reads `--goodput`; this file folds records into a summary.
 
 pub mod http_trace;
+mod pool;
 mod record;
 mod slo;
 mod table;
@@ -28,6 +29,7 @@ use crate::stats::{adj_stats, scaled, stats_owned, stats_std_in_order};
 use crate::sweepline::{CompactSweep, sweepline_metrics_column};
 use crate::{Computed, PerRecord};
 
+use pool::{Pool, slot_of};
 use record::{
     Ctx, ErrorKey, USAGE_DIFF_THRESHOLD_PCT, base_values, error_of, record_metric, result, scalar,
     usage_of, values_of, wall_f64,
@@ -41,6 +43,10 @@ pub const NAME: &str = "aiperf-0.13";
 /// AIPerf converts ns to display units by multiplying (`ns × 1e-6`), not dividing; the two
 /// differ in the last bit for about a quarter of the values.
 const NS_TO_MS: f64 = 1e-6;
+
+/// The fold column of the first `http_req_*` metric: they are the table's last fourteen rows
+/// (checked at compile time in `http_trace`), in [`http_trace::HTTP_METRICS`] order.
+const HTTP_SLOT0: usize = METRICS.len() - http_trace::HTTP_METRICS.len();
 const NS_TO_S: f64 = 1e-9;
 
 /// (header, unit) of a tag of this set.
@@ -71,9 +77,9 @@ fn is_ms(tag: &str) -> bool {
 pub struct Accumulator {
     ctx: Ctx,
     anchor: u64,
-    /// Base-unit values per tag, in record order (the order matters for pairwise sums),
+    /// Base-unit values per metric, in record order (the order matters for pairwise sums),
     /// compactly encoded (`Column`: most are integers).
-    pooled: FxHashMap<&'static str, Column>,
+    pooled: Pool,
     errors: Vec<(ErrorKey, u64)>,
     n_valid: u64,
     n_errors: u64,
@@ -99,7 +105,7 @@ impl Accumulator {
         Accumulator {
             ctx: Ctx::of(h),
             anchor: h.anchor_unix_ns,
-            pooled: FxHashMap::default(),
+            pooled: Pool::default(),
             errors: Vec::new(),
             n_valid: 0,
             n_errors: 0,
@@ -149,9 +155,10 @@ impl Accumulator {
                 r.tokens.input
             };
             if let Some(isl) = isl {
+                const ERROR_ISL: usize = slot_of("error_isl");
                 let base = [isl as f64];
-                self.pooled.entry("error_isl").or_default().push(base[0]);
-                metrics.push(record_metric("error_isl", &base));
+                self.pooled.at(ERROR_ISL).push(base[0]);
+                metrics.push(record_metric(ERROR_ISL, &base));
             }
             // An error record counts only in the concurrency curve.
             self.sweep.push(
@@ -181,20 +188,21 @@ impl Accumulator {
                     .any(|d| *d > USAGE_DIFF_THRESHOLD_PCT);
                 *self.discrepancies.get_or_insert(0) += over as u64;
             }
-            for (tag, base) in base_values(&v) {
+            for (slot, base) in base_values(&v) {
                 let base = base.as_slice();
-                metrics.push(record_metric(tag, base));
-                self.pooled
-                    .entry(tag)
-                    .or_default()
-                    .extend(base.iter().copied());
+                metrics.push(record_metric(slot, base));
+                let col = self.pooled.at(slot);
+                if let [x] = base {
+                    col.push(*x);
+                } else {
+                    col.extend(base.iter().copied());
+                }
             }
             if let Some(h) = http_trace::values(r) {
                 for (i, x) in h.iter().enumerate() {
                     if let Some(x) = *x {
                         metrics.push(http_trace::record_metric(i, x));
-                        let tag = http_trace::HTTP_METRICS[i].0;
-                        self.pooled.entry(tag).or_default().push(x as f64);
+                        self.pooled.at(HTTP_SLOT0 + i).push(x as f64);
                     }
                 }
             }
@@ -262,25 +270,20 @@ impl Accumulator {
         } = self;
         let mut out: Vec<MetricResult> = Vec::new();
         for tag in RECORD_METRICS {
-            if let Some(vals) = pooled.get(tag).filter(|v| !v.is_empty()) {
+            if let Some(vals) = pooled.get(tag) {
                 let s = stats_owned(vals.to_vec());
                 let s = if is_ms(tag) { scaled(s, NS_TO_MS) } else { s };
                 out.push(result(tag, MetricValue::Distribution { stats: s }));
             }
         }
         for (tag, _, unit) in http_trace::HTTP_METRICS {
-            if let Some(vals) = pooled.get(tag).filter(|v| !v.is_empty()) {
+            if let Some(vals) = pooled.get(tag) {
                 let s = scaled(stats_owned(vals.to_vec()), http_trace::display_factor(unit));
                 out.push(result(tag, MetricValue::Distribution { stats: s }));
             }
         }
 
-        let total = |tag: &str| -> Option<f64> {
-            pooled
-                .get(tag)
-                .filter(|v| !v.is_empty())
-                .map(|v| v.iter().sum())
-        };
+        let total = |tag: &str| -> Option<f64> { pooled.get(tag).map(|v| v.iter().sum()) };
         let completed = n_valid + n_errors;
         out.push(scalar("request_count", n_valid as f64));
         out.push(scalar("completed_request_count", completed as f64));
@@ -363,7 +366,7 @@ impl Accumulator {
 
         if n_errors > 0 {
             for tag in ADJ_METRICS {
-                if let Some(vals) = pooled.get(tag).filter(|v| !v.is_empty()) {
+                if let Some(vals) = pooled.get(tag) {
                     let s = scaled(adj_stats(&vals.to_vec(), n_errors), NS_TO_MS);
                     let adj = format!("adj_{tag}");
                     out.push(result(&adj, MetricValue::Distribution { stats: s }));
@@ -374,7 +377,7 @@ impl Accumulator {
         // The columns are done with, but for the gaps the sweep reads: free them before it
         // builds its curves, the largest allocation of the run's end.
         let mut pooled = pooled;
-        pooled.retain(|tag, _| *tag == "inter_chunk_latency");
+        pooled.keep_only("inter_chunk_latency");
 
         if !credit_to_start.is_empty() {
             out.push(result(
@@ -395,7 +398,7 @@ impl Accumulator {
         // chunk gaps (AIPerf's default list backend), for the whole run.
         if let Some(w) = window {
             let icl_aware = sweep.has_gaps();
-            let gaps = pooled.remove("inter_chunk_latency").unwrap_or_default();
+            let gaps = pooled.take("inter_chunk_latency");
             out.extend(sweepline_metrics_column(
                 &sweep,
                 &gaps,

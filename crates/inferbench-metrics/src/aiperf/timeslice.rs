@@ -148,7 +148,7 @@ impl TimesliceAccumulator {
         // A record that added gaps added them in the column's last batch.
         let last = acc
             .pooled
-            .get("inter_chunk_latency")
+            .col(super::record::ICL_SLOT)
             .map(|c| c.last_batch())
             .unwrap_or_default();
         acc.sweep
