@@ -16,9 +16,10 @@ pub(super) fn append(field: &mut Option<String>, text: &str) {
     }
 }
 
-pub(super) fn fill_event(ev: &mut Event, d: Decoded, think: &mut Option<ThinkSplitter>) {
-    ev.content = d.content;
-    ev.reasoning = d.reasoning;
+/// Moves a decoded message's parts into its event (taking them out of `d`).
+pub(super) fn fill_event(ev: &mut Event, d: &mut Decoded, think: &mut Option<ThinkSplitter>) {
+    ev.content = d.content.take();
+    ev.reasoning = d.reasoning.take();
     if let Some(sp) = think.as_mut()
         && let Some(c) = ev.content.take()
     {
@@ -28,9 +29,9 @@ pub(super) fn fill_event(ev: &mut Event, d: Decoded, think: &mut Option<ThinkSpl
         ev.content = (!content.is_empty() || c.is_empty()).then_some(content);
         append(&mut ev.reasoning, &reasoning);
     }
-    ev.tool = d.tool;
-    ev.usage = d.usage;
-    ev.finish_reason = d.finish_reason;
+    ev.tool = d.tool.take();
+    ev.usage = d.usage.take();
+    ev.finish_reason = d.finish_reason.take();
 }
 
 /// Handle one SSE message. Returns true when reading should stop (the response is invalid).
@@ -68,11 +69,12 @@ pub(super) fn on_message(
         rec.events.push(ev);
         return false;
     }
-    let decoded = decoder.message(m.event.as_deref(), &m.data);
-    match decoded {
-        Ok(d) => {
-            let error = d.error.clone();
-            fill_event(&mut ev, d, think);
+    // Decoded in place: a returned `Decoded` was copied at each call level.
+    let mut d = Decoded::default();
+    match decoder.message_into(m.event.as_deref(), &m.data, &mut d) {
+        Ok(()) => {
+            let error = d.error.take();
+            fill_event(&mut ev, &mut d, think);
             if let Some(msg) = error {
                 ev.kind = EventKindOpt(EventKind::Error);
                 rec.events.push(ev);
@@ -141,9 +143,9 @@ pub(super) fn on_body(
     }
     let decoded = decoder.body(&text);
     match decoded {
-        Ok(d) => {
-            let error = d.error.clone();
-            fill_event(&mut ev, d, think);
+        Ok(mut d) => {
+            let error = d.error.take();
+            fill_event(&mut ev, &mut d, think);
             rec.events.push(ev);
             if let Some(msg) = error {
                 rec.error = Some(err(ErrorKind::Protocol, None, "ResponseError", msg));
