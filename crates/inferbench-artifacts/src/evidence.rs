@@ -233,11 +233,14 @@ mod tests {
         }
     }
 
-    fn tmpdir(name: &str) -> PathBuf {
-        let d = std::env::temp_dir().join(format!("ib-art-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&d);
-        std::fs::create_dir_all(&d).unwrap();
-        d
+    /// A fresh directory and its path; the directory is removed when the guard drops.
+    fn tmpdir(name: &str) -> (tempfile::TempDir, PathBuf) {
+        let d = tempfile::Builder::new()
+            .prefix(&format!("ib-art-{name}-"))
+            .tempdir()
+            .unwrap();
+        let p = d.path().to_path_buf();
+        (d, p)
     }
 
     #[test]
@@ -255,7 +258,7 @@ mod tests {
 
     #[test]
     fn round_trips_and_records_are_readable_before_finish() {
-        let dir = tmpdir("ev");
+        let (_tmp, dir) = tmpdir("ev");
         let mut w = EvidenceWriter::create(&dir, &header()).unwrap();
         w.write_record(&record(0)).unwrap();
         w.write_record(&record(1)).unwrap();
@@ -296,7 +299,7 @@ mod tests {
 
     #[test]
     fn the_size_threshold_flushes_without_waiting() {
-        let dir = tmpdir("ev-size");
+        let (_tmp, dir) = tmpdir("ev-size");
         let mut w = EvidenceWriter::create(&dir, &header()).unwrap();
         let mut big = record(0);
         big.events[0].content = Some("x".repeat(FLUSH_BYTES));
@@ -309,7 +312,7 @@ mod tests {
 
     #[test]
     fn the_time_threshold_flushes_on_the_next_write() {
-        let dir = tmpdir("ev-time");
+        let (_tmp, dir) = tmpdir("ev-time");
         let mut w = EvidenceWriter::create(&dir, &header()).unwrap();
         w.write_record(&record(0)).unwrap();
         std::thread::sleep(FLUSH_INTERVAL + Duration::from_millis(20));

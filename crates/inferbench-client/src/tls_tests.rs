@@ -53,10 +53,12 @@ fn file(dir: &std::path::Path, name: &str, text: &str, from: &str) -> TlsFile {
     plan_file(p.to_str().unwrap(), from).unwrap()
 }
 
-fn tmp(name: &str) -> std::path::PathBuf {
-    let d = std::env::temp_dir().join(format!("inferbench-tls-{name}-{}", std::process::id()));
-    std::fs::create_dir_all(&d).unwrap();
-    d
+/// A fresh directory, removed when the guard drops.
+fn tmp(name: &str) -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix(&format!("inferbench-tls-{name}-"))
+        .tempdir()
+        .unwrap()
 }
 
 fn ca_plan(dir: &std::path::Path, ca_pem: &str) -> TlsPlan {
@@ -107,7 +109,7 @@ async fn get(c: crate::transport::Conn, t: &Target) -> Result<u16, String> {
 async fn https_to_the_simulated_server_with_a_ca_file_times_every_phase() {
     let p = pki(&["localhost", "127.0.0.1"]);
     let dir = tmp("ok");
-    let cfg = client_config(&ca_plan(&dir, &p.ca_pem)).unwrap();
+    let cfg = client_config(&ca_plan(dir.path(), &p.ca_pem)).unwrap();
     let s = server(&p, false).await;
     let clock = crate::Clock::start();
     // By name: resolved (timed), then connected, then the handshake, in that order.
@@ -143,7 +145,7 @@ async fn verification_fails_on_an_unknown_ca_and_a_wrong_name_unless_disabled() 
     let dir = tmp("verify");
     let s = server(&p, false).await;
     let clock = crate::Clock::start();
-    let untrusting = client_config(&ca_plan(&dir, &other.ca_pem)).unwrap();
+    let untrusting = client_config(&ca_plan(dir.path(), &other.ca_pem)).unwrap();
     let e = connect(&target("localhost", s.local_addr(), untrusting), clock)
         .await
         .err()
@@ -154,7 +156,7 @@ async fn verification_fails_on_an_unknown_ca_and_a_wrong_name_unless_disabled() 
         "{e}"
     );
     // The leaf names localhost only: 127.0.0.1 is a name mismatch.
-    let trusting = client_config(&ca_plan(&dir, &p.ca_pem)).unwrap();
+    let trusting = client_config(&ca_plan(dir.path(), &p.ca_pem)).unwrap();
     let e = connect(&target("127.0.0.1", s.local_addr(), trusting), clock)
         .await
         .err()
@@ -181,7 +183,7 @@ async fn mutual_tls_needs_the_client_certificate() {
     let dir = tmp("mtls");
     let s = server(&p, true).await;
     let clock = crate::Clock::start();
-    let mut plan = ca_plan(&dir, &p.ca_pem);
+    let mut plan = ca_plan(dir.path(), &p.ca_pem);
     let without = client_config(&plan).unwrap();
     // TLS 1.3: the client's handshake ends before the server checks it; the refusal comes
     // with the first read.
@@ -191,8 +193,8 @@ async fn mutual_tls_needs_the_client_certificate() {
         Ok(c) => get(c, &t).await.err().unwrap(),
     };
     assert!(refused.to_lowercase().contains("certificate"), "{refused}");
-    plan.client_cert = Some(file(&dir, "c.pem", &p.client_cert, "--ssl-cert"));
-    plan.client_key = Some(file(&dir, "k.pem", &p.client_key, "--ssl-key"));
+    plan.client_cert = Some(file(dir.path(), "c.pem", &p.client_cert, "--ssl-cert"));
+    plan.client_key = Some(file(dir.path(), "k.pem", &p.client_key, "--ssl-key"));
     let t = target("localhost", s.local_addr(), client_config(&plan).unwrap());
     let c = connect(&t, clock).await.unwrap();
     assert_eq!(get(c, &t).await.unwrap(), 200);
@@ -204,15 +206,15 @@ fn bad_files_are_one_line_naming_the_flag_and_the_file() {
     let p = pki(&["localhost"]);
     let other = pki(&["localhost"]);
     let dir = tmp("bad");
-    let junk = ca_plan(&dir, "not a certificate\n");
+    let junk = ca_plan(dir.path(), "not a certificate\n");
     let e = client_config(&junk).unwrap_err();
     let path = junk.ca_file.as_ref().unwrap().path.clone();
     assert!(e.starts_with(&format!("--ssl-ca-cert {path}: ")), "{e}");
     assert!(!e.contains('\n'));
     // A key that is not the certificate's.
     let plan = TlsPlan {
-        client_cert: Some(file(&dir, "c.pem", &p.client_cert, "--ssl-cert")),
-        client_key: Some(file(&dir, "k.pem", &other.client_key, "--ssl-key")),
+        client_cert: Some(file(dir.path(), "c.pem", &p.client_cert, "--ssl-cert")),
+        client_key: Some(file(dir.path(), "k.pem", &other.client_key, "--ssl-key")),
         ..TlsPlan::default()
     };
     let e = client_config(&plan).unwrap_err();
@@ -220,7 +222,7 @@ fn bad_files_are_one_line_naming_the_flag_and_the_file() {
     assert!(e.contains("--ssl-cert") && e.contains("--ssl-key"), "{e}");
     // A certificate file given as the key.
     let plan = TlsPlan {
-        client_key: Some(file(&dir, "k2.pem", &p.client_cert, "--ssl-key")),
+        client_key: Some(file(dir.path(), "k2.pem", &p.client_cert, "--ssl-key")),
         ..plan
     };
     let e = client_config(&plan).unwrap_err();
@@ -239,7 +241,7 @@ fn bad_files_are_one_line_naming_the_flag_and_the_file() {
 fn plan_files_carry_the_sha256_of_their_bytes() {
     let dir = tmp("sha");
     // SHA-256("abc"), FIPS 180-2 appendix B.1.
-    let f = file(&dir, "abc", "abc", "--ssl-ca-cert");
+    let f = file(dir.path(), "abc", "abc", "--ssl-ca-cert");
     assert_eq!(
         f.sha256,
         "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"

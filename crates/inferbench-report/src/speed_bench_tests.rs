@@ -4,11 +4,12 @@ use serde_json::{Value, json};
 
 use super::*;
 
-fn tmp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("inferbench-speed-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+/// A fresh directory, removed when the guard drops.
+fn tmp(name: &str) -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix(&format!("inferbench-speed-{name}-"))
+        .tempdir()
+        .unwrap()
 }
 
 fn profile(model: &str, dataset: Value, otp: f64) -> Value {
@@ -97,7 +98,8 @@ fn category_comes_from_format_then_dataset_with_the_prefix_removed() {
 
 #[test]
 fn the_matrix_orders_columns_and_averages_rows() {
-    let root = tmp("matrix");
+    let guard = tmp("matrix");
+    let root = guard.path().to_path_buf();
     let vllm = |acc: f64, drafts: f64| {
         json!({"metrics": {
             "vllm:spec_decode_num_accepted_tokens": counter(acc),
@@ -176,7 +178,6 @@ fn the_matrix_orders_columns_and_averages_rows() {
     let r = build(std::slice::from_ref(&root), SpeedMetric::Throughput, &mut w).unwrap();
     assert_eq!(r.rows[0].values, vec![Some(20.0), Some(10.0)]);
     assert_eq!(r.rows[1].overall, Some(35.0));
-    std::fs::remove_dir_all(&root).unwrap();
 }
 
 #[test]
@@ -198,7 +199,8 @@ fn throughput_tiers_and_unknown_categories_have_their_own_order() {
 
 #[test]
 fn aiperfs_two_errors() {
-    let root = tmp("errors");
+    let guard = tmp("errors");
+    let root = guard.path().to_path_buf();
     let mut w = Vec::new();
     assert_eq!(
         build(std::slice::from_ref(&root), SpeedMetric::Throughput, &mut w).unwrap_err(),
@@ -231,5 +233,4 @@ fn aiperfs_two_errors() {
             .any(|w| w.contains("failed to read") && w.contains("/y/"))
     );
     assert_eq!(r.rows[0].values, vec![Some(1.0)]);
-    std::fs::remove_dir_all(&root).unwrap();
 }

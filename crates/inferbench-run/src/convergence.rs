@@ -212,8 +212,11 @@ mod tests {
 
     #[test]
     fn request_values_are_the_profiling_records_without_errors() {
-        let dir = std::env::temp_dir().join(format!("ib-conv-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let tmp = tempfile::Builder::new()
+            .prefix("ib-conv-")
+            .tempdir()
+            .unwrap();
+        let dir = tmp.path();
         let p = dir.join("profile_export.jsonl");
         std::fs::write(
             &p,
@@ -234,7 +237,6 @@ mod tests {
         .unwrap();
         assert_eq!(request_values(&p, "ttft"), vec![1.5, 2.0]);
         assert!(request_values(&dir.join("missing.jsonl"), "ttft").is_empty());
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

@@ -43,11 +43,14 @@ fn record(id: u64, payload: u64, content: &[&str], error: bool) -> Record {
     }
 }
 
-fn tmp(name: &str) -> std::path::PathBuf {
-    let d = std::env::temp_dir().join(format!("ib-corr-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+/// A fresh directory and its path; the directory is removed when the guard drops.
+fn tmp(name: &str) -> (tempfile::TempDir, std::path::PathBuf) {
+    let d = tempfile::Builder::new()
+        .prefix(&format!("ib-corr-{name}-"))
+        .tempdir()
+        .unwrap();
+    let p = d.path().to_path_buf();
+    (d, p)
 }
 
 #[test]
@@ -79,7 +82,7 @@ fn counts_correct_wrong_errors_and_unanswered() {
 #[test]
 fn a_run_without_answers_has_no_set_and_a_frozen_set_reads_back() {
     assert!(AnswerSet::from_workload(&workload(2), &[None, None]).is_none());
-    let dir = tmp("read");
+    let (_tmp, dir) = tmp("read");
     assert!(AnswerSet::read(&dir).unwrap().is_none());
     let set =
         AnswerSet::from_workload(&workload(2), &[None, answer(json!({"choice": "c"}))]).unwrap();
@@ -104,7 +107,7 @@ fn a_run_without_answers_has_no_set_and_a_frozen_set_reads_back() {
 
 #[test]
 fn a_bad_frozen_line_names_file_line_and_field() {
-    let dir = tmp("bad");
+    let (_tmp, dir) = tmp("bad");
     std::fs::write(
         dir.join(EXPECTED_ANSWERS),
         "{\"payload_index\":0,\"answer\":{\"kind\":\"exact\",\"text\":\"a\"}}\n{\"payload_index\":1,\"answer\":{\"kind\":\"regex\",\"pattern\":\"(\"}}\n",

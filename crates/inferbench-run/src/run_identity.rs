@@ -483,8 +483,11 @@ mod tests {
             chat_template_digest(&tok(&dir)).as_deref(),
             Some("sha256:cd61dc8c18d10e3e9e987c9052f8001b7b54d177f307bf2c8fd1eb3f7494cde4")
         );
-        let tmp = std::env::temp_dir().join(format!("ib-template-{}", std::process::id()));
-        std::fs::create_dir_all(&tmp).unwrap();
+        let guard = tempfile::Builder::new()
+            .prefix("ib-template-")
+            .tempdir()
+            .unwrap();
+        let tmp = guard.path();
         std::fs::write(
             tmp.join("tokenizer_config.json"),
             r#"{"chat_template": "{{ messages }}"}"#,
@@ -492,7 +495,7 @@ mod tests {
         .unwrap();
         // Only the config: its string (`printf '{{ messages }}' | sha256sum`).
         assert_eq!(
-            chat_template_digest(&tok(&tmp)).as_deref(),
+            chat_template_digest(&tok(tmp)).as_deref(),
             Some("sha256:f24189f08c85a1eb19a737306c3a13e85462ee33d964f28108d64a2485fa2171")
         );
         // chat_template.json comes before the config (`printf json | sha256sum`).
@@ -502,16 +505,15 @@ mod tests {
         )
         .unwrap();
         assert_eq!(
-            chat_template_digest(&tok(&tmp)).as_deref(),
+            chat_template_digest(&tok(tmp)).as_deref(),
             Some("sha256:02bd175f329720378ce83dd56a1b6b1f5291a60182d6c54b5e0d1e8d248a267a")
         );
         // The .jinja file comes first of all (`printf other | sha256sum`).
         std::fs::write(tmp.join("chat_template.jinja"), "other").unwrap();
         assert_eq!(
-            chat_template_digest(&tok(&tmp)).as_deref(),
+            chat_template_digest(&tok(tmp)).as_deref(),
             Some("sha256:d9298a10d1b0735837dc4bd85dac641b0f3cef27a47e5d53a54f2f3f5b2fcffa")
         );
-        std::fs::remove_dir_all(&tmp).unwrap();
         assert_eq!(chat_template_digest(&TokenizerSpec::Builtin), None);
     }
 

@@ -8,11 +8,14 @@ use inferbench_core::EvidenceLine;
 
 use super::*;
 
-fn tmp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("inferbench-rundir-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+/// A fresh directory and its path; the directory is removed when the guard drops.
+fn tmp(name: &str) -> (tempfile::TempDir, PathBuf) {
+    let d = tempfile::Builder::new()
+        .prefix(&format!("inferbench-rundir-{name}-"))
+        .tempdir()
+        .unwrap();
+    let p = d.path().to_path_buf();
+    (d, p)
 }
 
 fn header() -> EvidenceHeader {
@@ -36,9 +39,9 @@ fn packet_manifest(dir: &Path, imported: bool) {
 }
 
 /// A packet of ours: the evidence (a header line) compressed, and a run manifest naming a
-/// `--profile-export-prefix`.
-fn our_packet(name: &str, with_run_manifest: bool) -> PathBuf {
-    let d = tmp(name);
+/// `--profile-export-prefix`; with the guard of its directory.
+fn our_packet(name: &str, with_run_manifest: bool) -> (tempfile::TempDir, PathBuf) {
+    let (guard, d) = tmp(name);
     packet_manifest(&d, false);
     let line = serde_json::to_string(&EvidenceLine::Header(header())).unwrap();
     let mut enc =
@@ -49,12 +52,12 @@ fn our_packet(name: &str, with_run_manifest: bool) -> PathBuf {
         let m = serde_json::json!({"plan": {"artifacts": {"prefix": "mine"}}});
         std::fs::write(d.join(PACKET_RUN_MANIFEST), m.to_string()).unwrap();
     }
-    d
+    (guard, d)
 }
 
 #[test]
 fn rundir_reads_our_packet_through_the_decoder_and_refuses_writes() {
-    let d = our_packet("ours", true);
+    let (_tmp, d) = our_packet("ours", true);
     let r = RunDir::open(&d).unwrap();
     assert_eq!(r.layout, Layout::Run);
     assert_eq!(r.packet(), Some(d.as_path()));
@@ -70,19 +73,19 @@ fn rundir_reads_our_packet_through_the_decoder_and_refuses_writes() {
     let e = r.writable("--write").unwrap_err().message;
     assert!(e.contains("a ledger packet is immutable: --write"), "{e}");
     // A plain directory is writable.
-    let plain = tmp("plain");
+    let (_plain, plain) = tmp("plain");
     std::fs::write(plain.join(EVIDENCE_FILE), "").unwrap();
     assert!(RunDir::open(&plain).unwrap().writable("--write").is_ok());
 }
 
 #[test]
 fn rundir_refuses_a_packet_older_than_run_manifest_in_one_line() {
-    let d = our_packet("old", false);
+    let (_old, d) = our_packet("old", false);
     let e = RunDir::open(&d).unwrap_err().message;
     assert!(e.contains("this packet predates run_manifest.json"), "{e}");
     assert_eq!(e.lines().count(), 1);
     // Evidence kept outside the ledger: said so.
-    let d = our_packet("absent", true);
+    let (_absent, d) = our_packet("absent", true);
     std::fs::remove_file(d.join(PACKET_RECORDS)).unwrap();
     let e = RunDir::open(&d).unwrap_err().message;
     assert!(e.contains("records.jsonl.zst is absent"), "{e}");
@@ -90,7 +93,7 @@ fn rundir_refuses_a_packet_older_than_run_manifest_in_one_line() {
 
 #[test]
 fn rundir_opens_an_import_packet_as_its_import() {
-    let d = tmp("import");
+    let (_tmp, d) = tmp("import");
     packet_manifest(&d, true);
     let fixture = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("../inferbench-import/tests/data/genai_perf/G12-chat-stream");
@@ -117,7 +120,7 @@ fn rundir_opens_an_import_packet_as_its_import() {
 
 #[test]
 fn rundir_a_manifest_json_of_another_schema_is_not_a_packet() {
-    let d = tmp("other-schema");
+    let (_tmp, d) = tmp("other-schema");
     std::fs::write(d.join(PACKET_MANIFEST), r#"{"schema":"something/1"}"#).unwrap();
     let e = RunDir::open(&d).unwrap_err().message;
     assert!(e.contains("no inferbench_evidence.jsonl here"), "{e}");

@@ -122,16 +122,19 @@ mod tests {
 
     const ABC: &str = "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad";
 
-    fn dir(name: &str) -> PathBuf {
-        let d = std::env::temp_dir().join(format!("ib-self-hash-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&d);
-        std::fs::create_dir_all(&d).unwrap();
-        d
+    /// A fresh directory and its path; the directory is removed when the guard drops.
+    fn dir(name: &str) -> (tempfile::TempDir, PathBuf) {
+        let d = tempfile::Builder::new()
+            .prefix(&format!("ib-self-hash-{name}-"))
+            .tempdir()
+            .unwrap();
+        let p = d.path().to_path_buf();
+        (d, p)
     }
 
     #[test]
     fn a_file_is_hashed_across_read_pieces() {
-        let d = dir("pieces");
+        let (_tmp, d) = dir("pieces");
         let p = d.join("f");
         std::fs::write(&p, b"abc").unwrap();
         // FIPS 180-2's vectors: "abc", and one million 'a' (four 256 KiB pieces less a bit).
@@ -141,12 +144,11 @@ mod tests {
             sha256_file(&p).unwrap(),
             "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0"
         );
-        std::fs::remove_dir_all(&d).unwrap();
     }
 
     #[test]
     fn the_cache_answers_for_the_same_file_and_not_for_a_changed_one() {
-        let d = dir("cache");
+        let (_tmp, d) = dir("cache");
         let (p, cache) = (d.join("exe"), d.join("c").join("binary-sha256"));
         std::fs::write(&p, b"abc").unwrap();
         // First run: computed, and remembered.
@@ -184,12 +186,11 @@ mod tests {
             lines[0].ends_with(abcd) && lines[1].ends_with(&planted),
             "{lines:?}"
         );
-        std::fs::remove_dir_all(&d).unwrap();
     }
 
     #[test]
     fn a_bad_or_missing_cache_only_costs_the_hash() {
-        let d = dir("bad");
+        let (_tmp, d) = dir("bad");
         let p = d.join("exe");
         std::fs::write(&p, b"abc").unwrap();
         // Garbage lines, a short hash for the right stamp, and a cache path that cannot be
@@ -201,12 +202,11 @@ mod tests {
         assert_eq!(cached_sha256(&p, Some(&cache.join("x"))).unwrap(), ABC);
         assert_eq!(cached_sha256(&p, None).unwrap(), ABC);
         assert!(cached_sha256(&d.join("missing"), Some(&cache)).is_err());
-        std::fs::remove_dir_all(&d).unwrap();
     }
 
     #[test]
     fn the_cache_keeps_a_bounded_number_of_files() {
-        let d = dir("keep");
+        let (_tmp, d) = dir("keep");
         let cache = d.join("binary-sha256");
         for i in 0..(KEEP + 5) {
             let p = d.join(format!("exe{i}"));
@@ -218,6 +218,5 @@ mod tests {
         // The most recent first.
         let last = d.join(format!("exe{}", KEEP + 4));
         assert!(text.starts_with(&stamp(&std::fs::metadata(&last).unwrap()).unwrap()));
-        std::fs::remove_dir_all(&d).unwrap();
     }
 }

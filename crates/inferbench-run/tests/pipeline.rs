@@ -8,17 +8,32 @@ use std::sync::Arc;
 use inferbench_core::plan::ExportLevel;
 use inferbench_run::{CellPlan, Layout, Quiet, RunDir, SweepPlan, exit, run_sweep};
 
-fn temp_dir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!(
-        "inferbench-run-{name}-{}-{}",
-        std::process::id(),
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap()
-            .as_nanos()
-    ));
-    std::fs::create_dir_all(&d).unwrap();
-    d
+/// A fresh directory and its path; the directory is removed when the guard drops, also when
+/// the test fails. Every test calls this first (see `private_cache`).
+fn temp_dir(name: &str) -> (tempfile::TempDir, PathBuf) {
+    private_cache();
+    let d = tempfile::Builder::new()
+        .prefix(&format!("inferbench-run-{name}-"))
+        .tempdir()
+        .unwrap();
+    let p = d.path().to_path_buf();
+    (d, p)
+}
+
+/// A run's manifest names the executable's SHA-256 (here, this test binary's), and the
+/// library remembers it in `$XDG_CACHE_HOME/inferbench/binary-sha256` (`~/.cache/...`
+/// without the variable). Point that at the build's own scratch directory, so that the tests
+/// never write the developer's `~/.cache`.
+fn private_cache() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("pipeline-xdg-cache");
+        // SAFETY: every test calls this before doing anything else, so while the first call
+        // writes the variable the other test threads are waiting in `call_once` or not yet
+        // started, and no thread reads the environment other than through `std::env` (whose
+        // reads are locked against this write).
+        unsafe { std::env::set_var("XDG_CACHE_HOME", dir) };
+    });
 }
 
 /// Every file under `dir`, by relative path.
@@ -77,7 +92,7 @@ fn one_cell(plan: inferbench_core::RunPlan, runs: usize) -> SweepPlan {
 
 #[test]
 fn a_live_run_through_the_library_is_rebuilt_offline_byte_for_byte() {
-    let dir = temp_dir("live");
+    let (_tmp, dir) = temp_dir("live");
     let mut p = plan(&dir);
     p.load.request_count = 12;
     p.load.warmup_request_count = 3;
@@ -123,12 +138,11 @@ fn a_live_run_through_the_library_is_rebuilt_offline_byte_for_byte() {
     let (scores, partial) = inferbench_run::offline::rescore(&rd, &manifest).unwrap();
     assert!(!partial);
     assert!(inferbench_run::offline::differences(&scores, &summary).is_empty());
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
 fn repeated_runs_and_their_aggregate_are_one_layout() {
-    let dir = temp_dir("repeats");
+    let (_tmp, dir) = temp_dir("repeats");
     let mut p = plan(&dir);
     p.load.request_count = 4;
     let out = run_sweep(&one_cell(p, 2), Arc::new(Quiet)).unwrap();
@@ -143,12 +157,11 @@ fn repeated_runs_and_their_aggregate_are_one_layout() {
     assert_eq!(agg.metadata["num_successful_runs"], 2);
     assert!(agg.metrics.iter().any(|(k, _)| k == "request_latency_p99"));
     assert!(agg.metrics.iter().any(|(k, _)| k == "request_count_avg"));
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
 fn a_bad_dataset_is_reported_before_the_server_is_touched() {
-    let dir = temp_dir("bad");
+    let (_tmp, dir) = temp_dir("bad");
     let mut p = plan(&dir);
     // Nothing listens here: a prepared plan would fail at the probe, with exit 1.
     p.target = inferbench_core::plan::Target::Url {
@@ -159,5 +172,4 @@ fn a_bad_dataset_is_reported_before_the_server_is_touched() {
     assert_eq!(e.code, exit::INPUT, "{}", e.message);
     assert!(e.message.contains("missing.jsonl"), "{}", e.message);
     assert!(!dir.join("run").exists());
-    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -1,14 +1,12 @@
 use super::*;
 use serde_json::json;
 
-fn tmp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!(
-        "inferbench-chat-template-{name}-{}",
-        std::process::id()
-    ));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+/// A fresh directory, removed when the guard drops.
+fn tmp(name: &str) -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix(&format!("inferbench-chat-template-{name}-"))
+        .tempdir()
+        .unwrap()
 }
 
 fn template(text: &str) -> ChatTemplate {
@@ -98,7 +96,8 @@ fn strftime_formats_a_known_instant() {
 
 #[test]
 fn find_follows_transformers_order() {
-    let d = tmp("find");
+    let guard = tmp("find");
+    let d = guard.path();
     let dir = d.to_str().unwrap();
     assert!(ChatTemplate::find(dir).unwrap().is_none());
     std::fs::write(
@@ -148,7 +147,6 @@ fn find_follows_transformers_order() {
     std::fs::write(d.join("tokenizer_config.json"), "{").unwrap();
     let e = ChatTemplate::find(dir).unwrap_err().to_string();
     assert!(e.contains("tokenizer_config.json: not JSON"), "{e}");
-    let _ = std::fs::remove_dir_all(&d);
 }
 
 #[test]
@@ -237,7 +235,8 @@ fn the_flag_needs_a_template() {
             .chat_template()
             .is_none()
     );
-    let d = tmp("none");
+    let guard = tmp("none");
+    let d = guard.path();
     std::fs::copy(
         format!("{fixture}/tokenizer.json"),
         d.join("tokenizer.json"),
@@ -248,7 +247,6 @@ fn the_flag_needs_a_template() {
     };
     let e = Tokenizer::load_for(&spec, true).unwrap_err().to_string();
     assert!(e.contains("no chat template here"), "{e}");
-    let _ = std::fs::remove_dir_all(&d);
 }
 
 #[test]

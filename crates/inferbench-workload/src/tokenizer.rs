@@ -436,8 +436,11 @@ pub(crate) mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("/nonexistent/tok"), "{e}");
-        let dir = std::env::temp_dir().join(format!("ib-wl-tok-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let tmp = tempfile::Builder::new()
+            .prefix("ib-wl-tok-")
+            .tempdir()
+            .unwrap();
+        let dir = tmp.path();
         let e = Tokenizer::from_path(dir.to_str().unwrap())
             .unwrap_err()
             .to_string();
@@ -449,6 +452,5 @@ pub(crate) mod tests {
             .to_string();
         assert!(e.contains("not a Hugging Face tokenizer.json"), "{e}");
         assert!(e.contains(bad.to_str().unwrap()), "{e}");
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

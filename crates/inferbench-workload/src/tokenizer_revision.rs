@@ -70,11 +70,14 @@ mod tests {
     const C1: &str = "0123456789abcdef0123456789abcdef01234567";
     const C2: &str = "fedcba9876543210fedcba9876543210fedcba98";
 
-    /// A hub cache with snapshots C1 and C2, `refs/main` = C2 and `refs/v1` = C1.
-    fn cache(name: &str) -> PathBuf {
-        let root = std::env::temp_dir().join(format!("ib-rev-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&root);
-        let repo = root.join("models--org--model");
+    /// A hub cache with snapshots C1 and C2, `refs/main` = C2 and `refs/v1` = C1, in a fresh
+    /// directory removed when the guard drops.
+    fn cache(name: &str) -> tempfile::TempDir {
+        let guard = tempfile::Builder::new()
+            .prefix(&format!("ib-rev-{name}-"))
+            .tempdir()
+            .unwrap();
+        let repo = guard.path().join("models--org--model");
         for c in [C1, C2] {
             std::fs::create_dir_all(repo.join("snapshots").join(c)).unwrap();
             std::fs::write(repo.join("snapshots").join(c).join("tokenizer.json"), "{}").unwrap();
@@ -82,7 +85,7 @@ mod tests {
         std::fs::create_dir_all(repo.join("refs")).unwrap();
         std::fs::write(repo.join("refs/main"), format!("{C2}\n")).unwrap();
         std::fs::write(repo.join("refs/v1"), C1).unwrap();
-        root
+        guard
     }
 
     fn tok(root: &Path, commit: &str) -> String {
@@ -95,30 +98,28 @@ mod tests {
 
     #[test]
     fn a_ref_or_a_commit_resolves_to_the_tokenizers_snapshot() {
-        let root = cache("ok");
+        let guard = cache("ok");
+        let root = guard.path();
         let want = |requested: &str, commit: &str| TokenizerRevision {
             requested: requested.into(),
             commit: commit.into(),
         };
-        assert_eq!(
-            check_revision(&tok(&root, C2), "main"),
-            Ok(want("main", C2))
-        );
-        assert_eq!(check_revision(&tok(&root, C1), "v1"), Ok(want("v1", C1)));
-        assert_eq!(check_revision(&tok(&root, C1), C1), Ok(want(C1, C1)));
+        assert_eq!(check_revision(&tok(root, C2), "main"), Ok(want("main", C2)));
+        assert_eq!(check_revision(&tok(root, C1), "v1"), Ok(want("v1", C1)));
+        assert_eq!(check_revision(&tok(root, C1), C1), Ok(want(C1, C1)));
         // The snapshot directory itself works as well as its tokenizer.json.
         let dir = root.join("models--org--model/snapshots").join(C2);
         assert_eq!(
             check_revision(dir.to_str().unwrap(), "main"),
             Ok(want("main", C2))
         );
-        std::fs::remove_dir_all(&root).unwrap();
     }
 
     #[test]
     fn another_revision_is_refused_naming_both_commits() {
-        let root = cache("bad");
-        let e = check_revision(&tok(&root, C1), "main").unwrap_err();
+        let guard = cache("bad");
+        let root = guard.path();
+        let e = check_revision(&tok(root, C1), "main").unwrap_err();
         assert!(
             e.starts_with("--tokenizer-revision main: the tokenizer at "),
             "{e}"
@@ -128,28 +129,27 @@ mod tests {
             "{e}"
         );
         assert!(e.contains(&format!("refs/main points at {C2}")), "{e}");
-        let e = check_revision(&tok(&root, C2), C1).unwrap_err();
+        let e = check_revision(&tok(root, C2), C1).unwrap_err();
         assert!(
             e.ends_with(&format!("is snapshot {C2}, not revision {C1}")),
             "{e}"
         );
         // An unknown name is neither a ref nor this commit.
-        let e = check_revision(&tok(&root, C2), "v9").unwrap_err();
+        let e = check_revision(&tok(root, C2), "v9").unwrap_err();
         assert!(e.ends_with("not revision v9"), "{e}");
-        std::fs::remove_dir_all(&root).unwrap();
     }
 
     #[test]
     fn outside_a_cache_or_with_a_path_like_revision_nothing_is_checked() {
-        let root = cache("plain");
+        let guard = cache("plain");
+        let root = guard.path();
         let plain = root.join("plain");
         std::fs::create_dir_all(&plain).unwrap();
         let e = check_revision(plain.to_str().unwrap(), "main").unwrap_err();
         assert!(e.contains("is not in a Hugging Face cache snapshot"), "{e}");
         for bad in ["", "../main", "a/b", ".."] {
-            let e = check_revision(&tok(&root, C2), bad).unwrap_err();
+            let e = check_revision(&tok(root, C2), bad).unwrap_err();
             assert!(e.contains("not a revision name"), "{bad}: {e}");
         }
-        std::fs::remove_dir_all(&root).unwrap();
     }
 }

@@ -451,20 +451,24 @@ fn invalid_level_is_an_error_only_when_a_cell_needs_it() {
         runs: multi_runs(),
     }];
     assert!(sweep_json(&cells, &sweep_meta(), 1.5).is_err());
-    let dir = std::env::temp_dir().join(format!("ib-agg-level-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let err = write_sweep(&dir, &cells, &sweep_meta(), 1.5).unwrap_err();
+    let tmp = tempfile::Builder::new()
+        .prefix("ib-agg-level-")
+        .tempdir()
+        .unwrap();
+    let err = write_sweep(tmp.path(), &cells, &sweep_meta(), 1.5).unwrap_err();
     assert!(
         err.path().ends_with("profile_export_aiperf_sweep.json"),
         "{err}"
     );
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
 fn writers_write_both_files_and_name_the_file_on_error() {
-    let dir = std::env::temp_dir().join(format!("ib-agg-write-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let tmp = tempfile::Builder::new()
+        .prefix("ib-agg-write-")
+        .tempdir()
+        .unwrap();
+    let dir = tmp.path().to_path_buf();
     let entries = aggregate(&multi_runs(), 0.95).unwrap();
     let paths = write_confidence(&dir, &entries, &multi_meta()).unwrap();
     assert_eq!(

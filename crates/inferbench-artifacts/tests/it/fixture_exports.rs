@@ -153,7 +153,7 @@ fn summary_json_file_is_pretty_with_two_spaces_and_no_final_newline() {
     let text = read("s1_profile_export_aiperf.json");
     let summary = summary_from_fixture(&text);
     let plan = common::plan();
-    let dir = tmpdir("sumjson");
+    let (_tmp, dir) = tmpdir("sumjson");
     let path =
         inferbench_artifacts::write_summary_json(&dir, "x.json", &summary, None, &info(&plan))
             .unwrap();
@@ -473,14 +473,14 @@ fn raw_redacts_sensitive_headers_and_keeps_payload_bytes() {
 fn inputs_json_is_pretty_like_aiperf() {
     let want = read("s1_inputs_2sessions.json");
     let value: Value = serde_json::from_str(&want).unwrap();
-    let dir = tmpdir("inputs");
+    let (_tmp, dir) = tmpdir("inputs");
     let path = write_inputs_json(&dir, &value).unwrap();
     assert_eq!(std::fs::read_to_string(path).unwrap(), want);
 }
 
 #[test]
 fn results_ready_matches_aiperf() {
-    let dir = tmpdir("ready");
+    let (_tmp, dir) = tmpdir("ready");
     let path = write_results_ready(&dir, false, false).unwrap();
     assert_eq!(
         std::fs::read_to_string(&path).unwrap(),

@@ -32,7 +32,7 @@ proptest! {
         times in proptest::collection::vec(any::<u64>(), 3),
         id in any::<String>(),
     ) {
-        let dir = common::tmpdir("prop-ev");
+        let (_tmp, dir) = common::tmpdir("prop-ev");
         let record = Record {
             id: 1,
             request_id: id,

@@ -21,14 +21,15 @@ fn headers(r: &Record) -> Vec<(String, String)> {
     ]
 }
 
-/// Write evidence (ending with `end`, or killed when None) and every export; return the dir.
+/// Write evidence (ending with `end`, or killed when None) and every export; return the dir
+/// (and the guard that removes it when dropped).
 fn run(
     name: &str,
     end: Option<StopReason>,
     level: ExportLevel,
     prefix: &str,
-) -> std::path::PathBuf {
-    let dir = common::tmpdir(name);
+) -> (tempfile::TempDir, std::path::PathBuf) {
+    let (tmp, dir) = common::tmpdir(name);
     let mut w = EvidenceWriter::create(&dir, &sample::header()).unwrap();
     for r in sample::records() {
         w.write_record(&r).unwrap();
@@ -74,7 +75,7 @@ fn run(
     .unwrap();
     assert_eq!(written.files.last().unwrap(), ".aiperf_results_ready.json");
     assert!(written.console.contains("LLM Metrics"));
-    dir
+    (tmp, dir)
 }
 
 fn json(dir: &Path, name: &str) -> Value {
@@ -92,7 +93,7 @@ fn listing(dir: &Path) -> Vec<String> {
 
 #[test]
 fn a_completed_run_writes_every_file_and_no_temporaries() {
-    let dir = run(
+    let (_tmp, dir) = run(
         "complete",
         Some(StopReason::Completed),
         ExportLevel::Raw,
@@ -175,7 +176,7 @@ fn a_completed_run_writes_every_file_and_no_temporaries() {
 #[test]
 fn an_interrupted_run_writes_the_same_files_flagged_partial() {
     for (name, end) in [("ctrlc", Some(StopReason::Interrupted)), ("killed", None)] {
-        let dir = run(name, end, ExportLevel::Records, "profile_export");
+        let (_tmp, dir) = run(name, end, ExportLevel::Records, "profile_export");
         let ready = std::fs::read_to_string(dir.join(".aiperf_results_ready.json")).unwrap();
         assert_eq!(
             ready, r#"{"ready":true,"was_cancelled":true,"partial":true}"#,
@@ -192,7 +193,7 @@ fn an_interrupted_run_writes_the_same_files_flagged_partial() {
 
 #[test]
 fn summary_level_and_a_custom_prefix() {
-    let dir = run(
+    let (_tmp, dir) = run(
         "prefix",
         Some(StopReason::Completed),
         ExportLevel::Summary,
@@ -250,7 +251,7 @@ fn export_status_follows_the_end_line() {
 
 #[test]
 fn a_failed_export_names_the_file_and_leaves_no_temporary() {
-    let dir = common::tmpdir("fail");
+    let (_tmp, dir) = common::tmpdir("fail");
     // A directory squatting on the final name makes the rename fail.
     std::fs::create_dir(dir.join("x.csv")).unwrap();
     let summary = common::summary_from_fixture(&common::read("s1_profile_export_aiperf.json"));

@@ -26,7 +26,7 @@ fn assert_valid(v: &jsonschema::Validator, instance: &Value, what: &str) {
 
 #[test]
 fn evidence_lines_validate() {
-    let dir = common::tmpdir("schema-ev");
+    let (_tmp, dir) = common::tmpdir("schema-ev");
     let mut w = EvidenceWriter::create(&dir, &sample::header()).unwrap();
     for r in sample::records() {
         w.write_record(&r).unwrap();
@@ -72,7 +72,7 @@ fn evidence_lines_validate() {
 #[test]
 fn manifest_validates_and_never_holds_a_secret() {
     let v = schema("manifest.schema.json");
-    let dir = common::tmpdir("schema-man");
+    let (_tmp, dir) = common::tmpdir("schema-man");
     let path = write_manifest(&dir, &common::manifest()).unwrap();
     let text = std::fs::read_to_string(path).unwrap();
     assert!(text.ends_with("}\n"));
@@ -107,7 +107,7 @@ fn manifest_validates_and_never_holds_a_secret() {
 #[test]
 fn profile_export_lines_validate_ours_and_aiperfs() {
     let v = schema("profile_export_record.schema.json");
-    let dir = common::tmpdir("schema-rec");
+    let (_tmp, dir) = common::tmpdir("schema-rec");
     let mut w = EvidenceWriter::create(&dir, &sample::header()).unwrap();
     for r in sample::records() {
         w.write_record(&r).unwrap();

@@ -3,24 +3,30 @@
 //! event) are handled, and no input makes it panic (property tests).
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
 
 use inferbench_core::{ErrorKind, EventKind};
 use inferbench_import::{ImportError, genai_perf};
 use proptest::prelude::*;
 use serde_json::json;
 
-/// A fresh directory under the system temp dir (no tempfile crate in the workspace).
-fn temp_dir() -> PathBuf {
-    static N: AtomicU64 = AtomicU64::new(0);
-    let d = std::env::temp_dir().join(format!(
-        "inferbench-gp-import-{}-{}",
-        std::process::id(),
-        N.fetch_add(1, Ordering::Relaxed)
-    ));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).expect("temp dir");
-    d
+/// A fresh directory under the system temp dir, removed (with its files) when dropped; it
+/// derefs to its path.
+struct TempDir(tempfile::TempDir);
+
+impl std::ops::Deref for TempDir {
+    type Target = Path;
+    fn deref(&self) -> &Path {
+        self.0.path()
+    }
+}
+
+fn temp_dir() -> TempDir {
+    TempDir(
+        tempfile::Builder::new()
+            .prefix("inferbench-gp-import-")
+            .tempdir()
+            .expect("temp dir"),
+    )
 }
 
 fn write(dir: &Path, name: &str, text: &str) {
@@ -250,7 +256,6 @@ proptest! {
         let d = temp_dir();
         write(&d, "profile_export.json", &text[..cut]);
         let _ = genai_perf::import(&d, &words);
-        let _ = std::fs::remove_dir_all(&d);
     }
 
     #[test]
@@ -261,7 +266,6 @@ proptest! {
         let d = temp_dir();
         std::fs::write(d.join("profile_export.json"), &bytes).expect("write");
         let _ = genai_perf::import(&d, &words);
-        let _ = std::fs::remove_dir_all(&d);
     }
 
     #[test]
@@ -276,6 +280,5 @@ proptest! {
         write(&d, "profile_export.json", &export(json!([request(start, &responses)])));
         let run = genai_perf::import(&d, &words);
         prop_assert!(run.is_ok());
-        let _ = std::fs::remove_dir_all(&d);
     }
 }

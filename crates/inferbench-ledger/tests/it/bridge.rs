@@ -4,20 +4,19 @@
 //! whole report over real packets is tested through the binary (`tests/bridge_report.rs`).
 
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicU64, Ordering};
 
 use inferbench_ledger::{Ledger, Stamp, bridge, runs};
 use serde_json::json;
 
-fn tmpdir(name: &str) -> PathBuf {
-    static N: AtomicU64 = AtomicU64::new(0);
-    let d = std::env::temp_dir().join(format!(
-        "inferbench-ledger-bridge-{name}-{}-{}",
-        std::process::id(),
-        N.fetch_add(1, Ordering::Relaxed)
-    ));
-    let _ = std::fs::remove_dir_all(&d);
-    d
+/// A path that does not exist yet (the ledger's directory, made by `Ledger::init`) in a fresh
+/// directory; that directory is removed, with all under it, when the guard drops.
+fn tmpdir(name: &str) -> (tempfile::TempDir, PathBuf) {
+    let root = tempfile::Builder::new()
+        .prefix(&format!("inferbench-ledger-bridge-{name}-"))
+        .tempdir()
+        .unwrap();
+    let d = root.path().join(name);
+    (root, d)
 }
 
 fn at(s: &str) -> Stamp {
@@ -31,7 +30,8 @@ const T: &str = "2026-12-01T10:00:00Z";
 
 #[test]
 fn resolve_takes_a_run_cid_or_a_packet_id_and_names_what_is_wrong() {
-    let l = Ledger::init(&tmpdir("resolve"), &at(T)).unwrap();
+    let (_tmp, d) = tmpdir("resolve");
+    let l = Ledger::init(&d, &at(T)).unwrap();
     let id = format!("sha256:{}", "ab".repeat(32));
     let dir = l.packets().join(id.replacen(':', "-", 1));
     std::fs::create_dir_all(&dir).unwrap();
@@ -66,7 +66,8 @@ fn resolve_takes_a_run_cid_or_a_packet_id_and_names_what_is_wrong() {
 
 #[test]
 fn the_report_lists_gate_verdicts_and_new_epochs_and_records_its_digest() {
-    let l = Ledger::init(&tmpdir("gates"), &at(T)).unwrap();
+    let (_tmp, d) = tmpdir("gates");
+    let l = Ledger::init(&d, &at(T)).unwrap();
     let run = format!("sha256:{}", "12".repeat(32));
     let gate = l
         .append(

@@ -2,7 +2,6 @@
 //! newer format version, and `merge` of two branches grown from a common prefix.
 
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicU64, Ordering};
 
 use inferbench_ledger::entry::{Entry, GENESIS};
 use inferbench_ledger::merge::{collect, merge, merge_entries};
@@ -10,15 +9,15 @@ use inferbench_ledger::verify::verify;
 use inferbench_ledger::{Ledger, Stamp};
 use serde_json::json;
 
-fn tmpdir(name: &str) -> PathBuf {
-    static N: AtomicU64 = AtomicU64::new(0);
-    let d = std::env::temp_dir().join(format!(
-        "inferbench-ledger-{name}-{}-{}",
-        std::process::id(),
-        N.fetch_add(1, Ordering::Relaxed)
-    ));
-    let _ = std::fs::remove_dir_all(&d);
-    d
+/// A path that does not exist yet (the ledger's directory, made by `Ledger::init`) in a fresh
+/// directory; that directory is removed, with all under it, when the guard drops.
+fn tmpdir(name: &str) -> (tempfile::TempDir, PathBuf) {
+    let root = tempfile::Builder::new()
+        .prefix(&format!("inferbench-ledger-{name}-"))
+        .tempdir()
+        .unwrap();
+    let d = root.path().join(name);
+    (root, d)
 }
 
 fn at(s: &str) -> Stamp {
@@ -43,7 +42,7 @@ fn lines(l: &Ledger) -> Vec<String> {
 
 #[test]
 fn init_writes_the_format_and_refuses_a_second_time() {
-    let d = tmpdir("init");
+    let (_tmp, d) = tmpdir("init");
     let l = Ledger::init(&d, &at("2026-12-01T10:00:00Z")).unwrap();
     assert!(l.packets().is_dir() && l.epochs().is_dir());
     let es = l.entries().unwrap();
@@ -59,7 +58,7 @@ fn init_writes_the_format_and_refuses_a_second_time() {
 
 #[test]
 fn two_threads_appending_fifty_each_lose_and_interleave_nothing() {
-    let d = tmpdir("threads");
+    let (_tmp, d) = tmpdir("threads");
     let l = Ledger::init(&d, &at("2026-12-01T10:00:00Z")).unwrap();
     let handles: Vec<_> = (0..2u64)
         .map(|t| {
@@ -90,7 +89,7 @@ fn two_threads_appending_fifty_each_lose_and_interleave_nothing() {
 
 #[test]
 fn verify_names_the_first_bad_line_and_field() {
-    let d = tmpdir("tamper");
+    let (_tmp, d) = tmpdir("tamper");
     let l = Ledger::init(&d, &at("2026-12-01T10:00:00Z")).unwrap();
     for i in 0..3 {
         note(&l, i, "2026-12-01T10:00:01Z");
@@ -146,7 +145,7 @@ fn verify_names_the_first_bad_line_and_field() {
 
 #[test]
 fn a_cut_last_line_is_reported_and_blocks_appends() {
-    let d = tmpdir("cut");
+    let (_tmp, d) = tmpdir("cut");
     let l = Ledger::init(&d, &at("2026-12-01T10:00:00Z")).unwrap();
     note(&l, 1, "2026-12-01T10:00:01Z");
     let mut text = std::fs::read_to_string(l.file()).unwrap();
@@ -169,7 +168,7 @@ fn a_cut_last_line_is_reported_and_blocks_appends() {
 
 #[test]
 fn a_newer_format_version_is_a_one_line_error() {
-    let d = tmpdir("newer");
+    let (_tmp, d) = tmpdir("newer");
     let l = Ledger::init(&d, &at("2026-12-01T10:00:00Z")).unwrap();
     let mut ls = lines(&l);
     ls.push(ls[0].replace(r#""v":1"#, r#""v":3"#));
@@ -184,14 +183,23 @@ fn a_newer_format_version_is_a_one_line_error() {
     assert!(!err.message.contains('\n'));
 }
 
-/// Two clones of one ledger, each appending, then the file git would leave behind.
-fn fork(name: &str) -> (Ledger, Vec<String>, Vec<Entry>, Vec<Entry>) {
-    let d = tmpdir(name);
+/// Two clones of one ledger, each appending, then the file git would leave behind; the guard
+/// of the directory both clones are in comes first.
+fn fork(
+    name: &str,
+) -> (
+    tempfile::TempDir,
+    Ledger,
+    Vec<String>,
+    Vec<Entry>,
+    Vec<Entry>,
+) {
+    let (tmp, d) = tmpdir(name);
     let l = Ledger::init(&d, &at("2026-12-01T10:00:00Z")).unwrap();
     note(&l, 0, "2026-12-01T10:00:01Z");
     let base = lines(&l);
     let other = Ledger {
-        dir: tmpdir(&format!("{name}-theirs")),
+        dir: tmp.path().join(format!("{name}-theirs")),
     };
     std::fs::create_dir_all(&other.dir).unwrap();
     std::fs::copy(l.file(), other.file()).unwrap();
@@ -204,7 +212,7 @@ fn fork(name: &str) -> (Ledger, Vec<String>, Vec<Entry>, Vec<Entry>) {
         note(&other, 21, "2026-12-01T12:00:00Z"),
         note(&other, 22, "2026-12-01T14:00:00Z"),
     ];
-    (l, base, ours, theirs)
+    (tmp, l, base, ours, theirs)
 }
 
 fn check_merged(l: &Ledger, ours: &[Entry], theirs: &[Entry]) {
@@ -228,7 +236,7 @@ fn check_merged(l: &Ledger, ours: &[Entry], theirs: &[Entry]) {
 
 #[test]
 fn merge_resolves_conflict_markers() {
-    let (l, base, ours, theirs) = fork("merge-markers");
+    let (_tmp, l, base, ours, theirs) = fork("merge-markers");
     let line = |e: &Entry| e.to_line().unwrap();
     let mut text = base.join("\n") + "\n";
     text.push_str("<<<<<<< HEAD\n");
@@ -249,7 +257,7 @@ fn merge_resolves_conflict_markers() {
 
 #[test]
 fn merge_resolves_both_tails_one_after_the_other() {
-    let (l, base, ours, theirs) = fork("merge-union");
+    let (_tmp, l, base, ours, theirs) = fork("merge-union");
     let mut text = base.join("\n") + "\n";
     for e in ours.iter().chain(&theirs) {
         text.push_str(&(e.to_line().unwrap() + "\n"));
@@ -261,7 +269,7 @@ fn merge_resolves_both_tails_one_after_the_other() {
 
 #[test]
 fn merge_refuses_a_tampered_side() {
-    let (l, base, ours, theirs) = fork("merge-tampered");
+    let (_tmp, l, base, ours, theirs) = fork("merge-tampered");
     let mut text = base.join("\n") + "\n";
     text.push_str(
         &(ours[0]
@@ -283,7 +291,7 @@ fn merge_refuses_a_tampered_side() {
 
 #[test]
 fn merge_of_a_linear_ledger_changes_nothing() {
-    let d = tmpdir("merge-linear");
+    let (_tmp, d) = tmpdir("merge-linear");
     let l = Ledger::init(&d, &at("2026-12-01T10:00:00Z")).unwrap();
     note(&l, 1, "2026-12-01T10:00:01Z");
     let before = std::fs::read_to_string(l.file()).unwrap();
@@ -294,7 +302,7 @@ fn merge_of_a_linear_ledger_changes_nothing() {
 
 #[test]
 fn verify_reports_a_missing_packet_and_notes_an_unfinished_one() {
-    let d = tmpdir("packets");
+    let (_tmp, d) = tmpdir("packets");
     let l = Ledger::init(&d, &at("2026-12-01T10:00:00Z")).unwrap();
     let id = format!("sha256:{}", "cd".repeat(32));
     l.append(

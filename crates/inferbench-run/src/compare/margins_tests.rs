@@ -140,9 +140,11 @@ fn the_defaults_are_marked_and_include_goodput_only_with_it() {
 
 #[test]
 fn a_margins_file_names_its_bad_line() {
-    let dir = std::env::temp_dir().join(format!("ib-margins-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let p = dir.join("m.txt");
+    let dir = tempfile::Builder::new()
+        .prefix("ib-margins-")
+        .tempdir()
+        .unwrap();
+    let p = dir.path().join("m.txt");
     std::fs::write(
         &p,
         "# comment\ntime_to_first_token.p99 = ±5%\n\nrequest_latency.avg=7\n",
@@ -154,5 +156,4 @@ fn a_margins_file_names_its_bad_line() {
     let m = parse_margins_file(&p).unwrap();
     assert_eq!(m.len(), 1);
     assert_eq!(m[0].text, "±5%");
-    std::fs::remove_dir_all(&dir).ok();
 }

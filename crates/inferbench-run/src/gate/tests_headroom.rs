@@ -125,7 +125,11 @@ fn levels_and_tolerance_are_checked_against_the_qualification() {
 
 #[test]
 fn the_spec_names_the_file_relative_to_itself() {
-    let dir = std::env::temp_dir().join(format!("ib-headroom-{}", std::process::id()));
+    let tmp = tempfile::Builder::new()
+        .prefix("ib-headroom-")
+        .tempdir()
+        .unwrap();
+    let dir = tmp.path();
     std::fs::create_dir_all(dir.join("qual")).unwrap();
     let q = qualification(Verdict::ClientSufficient, Some(4), 1.0);
     let text = serde_json::to_string(&to_json(&q)).unwrap();
@@ -158,5 +162,4 @@ fn the_spec_names_the_file_relative_to_itself() {
     std::fs::write(&path, spec.replace("QUAL", "bad.json")).unwrap();
     let e = super::parse_file(&path).unwrap_err().to_string();
     assert!(e.contains(":7: ") && e.contains("schema \"other\""), "{e}");
-    std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -76,13 +76,13 @@ mod tests {
     use super::*;
 
     fn key(text: &str) -> Result<Vec<KeyQuestion>, DatasetError> {
-        let dir = std::env::temp_dir().join(format!("ib-key-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let p = dir.join(format!("k{}.jsonl", text.len()));
+        let dir = tempfile::Builder::new()
+            .prefix("ib-key-")
+            .tempdir()
+            .unwrap();
+        let p = dir.path().join(format!("k{}.jsonl", text.len()));
         std::fs::write(&p, text).unwrap();
-        let r = read_answer_key(&p);
-        let _ = std::fs::remove_file(&p);
-        r
+        read_answer_key(&p)
     }
 
     #[test]

@@ -422,12 +422,15 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
-    fn write(name: &str, text: &str) -> std::path::PathBuf {
-        let dir = std::env::temp_dir().join(format!("ib-public-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let p = dir.join(name);
+    /// `text` as the file `name` in a fresh directory, removed when the guard drops.
+    fn write(name: &str, text: &str) -> (tempfile::TempDir, std::path::PathBuf) {
+        let dir = tempfile::Builder::new()
+            .prefix("ib-public-")
+            .tempdir()
+            .unwrap();
+        let p = dir.path().join(name);
         std::fs::write(&p, text).unwrap();
-        p
+        (dir, p)
     }
 
     fn texts(c: &Conv) -> Vec<&str> {
@@ -436,7 +439,8 @@ mod tests {
 
     fn load_named(name: &str, file: &str, text: &str) -> Result<Vec<Conv>, String> {
         let shape = lookup(name)?;
-        load(name, shape, &write(file, text)).map_err(|e| e.to_string())
+        let (_dir, p) = write(file, text);
+        load(name, shape, &p).map_err(|e| e.to_string())
     }
 
     #[test]
@@ -562,7 +566,7 @@ mod tests {
                 "[a-z{}\":]{0,12}",
             ], 1..6)) {
             let text = lines.join("\n");
-            let p = write(&format!("prop-{}.jsonl", text.len()), &text);
+            let (_dir, p) = write(&format!("prop-{}.jsonl", text.len()), &text);
             match load("aimo", lookup("aimo").unwrap(), &p) {
                 Ok(c) => prop_assert!(c.iter().all(|c| texts(c) == ["p"])),
                 Err(e) => prop_assert!(e.to_string().starts_with(&p.display().to_string())),

@@ -138,12 +138,15 @@ mod tests {
     const Q1: &str = "0123456789abcdef0123456789abcdef";
     const Q2: &str = "fedcba9876543210fedcba9876543210";
 
-    fn write(name: &str, text: &str) -> std::path::PathBuf {
-        let dir = std::env::temp_dir().join(format!("ib-speed-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let p = dir.join(name);
+    /// `text` as the file `name` in a fresh directory, removed when the guard drops.
+    fn write(name: &str, text: &str) -> (tempfile::TempDir, std::path::PathBuf) {
+        let dir = tempfile::Builder::new()
+            .prefix("ib-speed-")
+            .tempdir()
+            .unwrap();
+        let p = dir.path().join(name);
         std::fs::write(&p, text).unwrap();
-        p
+        (dir, p)
     }
 
     fn row(q: &str, cat: &str, msgs: &str) -> String {
@@ -157,7 +160,7 @@ mod tests {
             "coding",
             r#"[{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Sort a list."}]"#,
         ) + &row(Q2, "math", r#"[{"role": "user", "content": "2+2?"}]"#);
-        let p = write("qualitative.jsonl", &text);
+        let (_dir, p) = write("qualitative.jsonl", &text);
         let all = load(&p, "speed_bench_qualitative").unwrap();
         assert_eq!(all.len(), 2);
         assert_eq!(all[0].id, Q1);
@@ -203,7 +206,7 @@ mod tests {
             ),
         ];
         for (bad, field) in cases {
-            let p = write("bad.jsonl", &(ok.clone() + &bad));
+            let (_dir, p) = write("bad.jsonl", &(ok.clone() + &bad));
             let e = load(&p, "speed_bench_qualitative").unwrap_err().to_string();
             assert!(e.contains(&format!("bad.jsonl:2: field '{field}'")), "{e}");
         }
@@ -221,7 +224,7 @@ mod tests {
             lines in proptest::collection::vec("[a-z{}\\[\\]\":, ]{0,30}", 1..5)
         ) {
             let text = lines.join("\n");
-            let p = write(&format!("prop-{}.jsonl", text.len()), &text);
+            let (_dir, p) = write(&format!("prop-{}.jsonl", text.len()), &text);
             if let Err(e) = load(&p, "speed_bench_qualitative") {
                 prop_assert!(e.to_string().starts_with(&p.display().to_string()));
             }

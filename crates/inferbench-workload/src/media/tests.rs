@@ -1,10 +1,11 @@
 use super::*;
 
-fn temp_dir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("inferbench-media-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+/// A fresh directory, removed when the guard drops.
+fn temp_dir(name: &str) -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix(&format!("inferbench-media-{name}-"))
+        .tempdir()
+        .unwrap()
 }
 
 #[test]
@@ -34,7 +35,8 @@ fn urls_and_encoded_values_pass_through() {
 
 #[test]
 fn local_files_are_encoded_once_and_checked() {
-    let d = temp_dir("files");
+    let tmp = temp_dir("files");
+    let d = tmp.path();
     let png = d.join("one.png");
     std::fs::write(&png, png::encode_rgb(1, 1, &[1, 2, 3])).unwrap();
     let mut r = MediaResolver::default();
@@ -87,7 +89,6 @@ fn local_files_are_encoded_once_and_checked() {
         .resolve(MediaKind::Image, dir_png.to_str().unwrap())
         .unwrap_err();
     assert!(e.contains("dir.png: cannot read"), "{e}");
-    let _ = std::fs::remove_dir_all(&d);
 }
 
 #[test]

@@ -526,15 +526,16 @@ fn template_bodies() {
 fn template_sources() {
     assert_eq!(load_template_source("nv-embedqa").unwrap(), "nv-embedqa");
     assert_eq!(load_template_source(r#"{"a": 1}"#).unwrap(), r#"{"a": 1}"#);
-    let dir = std::env::temp_dir().join(format!("ib-tmpl-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let f = dir.join("t.jinja");
+    let dir = tempfile::Builder::new()
+        .prefix("ib-tmpl-")
+        .tempdir()
+        .unwrap();
+    let f = dir.path().join("t.jinja");
     std::fs::write(&f, r#"{"x": {{ texts|tojson }}}"#).unwrap();
     assert_eq!(
         load_template_source(f.to_str().unwrap()).unwrap(),
         r#"{"x": {{ texts|tojson }}}"#
     );
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]

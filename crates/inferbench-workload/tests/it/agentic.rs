@@ -67,25 +67,19 @@ fn ids(w: &BuiltWorkload) -> Vec<(String, u32)> {
 }
 
 /// A scratch directory, removed on drop.
-struct Dir(PathBuf);
+struct Dir(tempfile::TempDir);
 
 impl Dir {
     fn new(tag: &str) -> Self {
-        let d = std::env::temp_dir().join(format!("ib-agentic-{tag}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&d);
-        std::fs::create_dir_all(&d).unwrap();
-        Dir(d)
+        Dir(tempfile::Builder::new()
+            .prefix(&format!("ib-agentic-{tag}-"))
+            .tempdir()
+            .unwrap())
     }
     fn file(&self, name: &str, text: &[u8]) -> String {
-        let p = self.0.join(name);
+        let p = self.0.path().join(name);
         std::fs::write(&p, text).unwrap();
         p.display().to_string()
-    }
-}
-
-impl Drop for Dir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
     }
 }
 
@@ -229,7 +223,7 @@ fn weka_directory_and_bad_lines_name_file_line_and_field() {
         br#"{"id": "trace_b", "models": ["x"], "block_size": 2, "hash_id_scope": "local",
  "requests": [{"t": 0, "type": "n", "model": "x", "in": 3, "out": 1, "hash_ids": [1, 2]}]}"#,
     );
-    let dir = d.0.display().to_string();
+    let dir = d.0.path().display().to_string();
     assert_eq!(
         detect(std::path::Path::new(&dir)).unwrap(),
         DatasetKind::WekaTrace

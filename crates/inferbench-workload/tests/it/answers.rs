@@ -7,12 +7,16 @@ use inferbench_core::plan::{EndpointType, RunPlan};
 use inferbench_workload::Corpus;
 use inferbench_workload::dataset::build_workload;
 
-fn file(name: &str, text: &str) -> String {
-    let dir = std::env::temp_dir().join(format!("ib-answers-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let p = dir.join(name);
+/// `text` as the file `name` in a fresh directory, removed when the guard drops; the path
+/// as a string.
+fn file(name: &str, text: &str) -> (tempfile::TempDir, String) {
+    let dir = tempfile::Builder::new()
+        .prefix("ib-answers-")
+        .tempdir()
+        .unwrap();
+    let p = dir.path().join(name);
     std::fs::write(&p, text).unwrap();
-    p.display().to_string()
+    (dir, p.display().to_string())
 }
 
 fn plan(path: &str, kind: &str) -> RunPlan {
@@ -24,7 +28,7 @@ fn plan(path: &str, kind: &str) -> RunPlan {
 
 #[test]
 fn single_turn_rows_carry_their_answers_by_payload() {
-    let f = file(
+    let (_dir, f) = file(
         "st.jsonl",
         concat!(
             "{\"text\": \"Capital of France?\", \"answer\": \"Paris\"}\n",
@@ -52,7 +56,7 @@ fn single_turn_rows_carry_their_answers_by_payload() {
 
 #[test]
 fn multi_turn_answers_are_per_turn() {
-    let f = file(
+    let (_dir, f) = file(
         "mt.jsonl",
         "{\"session_id\": \"s1\", \"turns\": [{\"text\": \"Pick: A or B?\", \"answer\": {\"choice\": \"B\"}}, {\"text\": \"And now?\"}, {\"text\": \"Say 7\", \"answer\": {\"regex\": \"^7$\", \"example\": \"7\"}}]}\n",
     );
@@ -72,7 +76,7 @@ fn multi_turn_answers_are_per_turn() {
 
 #[test]
 fn a_bad_answer_names_file_line_and_field() {
-    let f = file(
+    let (_dir, f) = file(
         "bad.jsonl",
         "{\"text\": \"ok\", \"answer\": \"x\"}\n{\"text\": \"q\", \"answer\": {\"regex\": \"([\"}}\n",
     );
@@ -88,7 +92,7 @@ fn a_bad_answer_names_file_line_and_field() {
         "{e}"
     );
     assert!(!e.contains('\n'), "{e}");
-    let f = file(
+    let (_dir, f) = file(
         "badmt.jsonl",
         "{\"turns\": [{\"text\": \"q\", \"answer\": {\"choice\": \"7\"}}]}\n",
     );

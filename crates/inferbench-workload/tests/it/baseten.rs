@@ -364,37 +364,32 @@ fn the_baseten_knobs_are_refused_for_other_datasets() {
 
 // ---------------------------------------------------------------- bad files
 
-/// A Parquet file of the given columns in a fresh directory.
-struct Written(PathBuf);
+/// A Parquet file of the given columns in a fresh directory, removed (with the directory)
+/// on drop.
+struct Written {
+    file: PathBuf,
+    _dir: tempfile::TempDir,
+}
 
 impl Written {
     fn parquet(name: &str, cols: Vec<(&str, ArrayRef)>) -> Written {
-        use std::sync::atomic::{AtomicUsize, Ordering};
-        static N: AtomicUsize = AtomicUsize::new(0);
-        let dir = std::env::temp_dir().join(format!(
-            "ib-baseten-{}-{}",
-            std::process::id(),
-            N.fetch_add(1, Ordering::Relaxed)
-        ));
-        std::fs::create_dir_all(&dir).unwrap();
-        let path = dir.join(name);
+        let dir = tempfile::Builder::new()
+            .prefix("ib-baseten-")
+            .tempdir()
+            .unwrap();
+        let path = dir.path().join(name);
         let batch = RecordBatch::try_from_iter(cols).unwrap();
         let f = std::fs::File::create(&path).unwrap();
         let mut w = parquet::arrow::ArrowWriter::try_new(f, batch.schema(), None).unwrap();
         w.write(&batch).unwrap();
         w.close().unwrap();
-        Written(path)
+        Written {
+            file: path,
+            _dir: dir,
+        }
     }
     fn path(&self) -> String {
-        self.0.display().to_string()
-    }
-}
-
-impl Drop for Written {
-    fn drop(&mut self) {
-        if let Some(d) = self.0.parent() {
-            std::fs::remove_dir_all(d).ok();
-        }
+        self.file.display().to_string()
     }
 }
 
@@ -501,12 +496,13 @@ fn a_file_that_is_not_columnar_is_named() {
     );
     // Truncated: the magic is there, the footer is not.
     let bytes = std::fs::read(data("baseten.parquet")).unwrap();
-    let dir = std::env::temp_dir().join(format!("ib-baseten-cut-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let cut = dir.join("cut.parquet");
+    let dir = tempfile::Builder::new()
+        .prefix("ib-baseten-cut-")
+        .tempdir()
+        .unwrap();
+    let cut = dir.path().join("cut.parquet");
     std::fs::write(&cut, &bytes[..bytes.len() / 2]).unwrap();
     let e = build(&plan_for(&cut.display().to_string())).unwrap_err();
-    std::fs::remove_dir_all(&dir).ok();
     assert!(
         e.contains("cut.parquet: not a readable Parquet file: "),
         "{e}"

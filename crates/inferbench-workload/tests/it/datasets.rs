@@ -250,9 +250,8 @@ fn mooncake_hash_ids_share_prefixes_with_exact_lengths() {
 
 #[test]
 fn mooncake_default_block_size_is_512() {
-    let dir = std::env::temp_dir().join(format!("ib-ds-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let f = dir.join("t.jsonl");
+    let dir = tempfile::Builder::new().prefix("ib-ds-").tempdir().unwrap();
+    let f = dir.path().join("t.jsonl");
     // 600 = 512 + 88; 1100 = 2 blocks of 512 + 76 padding.
     std::fs::write(
         &f,
@@ -282,7 +281,6 @@ fn mooncake_default_block_size_is_512() {
         )),
         "{e}"
     );
-    std::fs::remove_dir_all(&dir).ok();
 }
 
 #[test]
@@ -399,9 +397,8 @@ fn genai_perf_inputs_json_is_read_under_inputs_json() {
 
 #[test]
 fn genai_perf_metadata_arrays_group_sessions() {
-    let dir = std::env::temp_dir().join(format!("ib-gp-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let f = dir.join("inputs.json");
+    let dir = tempfile::Builder::new().prefix("ib-gp-").tempdir().unwrap();
+    let f = dir.path().join("inputs.json");
     std::fs::write(
         &f,
         r#"{"data":[
@@ -419,7 +416,6 @@ fn genai_perf_metadata_arrays_group_sessions() {
     assert_eq!(w.workload.payloads[0].timestamp_ms, Some(10.0));
     assert_eq!(w.workload.payloads[1].delay_ms, Some(2000.0));
     assert!(w.has_timestamps);
-    std::fs::remove_dir_all(&dir).ok();
 }
 
 #[test]

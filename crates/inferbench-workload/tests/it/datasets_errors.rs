@@ -4,7 +4,6 @@
 use crate::common;
 
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 use inferbench_core::dataset_plan::DatasetPlan;
 use inferbench_core::plan::{EndpointType, RunPlan};
@@ -29,32 +28,24 @@ fn plan(file: &str, kind: &str) -> RunPlan {
     p
 }
 
-/// A fresh file holding `text`, removed on drop.
-struct TempFile(PathBuf);
+/// A file holding `text` in a fresh directory, removed (with the directory) on drop.
+struct TempFile {
+    file: PathBuf,
+    _dir: tempfile::TempDir,
+}
 
 impl TempFile {
     fn new(name: &str, text: &str) -> TempFile {
-        static N: AtomicUsize = AtomicUsize::new(0);
-        let dir = std::env::temp_dir().join(format!(
-            "ib-dserr-{}-{}",
-            std::process::id(),
-            N.fetch_add(1, Ordering::Relaxed)
-        ));
-        std::fs::create_dir_all(&dir).unwrap();
-        let p = dir.join(name);
+        let dir = tempfile::Builder::new()
+            .prefix("ib-dserr-")
+            .tempdir()
+            .unwrap();
+        let p = dir.path().join(name);
         std::fs::write(&p, text).unwrap();
-        TempFile(p)
+        TempFile { file: p, _dir: dir }
     }
     fn path(&self) -> String {
-        self.0.display().to_string()
-    }
-}
-
-impl Drop for TempFile {
-    fn drop(&mut self) {
-        if let Some(d) = self.0.parent() {
-            std::fs::remove_dir_all(d).ok();
-        }
+        self.file.display().to_string()
     }
 }
 
@@ -65,7 +56,7 @@ fn run(kind: &str, name: &str, text: &str) -> Result<usize, String> {
         .map_err(|e| {
             // Errors of the file name it; strip the temp directory for the comparisons.
             let s = e.to_string();
-            let dir = f.0.parent().unwrap().display().to_string();
+            let dir = f.file.parent().unwrap().display().to_string();
             s.replace(&format!("{dir}/"), "")
         })
 }

@@ -45,33 +45,24 @@ fn content(p: &Payload) -> String {
         .to_string()
 }
 
-/// A file in a fresh directory, removed on drop.
-struct Temp(PathBuf);
+/// A file in a fresh directory, removed (with the directory) on drop.
+struct Temp {
+    file: PathBuf,
+    _dir: tempfile::TempDir,
+}
 
 impl Temp {
     fn new(name: &str, text: &str) -> Temp {
-        use std::sync::atomic::{AtomicUsize, Ordering};
-        static N: AtomicUsize = AtomicUsize::new(0);
-        let dir = std::env::temp_dir().join(format!(
-            "ib-traces-{}-{}",
-            std::process::id(),
-            N.fetch_add(1, Ordering::Relaxed)
-        ));
-        std::fs::create_dir_all(&dir).unwrap();
-        let p = dir.join(name);
+        let dir = tempfile::Builder::new()
+            .prefix("ib-traces-")
+            .tempdir()
+            .unwrap();
+        let p = dir.path().join(name);
         std::fs::write(&p, text).unwrap();
-        Temp(p)
+        Temp { file: p, _dir: dir }
     }
     fn path(&self) -> String {
-        self.0.display().to_string()
-    }
-}
-
-impl Drop for Temp {
-    fn drop(&mut self) {
-        if let Some(d) = self.0.parent() {
-            std::fs::remove_dir_all(d).ok();
-        }
+        self.file.display().to_string()
     }
 }
 
@@ -241,11 +232,12 @@ fn sagemaker_captures_replay_messages_zero_aligned_in_time_order() {
     assert_eq!(body(&p[1])["max_completion_tokens"], json!(50));
     assert!(p.iter().all(|x| !x.history));
     // A directory of capture files is read recursively, in path order.
-    let dir = std::env::temp_dir().join(format!("ib-sm-{}", std::process::id()));
+    let tmp = tempfile::Builder::new().prefix("ib-sm-").tempdir().unwrap();
+    let dir = tmp.path();
     std::fs::create_dir_all(dir.join("2026/04")).unwrap();
     std::fs::copy(data("sagemaker.jsonl"), dir.join("2026/04/a.jsonl")).unwrap();
     let wd = build(&plan_for(&dir.display().to_string(), None)).unwrap();
-    std::fs::remove_dir_all(&dir).ok();
+    drop(tmp);
     assert_eq!(wd.kind, DatasetKind::SagemakerDataCapture);
     assert_eq!(wd.workload.payloads.len(), 2);
 }
@@ -354,7 +346,7 @@ fn analyze_trace_matches_the_hand_analysis() {
     }
     assert!(v["isl_stats"].get("std_dev").is_some());
     let f = Temp::new("x.jsonl", "{\"input_length\": 1}\n{\"hash_ids\": 3}\n");
-    let e = analyze_trace(&f.0, 4).unwrap_err().to_string();
+    let e = analyze_trace(&f.file, 4).unwrap_err().to_string();
     assert!(
         e.starts_with(&format!("{}:2: field 'hash_ids'", f.path())),
         "{e}"
@@ -367,7 +359,7 @@ fn validate_mooncake_trace_lists_each_bad_line() {
     assert!(n >= 5 && errs.is_empty(), "{errs:?}");
     let text = "{\"input_length\": 4}\n\n{\"input_length\": 4, \"text_input\": \"x\"}\nnot json\n{\"text_input\": \"a\", \"hash_ids\": [1]}\n";
     let f = Temp::new("m.jsonl", text);
-    let (n, errs) = validate_mooncake_trace(&f.0, 10).unwrap();
+    let (n, errs) = validate_mooncake_trace(&f.file, 10).unwrap();
     assert_eq!(n, 4);
     let errs: Vec<String> = errs.iter().map(|e| e.to_string()).collect();
     assert_eq!(errs.len(), 3, "{errs:?}");
@@ -384,7 +376,7 @@ fn validate_mooncake_trace_lists_each_bad_line() {
         "{errs:?}"
     );
     // At most max_errors.
-    let (_, two) = validate_mooncake_trace(&f.0, 2).unwrap();
+    let (_, two) = validate_mooncake_trace(&f.file, 2).unwrap();
     assert_eq!(two.len(), 2);
 }
 
@@ -414,8 +406,8 @@ proptest! {
         if let Err(e) = build(&plan_for(&f.path(), Some(kind))) {
             prop_assert!(e.starts_with(&f.path()), "{}", e);
         }
-        let _ = validate_mooncake_trace(&f.0, 10);
-        let _ = analyze_trace(&f.0, 4);
+        let _ = validate_mooncake_trace(&f.file, 10);
+        let _ = analyze_trace(&f.file, 4);
     }
 }
 

@@ -496,8 +496,11 @@ fn every_magic_list_flag_sweeps() {
 
 #[test]
 fn a_rate_series_file_sets_the_rate_and_lands_in_the_plan() {
-    let dir = std::env::temp_dir().join(format!("ib-series-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let tmp = tempfile::Builder::new()
+        .prefix("ib-series-")
+        .tempdir()
+        .unwrap();
+    let dir = tmp.path();
     let good = dir.join("good.json");
     std::fs::write(
         &good,
@@ -536,7 +539,6 @@ fn a_rate_series_file_sets_the_rate_and_lands_in_the_plan() {
     );
     let e = parse(&["profile", "--request-rate-series", "/nonexistent/x.json"]).unwrap_err();
     assert!(e.contains("cannot read"), "{e}");
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]

@@ -338,7 +338,7 @@ fn a_duration_cut_leaves_one_record_per_scheduled_request() {
 fn ctrl_c_leaves_one_record_per_request_with_children_in_flight() {
     let dir = tmpdir("agentic-ctrlc");
     std::fs::create_dir_all(&dir).unwrap();
-    let mut child = Command::new(BIN)
+    let mut child = bin()
         .args(profile_args(
             &dir,
             &[

@@ -4,18 +4,18 @@
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
-use std::process::{Command, Output, Stdio};
+use std::process::{Output, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::common::{BIN, MockServer, stderr, wait_bounded};
+use crate::common::{MockServer, bin, stderr, wait_bounded};
 
 /// Runs `inferbench chat ARGS` with `input` on stdin and `env` set (OPENAI_API_KEY cleared
 /// unless given), killed after a minute.
 fn chat(args: &[&str], input: &str, env: &[(&str, &str)]) -> Output {
-    let mut cmd = Command::new(BIN);
+    let mut cmd = bin();
     cmd.arg("chat")
         .args(args)
         .env_remove("OPENAI_API_KEY")

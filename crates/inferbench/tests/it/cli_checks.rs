@@ -4,7 +4,7 @@
 
 use crate::common;
 
-use std::process::{Command, Output, Stdio};
+use std::process::{Output, Stdio};
 
 use common::*;
 
@@ -136,7 +136,7 @@ fn a_rate_too_low_for_the_clock_is_an_error() {
 #[test]
 fn a_non_utf8_argument_is_named_by_position() {
     use std::os::unix::ffi::OsStrExt;
-    let o = Command::new(BIN)
+    let o = bin()
         .args(["profile", "--model"])
         .arg(std::ffi::OsStr::from_bytes(b"m\xff"))
         .stdout(Stdio::piped())

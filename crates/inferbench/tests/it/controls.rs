@@ -3,11 +3,11 @@
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use crate::common::{BIN, MockServer, evidence_records, jsonl, read_json, run, stderr, tmpdir};
+use crate::common::{MockServer, bin, evidence_records, jsonl, read_json, run, stderr, tmpdir};
 
 fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0")
@@ -37,7 +37,7 @@ struct LateServer(Child);
 
 impl LateServer {
     fn start(port: u16) -> LateServer {
-        let mut child = Command::new(BIN)
+        let mut child = bin()
             .args(["mock-server", "--port", &port.to_string()])
             .stdout(Stdio::null())
             .stderr(Stdio::piped())

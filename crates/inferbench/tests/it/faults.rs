@@ -4,19 +4,19 @@
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::common::{BIN, MockServer, evidence_records, jsonl, stderr, tmpdir, wait_bounded};
+use crate::common::{MockServer, bin, evidence_records, jsonl, stderr, tmpdir, wait_bounded};
 
 /// A profile run against `url`: streaming chat, `count` requests, `extra` flags; the child is
 /// killed (and the test fails) if it has not finished in a minute.
 fn profile(url: &str, dir: &Path, count: u64, concurrency: u64, extra: &[&str]) -> Vec<Value> {
     let count_s = count.to_string();
     let conc = concurrency.to_string();
-    let mut child = Command::new(BIN)
+    let mut child = bin()
         .args([
             "profile",
             "-m",
@@ -250,7 +250,7 @@ fn server_killed_and_restarted_mid_run() {
     let url = read_url(&mut first);
     let port = url.rsplit(':').next().unwrap().to_string();
     let dir = tmpdir("restart");
-    let mut run = Command::new(BIN)
+    let mut run = bin()
         .args([
             "profile",
             "-m",
@@ -337,7 +337,7 @@ fn records_on_disk(dir: &Path) -> usize {
 }
 
 fn spawn_mock(port: &str) -> Child {
-    Command::new(BIN)
+    bin()
         .args([
             "mock-server",
             "--port",

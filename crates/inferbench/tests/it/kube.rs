@@ -128,7 +128,7 @@ fn every_route_of_a_secret_is_refused_by_name() {
 fn secrets_render_as_references_in_yaml_and_json() {
     const S: &str = "sk-env-2718";
     for output in ["yaml", "json"] {
-        let o = std::process::Command::new(crate::common::BIN)
+        let o = crate::common::bin()
             .args([
                 "kube",
                 "render",

@@ -2,11 +2,11 @@
 
 use std::process::Command;
 
-use crate::common::{BIN, run, stderr, tmpdir};
+use crate::common::{bin, run, stderr, tmpdir};
 
 /// The scripts are larger than a pipe holds: read the output while the child runs.
 fn completions(shell: &str) -> std::process::Output {
-    Command::new(BIN)
+    bin()
         .args(["completions", shell])
         .output()
         .expect("run inferbench")
@@ -63,10 +63,7 @@ fn zsh_and_fish_scripts_name_the_subcommands() {
 
 #[test]
 fn man_pages_one_per_command() {
-    let o = Command::new(BIN)
-        .arg("man")
-        .output()
-        .expect("run inferbench");
+    let o = bin().arg("man").output().expect("run inferbench");
     assert!(o.status.success(), "{}", stderr(&o));
     let page = String::from_utf8(o.stdout).unwrap();
     assert!(

@@ -711,7 +711,7 @@ fn send_sigint(pid: u32) {
 
 /// Start a long run and wait until some records are on disk.
 fn start_long_run(dir: &Path) -> Child {
-    let child = Command::new(BIN)
+    let child = bin()
         .args([
             "profile",
             "--streaming",

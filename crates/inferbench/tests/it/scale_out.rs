@@ -5,12 +5,12 @@
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Stdio};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde_json::Value;
 
-use crate::common::{BIN, MockServer, read_json, run, stderr, tmpdir, wait_bounded};
+use crate::common::{MockServer, bin, read_json, run, stderr, tmpdir, wait_bounded};
 
 /// `inferbench time-server` on 127.0.0.1:0; killed on drop.
 struct TimeServer {
@@ -20,7 +20,7 @@ struct TimeServer {
 
 impl TimeServer {
     fn start() -> TimeServer {
-        let mut child = Command::new(BIN)
+        let mut child = bin()
             .args(["time-server", "--listen", "127.0.0.1:0"])
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
@@ -83,7 +83,7 @@ fn run_dir(artifacts: &Path) -> PathBuf {
 }
 
 fn spawn(args: &[String]) -> Child {
-    Command::new(BIN)
+    bin()
         .args(args)
         .stdout(Stdio::null())
         .stderr(Stdio::piped())

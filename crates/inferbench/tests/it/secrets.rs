@@ -9,11 +9,11 @@
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Output, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use crate::common::{BIN, read_json, run, stderr, tmpdir, wait_bounded};
+use crate::common::{bin, read_json, run, stderr, tmpdir, wait_bounded};
 
 /// One request as the mock saw it: method, path and headers (names lower-cased).
 #[derive(Clone, Debug)]
@@ -138,7 +138,7 @@ fn serve(conn: TcpStream, seen: &Mutex<Vec<Seen>>, required: &[(String, String)]
 
 /// Run the binary with extra environment variables, bounded like `common::run`.
 fn run_env(args: &[&str], env: &[(&str, &str)]) -> Output {
-    let mut cmd = Command::new(BIN);
+    let mut cmd = bin();
     cmd.args(args)
         .env_remove("INFERBENCH_API_KEY")
         .stdout(Stdio::piped())

@@ -4,10 +4,10 @@
 use std::io::Read;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::Duration;
 
-use crate::common::{BIN, read_json, run, stderr, tmpdir, wait_bounded};
+use crate::common::{bin, read_json, run, stderr, tmpdir, wait_bounded};
 
 const FAST: [&str; 12] = [
     "--request-count",
@@ -189,7 +189,7 @@ fn run_on_a_terminal(args: &[&str]) -> (Option<i32>, String, String) {
         .open(&path)
         .expect("open the terminal");
     let mut child = {
-        let mut cmd = Command::new(BIN);
+        let mut cmd = bin();
         cmd.args(args)
             .stdin(Stdio::null())
             .stdout(Stdio::from(slave))

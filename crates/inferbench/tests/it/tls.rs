@@ -3,11 +3,11 @@
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Child, Output, Stdio};
 
 use rcgen::{BasicConstraints, CertificateParams, IsCa, Issuer, KeyPair};
 
-use crate::common::{BIN, evidence_records, read_json, run, stderr, tmpdir, wait_bounded};
+use crate::common::{bin, evidence_records, read_json, run, stderr, tmpdir, wait_bounded};
 
 /// PEM files in `dir`: `ca.pem`, the server's `server.pem`/`server.key` (for `localhost` and
 /// 127.0.0.1) and the client's `client.pem`/`client.key`, all signed by that CA.
@@ -46,7 +46,7 @@ struct TlsServer {
 impl TlsServer {
     fn start(dir: &Path, extra: &[&str]) -> TlsServer {
         let p = |f: &str| dir.join(f).to_str().unwrap().to_string();
-        let mut child = Command::new(BIN)
+        let mut child = bin()
             .args(["mock-server", "--port", "0", "--fast"])
             .args([
                 "--tls-cert",
@@ -83,7 +83,7 @@ impl Drop for TlsServer {
 }
 
 fn profile(url: &str, out: &Path, extra: &[&str], env: &[(&str, &str)]) -> Output {
-    let mut c = Command::new(BIN);
+    let mut c = bin();
     c.args(["profile", "-m", "mock-model", "-u", url, "--streaming"])
         .args(["--concurrency", "2", "--request-count", "6"])
         .args(["--isl", "8", "--osl", "4", "--ui", "none"])

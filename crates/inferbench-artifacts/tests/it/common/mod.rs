@@ -25,11 +25,14 @@ pub fn read(name: &str) -> String {
     std::fs::read_to_string(data(name)).unwrap()
 }
 
-pub fn tmpdir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("ib-art-it-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+/// A fresh directory and its path; the directory is removed when the guard drops.
+pub fn tmpdir(name: &str) -> (tempfile::TempDir, PathBuf) {
+    let d = tempfile::Builder::new()
+        .prefix(&format!("ib-art-it-{name}-"))
+        .tempdir()
+        .unwrap();
+    let p = d.path().to_path_buf();
+    (d, p)
 }
 
 /// Metric headers (human names) of AIPerf 0.13.0, transcribed from the fixtures' CSV files.

@@ -12,13 +12,29 @@ use serde_json::Value;
 
 pub const BIN: &str = env!("CARGO_BIN_EXE_inferbench");
 
+/// A command running the built binary with `XDG_CACHE_HOME` inside this process's test root,
+/// so that its cache of its own SHA-256 (`inferbench/binary-sha256`) is written there and
+/// not into the developer's `~/.cache`. Every test that runs the binary starts it from here.
+pub fn bin() -> Command {
+    let mut c = Command::new(BIN);
+    c.env("XDG_CACHE_HOME", root().join("xdg-cache"));
+    c
+}
+
 /// A fresh directory, unique per call, under one root per test process
 /// (`$TMPDIR/inferbench-it-<pid>/`). The root is removed when the test binary exits, unless
 /// `INFERBENCH_KEEP_TEST_DIRS` is set (to look at a failed test's files).
 pub fn tmpdir(name: &str) -> PathBuf {
     static N: AtomicU64 = AtomicU64::new(0);
+    let d = root().join(format!("{name}-{}", N.fetch_add(1, Ordering::Relaxed)));
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// This process's test root, emptied on first use and removed at exit.
+fn root() -> &'static Path {
     static ROOT: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
-    let root = ROOT.get_or_init(|| {
+    ROOT.get_or_init(|| {
         let r = test_root();
         let _ = std::fs::remove_dir_all(&r);
         if std::env::var_os("INFERBENCH_KEEP_TEST_DIRS").is_none() {
@@ -27,10 +43,7 @@ pub fn tmpdir(name: &str) -> PathBuf {
             unsafe { libc::atexit(remove_test_root) };
         }
         r
-    });
-    let d = root.join(format!("{name}-{}", N.fetch_add(1, Ordering::Relaxed)));
-    std::fs::create_dir_all(&d).unwrap();
-    d
+    })
 }
 
 fn test_root() -> PathBuf {
@@ -43,7 +56,7 @@ extern "C" fn remove_test_root() {
 
 /// Run the binary, killing it if it takes longer than two minutes.
 pub fn run(args: &[&str]) -> Output {
-    let mut child = Command::new(BIN)
+    let mut child = bin()
         .args(args)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -133,7 +146,7 @@ pub struct MockServer {
 
 impl MockServer {
     pub fn start(extra: &[&str]) -> MockServer {
-        let mut child = Command::new(BIN)
+        let mut child = bin()
             .args(["mock-server", "--port", "0"])
             .args(extra)
             .stdout(Stdio::null())
