@@ -137,6 +137,16 @@ impl SseParser {
         self.pending_bytes = 0;
     }
 
+    /// Hands back a dispatched message's `data` once the caller is done with it: its buffer
+    /// holds the next message's data, so a stream does not allocate and free one a message.
+    /// Dropped when a message is already being gathered into a buffer of its own.
+    pub fn recycle(&mut self, mut data: String) {
+        if self.msg.data.capacity() == 0 {
+            data.clear();
+            self.msg.data = data;
+        }
+    }
+
     /// The reconnection time (ms) from the last valid `retry` field, if any.
     pub fn retry(&self) -> Option<u64> {
         self.msg.retry

@@ -161,6 +161,25 @@ fn parse_chunks<'a>(
     (out, left)
 }
 
+/// As the engine reads: each chunk's messages taken as they come, and each one's `data`
+/// handed back to the parser once used (`SseParser::recycle`).
+fn parse_chunks_recycling<'a>(
+    chunks: impl IntoIterator<Item = &'a [u8]>,
+) -> (Vec<SseMessage>, Option<Leftover>) {
+    let mut p = SseParser::new();
+    let mut out = Vec::new();
+    let mut seen = Vec::new();
+    for c in chunks {
+        p.push(c, &mut out);
+        for m in out.drain(..) {
+            seen.push(m.clone());
+            p.recycle(m.data);
+        }
+    }
+    let left = p.finish();
+    (seen, left)
+}
+
 fn split_at<'a>(bytes: &'a [u8], cuts: &[Index]) -> Vec<&'a [u8]> {
     let mut points: Vec<usize> = cuts.iter().map(|i| i.index(bytes.len() + 1)).collect();
     points.sort_unstable();
@@ -204,6 +223,10 @@ proptest! {
         let (bytewise, bytewise_left) = parse_chunks(bytes.chunks(1));
         prop_assert_eq!(&bytewise, &whole);
         prop_assert_eq!(bytewise_left, whole_left);
+
+        let (recycled, recycled_left) = parse_chunks_recycling(split_at(&bytes, &cuts));
+        prop_assert_eq!(&recycled, &whole);
+        prop_assert_eq!(recycled_left, whole_left);
     }
 
     /// Arbitrary bytes drawn from an SSE-heavy alphabet (including invalid UTF-8 and BOM bytes):

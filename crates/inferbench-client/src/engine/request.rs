@@ -350,13 +350,14 @@ pub(super) async fn execute(
                                 &mut stream_decoder,
                                 cfg,
                                 &mut rec,
-                                m,
+                                &m,
                                 frame_idx,
                                 t,
                                 &mut think,
                             ) {
                                 stop_reading = true;
                             }
+                            p.recycle(m.data);
                         }
                         if prefill_permit.is_some() && rec.events.iter().any(Event::has_text) {
                             // The first token arrived: the place goes to the next request.

@@ -39,7 +39,7 @@ pub(super) fn on_message(
     decoder: &mut decode::StreamDecoder<'_>,
     cfg: &EngineConfig,
     rec: &mut Record,
-    m: SseMessage,
+    m: &SseMessage,
     frame: u32,
     t: u64,
     think: &mut Option<ThinkSplitter>,
