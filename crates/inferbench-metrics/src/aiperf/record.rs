@@ -6,7 +6,7 @@ use inferbench_core::{EventKind, EvidenceHeader, Record};
 use serde_json::Value;
 
 use super::pool::slot_of;
-use super::table::METRICS;
+use super::table::{METRICS, RECORD_METRICS};
 use super::{NS_TO_MS, NS_TO_S, describe};
 
 /// `AIPERF_METRICS_USAGE_PCT_DIFF_THRESHOLD`.
@@ -338,43 +338,16 @@ impl Base {
     }
 }
 
-/// The record metrics [`base_values`] gives, in its order ([`RECORD_METRICS`] order).
-const BASE_TAGS: [&str; 27] = [
-    "request_latency",
-    "time_to_first_token",
-    "time_to_second_token",
-    "time_to_first_output_token",
-    "inter_token_latency",
-    "inter_chunk_latency",
-    "decode_duration",
-    "input_sequence_length",
-    "output_token_count",
-    "reasoning_token_count",
-    "output_sequence_length",
-    "output_token_throughput_per_user",
-    "e2e_output_token_throughput",
-    "prefill_throughput_per_user",
-    "usage_prompt_tokens",
-    "usage_completion_tokens",
-    "usage_total_tokens",
-    "usage_reasoning_tokens",
-    "usage_prompt_tokens_diff_pct",
-    "usage_completion_tokens_diff_pct",
-    "usage_reasoning_tokens_diff_pct",
-    "osl_mismatch_diff_pct",
-    "num_images",
-    "image_throughput",
-    "image_latency",
-    "audio_duration",
-    "rtfx",
-];
-
-/// Their fold columns (positions in the set's table), found at compile time.
+/// The fold columns (positions in the set's table) of the metrics [`base_values`] gives, in
+/// its order: the first 27 of [`RECORD_METRICS`], whose last is `error_isl` (an error
+/// record's own). Found at compile time.
 const BASE_SLOTS: [usize; 27] = {
+    assert!(RECORD_METRICS.len() == 28);
+    assert!(slot_of(RECORD_METRICS[27]) == slot_of("error_isl"));
     let mut s = [0; 27];
     let mut i = 0;
     while i < s.len() {
-        s[i] = slot_of(BASE_TAGS[i]);
+        s[i] = slot_of(RECORD_METRICS[i]);
         i += 1;
     }
     s
@@ -392,42 +365,43 @@ pub(super) fn base_values(v: &Values) -> Vec<(usize, Base)> {
     let int = |x: Option<u64>| x.map(|x| Base::One(x as f64));
     let icl =
         (!v.icl_ns.is_empty()).then(|| Base::List(v.icl_ns.iter().map(|x| *x as f64).collect()));
-    let all: [Option<Base>; 27] = [
-        int(v.latency_ns),
-        int(v.ttft_ns),
-        int(v.ttst_ns),
-        int(v.ttfo_ns),
-        one(v.itl_ns),
-        icl,
-        int(v.decode_ns),
-        int(v.isl),
-        int(v.output),
-        int(v.reasoning),
-        int(v.osl),
-        one(v.ottpu),
-        one(v.e2e),
-        one(v.prefill),
-        int(v.usage.prompt),
-        int(v.usage.completion),
-        int(v.usage.total),
-        int(v.usage.reasoning),
-        one(v.prompt_diff),
-        one(v.completion_diff),
-        one(v.reasoning_diff),
-        one(v.osl_diff),
-        int(v.images),
-        one(v.image_throughput),
-        one(v.image_latency),
-        one(v.audio_duration),
-        one(v.rtfx),
+    // Named as in RECORD_METRICS, whose order gives the columns (checked in debug builds).
+    let all: [(&str, Option<Base>); 27] = [
+        ("request_latency", int(v.latency_ns)),
+        ("time_to_first_token", int(v.ttft_ns)),
+        ("time_to_second_token", int(v.ttst_ns)),
+        ("time_to_first_output_token", int(v.ttfo_ns)),
+        ("inter_token_latency", one(v.itl_ns)),
+        ("inter_chunk_latency", icl),
+        ("decode_duration", int(v.decode_ns)),
+        ("input_sequence_length", int(v.isl)),
+        ("output_token_count", int(v.output)),
+        ("reasoning_token_count", int(v.reasoning)),
+        ("output_sequence_length", int(v.osl)),
+        ("output_token_throughput_per_user", one(v.ottpu)),
+        ("e2e_output_token_throughput", one(v.e2e)),
+        ("prefill_throughput_per_user", one(v.prefill)),
+        ("usage_prompt_tokens", int(v.usage.prompt)),
+        ("usage_completion_tokens", int(v.usage.completion)),
+        ("usage_total_tokens", int(v.usage.total)),
+        ("usage_reasoning_tokens", int(v.usage.reasoning)),
+        ("usage_prompt_tokens_diff_pct", one(v.prompt_diff)),
+        ("usage_completion_tokens_diff_pct", one(v.completion_diff)),
+        ("usage_reasoning_tokens_diff_pct", one(v.reasoning_diff)),
+        ("osl_mismatch_diff_pct", one(v.osl_diff)),
+        ("num_images", int(v.images)),
+        ("image_throughput", one(v.image_throughput)),
+        ("image_latency", one(v.image_latency)),
+        ("audio_duration", one(v.audio_duration)),
+        ("rtfx", one(v.rtfx)),
     ];
     let mut out = Vec::with_capacity(all.len());
-    out.extend(
-        BASE_SLOTS
-            .into_iter()
-            .zip(all)
-            .filter_map(|(slot, x)| x.map(|x| (slot, x))),
-    );
+    for (slot, (tag, x)) in BASE_SLOTS.into_iter().zip(all) {
+        debug_assert_eq!(METRICS[slot].0, tag);
+        if let Some(x) = x {
+            out.push((slot, x));
+        }
+    }
     out
 }
 
