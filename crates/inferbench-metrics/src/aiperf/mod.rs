@@ -43,11 +43,11 @@ pub const NAME: &str = "aiperf-0.13";
 /// AIPerf converts ns to display units by multiplying (`ns × 1e-6`), not dividing; the two
 /// differ in the last bit for about a quarter of the values.
 const NS_TO_MS: f64 = 1e-6;
+const NS_TO_S: f64 = 1e-9;
 
 /// The fold column of the first `http_req_*` metric: they are the table's last fourteen rows
 /// (checked at compile time in `http_trace`), in [`http_trace::HTTP_METRICS`] order.
 const HTTP_SLOT0: usize = METRICS.len() - http_trace::HTTP_METRICS.len();
-const NS_TO_S: f64 = 1e-9;
 
 /// (header, unit) of a tag of this set.
 pub fn describe(tag: &str) -> Option<(&'static str, &'static str)> {
@@ -191,12 +191,7 @@ impl Accumulator {
             for (slot, base) in base_values(&v) {
                 let base = base.as_slice();
                 metrics.push(record_metric(slot, base));
-                let col = self.pooled.at(slot);
-                if let [x] = base {
-                    col.push(*x);
-                } else {
-                    col.extend(base.iter().copied());
-                }
+                self.pooled.at(slot).extend(base.iter().copied());
             }
             if let Some(h) = http_trace::values(r) {
                 for (i, x) in h.iter().enumerate() {

@@ -95,3 +95,33 @@ fn every_endpoint_has_a_decoder() {
         );
     }
 }
+
+#[test]
+fn message_into_overwrites_what_the_target_held() {
+    let dec = Decoder::new(EndpointType::Chat, &EndpointPlan::default()).unwrap();
+    let mut st = dec.stream();
+    let mut d = Decoded::default();
+    st.message_into(
+        None,
+        r#"{"choices":[{"delta":{"reasoning_content":"r","content":"a"},"finish_reason":"stop"}],"usage":{"total_tokens":3}}"#,
+        &mut d,
+    )
+    .unwrap();
+    assert_eq!(
+        (d.reasoning.as_deref(), d.finish_reason.as_deref()),
+        (Some("r"), Some("stop"))
+    );
+    assert!(d.usage.is_some());
+    // The next messages into the same target: nothing of the one before is left, also
+    // from a usage-only chunk, which sets no choice fields at all.
+    st.message_into(None, &chunk("b"), &mut d).unwrap();
+    assert_eq!(d, st.message(None, &chunk("b")).unwrap());
+    assert_eq!(
+        (d.content.as_deref(), d.reasoning.as_deref()),
+        (Some("b"), None)
+    );
+    let usage_only = r#"{"choices":[],"usage":{"total_tokens":3}}"#;
+    st.message_into(None, usage_only, &mut d).unwrap();
+    assert_eq!(d, st.message(None, usage_only).unwrap());
+    assert_eq!(d.content, None);
+}

@@ -285,14 +285,15 @@ impl StreamDecoder<'_> {
         Ok(d)
     }
 
-    /// [`StreamDecoder::message`], written into `out`, which must be empty (the engine's path:
-    /// see `decode_into`).
+    /// [`StreamDecoder::message`], written into `out`, whatever it held before (the engine's
+    /// path: see `decode_into`).
     pub fn message_into(
         &mut self,
         event: Option<&str>,
         data: &str,
         out: &mut Decoded,
     ) -> Result<(), DecodeError> {
+        *out = Decoded::default();
         match self.decoder.endpoint {
             EndpointType::Chat => decode_into(data, Shape::Chat { body: false }, out)?,
             EndpointType::Completions => decode_into(data, Shape::Completions, out)?,
