@@ -8,6 +8,10 @@
 # other (the socket reads include the ACKs they send); the list says which. The reads a
 # request of both runs are printed too: the kernel's part follows them (docs/timing.md), and
 # a breakdown is only a fair split of the unprofiled figure when the two runs read alike.
+# `perf record -N`: without it perf hard-links the binary into its build-id cache, which
+# changes the file's status-change time, so the next run of that binary misses the
+# remembered executable hash (docs/install.md) and hashes 54 MB again (27 ms, 1.4 µs a
+# request at 20,000).
 # Usage: benches/cpu-breakdown.sh BIN [REQUESTS]   (needs `perf`)
 set -euo pipefail
 BIN=$1
@@ -19,7 +23,7 @@ ARGS=(profile -m mock-model --endpoint-type chat --streaming --isl 32 --osl 16
     --extra-inputs ignore_eos:true --random-seed 1 --ui none -u "$URL" --concurrency 64
     --request-count "$N")
 /usr/bin/time -f "%U %S" -o "$WORK/t" "$BIN" "${ARGS[@]}" --artifact-dir "$WORK/plain" >/dev/null 2>&1
-perf record -q -F 999 --call-graph dwarf,16384 -o "$WORK/perf.data" -- \
+perf record -N -q -F 999 --call-graph dwarf,16384 -o "$WORK/perf.data" -- \
     "$BIN" "${ARGS[@]}" --artifact-dir "$WORK/profiled" >/dev/null 2>&1
 perf report -i "$WORK/perf.data" --children --sort sym -g none --stdio 2>/dev/null >"$WORK/children"
 perf report -i "$WORK/perf.data" --no-children --sort comm,dso -g none --stdio 2>/dev/null >"$WORK/comm"

@@ -32,10 +32,12 @@ mod connect;
 mod dispatch;
 mod request;
 mod session;
+mod spare;
 mod stream;
 mod tokens;
 mod tree;
 
+pub use spare::recycle;
 pub use tokens::count_tokens;
 
 use dispatch::{Issuer, run_phase};

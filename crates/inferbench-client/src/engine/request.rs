@@ -124,7 +124,7 @@ pub(super) async fn execute(
     // Room for one event per token plus role, usage and [DONE], so the vectors rarely grow.
     let expected = payload.requested_output_tokens.unwrap_or(16).min(4096) as usize + 4;
     rec.frames.reserve(expected);
-    rec.events.reserve(expected);
+    rec.events = super::spare::events_with_capacity(expected);
 
     let sent = Arc::new(AtomicU64::new(0));
     // Origin-form target and an explicit Host header, then the request's headers in wire
