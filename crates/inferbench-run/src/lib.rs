@@ -55,5 +55,6 @@ pub use live::{ClientResources, RunReport, run_one};
 pub use observer::{Event, Observer, Quiet};
 pub use prepare::{Prepared, prepare};
 pub use rundir::{Layout, RunDir};
+pub use self_hash::cache_dir;
 pub use sweep::{CellPlan, SweepOutcome, SweepPlan, run_sweep, run_sweep_declared};
 pub use trials::SweepMode;

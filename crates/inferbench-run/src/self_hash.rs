@@ -24,11 +24,17 @@ pub fn binary_sha256(path: &Path) -> Option<String> {
 }
 
 fn cache_file() -> Option<PathBuf> {
+    Some(cache_dir()?.join("binary-sha256"))
+}
+
+/// inferbench's cache directory: `$XDG_CACHE_HOME/inferbench`, else
+/// `$HOME/.cache/inferbench`; `None` when neither variable is set.
+pub fn cache_dir() -> Option<PathBuf> {
     let base = std::env::var_os("XDG_CACHE_HOME")
         .filter(|v| !v.is_empty())
         .map(PathBuf::from)
         .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))?;
-    Some(base.join("inferbench").join("binary-sha256"))
+    Some(base.join("inferbench"))
 }
 
 /// What identifies the file's present contents.

@@ -3,9 +3,11 @@
 //! read any file: one JSON object per line. A `random_pool` dict of lists is a directory
 //! of pools, one `NAME.jsonl` each, as AIPerf's directory mode.
 //!
-//! The file is named by the SHA-256 of its content, under the system's temporary
-//! directory: the same records give the same path (so the manifest's input hash is stable
-//! across runs) and a concurrent run never sees a half-written file.
+//! The file is named by the SHA-256 of its content, in inferbench's cache directory
+//! (`$XDG_CACHE_HOME/inferbench/inline/`, the system's temporary directory when there is no
+//! cache directory): the same records give the same path (so the manifest's input hash is
+//! stable across runs), a concurrent run never sees a half-written file, and a run leaves
+//! nothing in `/tmp`.
 
 use std::path::{Path, PathBuf};
 
@@ -80,7 +82,7 @@ fn jsonl(d: &Part<'_>, at: &str, items: &[Value]) -> Result<String, String> {
     Ok(text)
 }
 
-/// `$TMPDIR/inferbench-inline-<first 16 hex of the SHA-256>.<ext>`.
+/// `<cache>/inline/inferbench-inline-<first 16 hex of the SHA-256>.<ext>`.
 fn content_path(parts: &[(&str, &String)], ext: &str) -> PathBuf {
     let mut h = Sha256::new();
     for (name, text) in parts {
@@ -90,7 +92,15 @@ fn content_path(parts: &[(&str, &String)], ext: &str) -> PathBuf {
         h.update([0]);
     }
     let hex = hex::encode(h.finalize());
-    std::env::temp_dir().join(format!("inferbench-inline-{}.{ext}", &hex[..16]))
+    inline_dir().join(format!("inferbench-inline-{}.{ext}", &hex[..16]))
+}
+
+/// The cache's `inline/` (created), else the temporary directory.
+fn inline_dir() -> PathBuf {
+    inferbench_run::cache_dir()
+        .map(|d| d.join("inline"))
+        .filter(|d| std::fs::create_dir_all(d).is_ok())
+        .unwrap_or_else(std::env::temp_dir)
 }
 
 /// Writes `bytes` to `path` unless it is already there (same name, same content): through

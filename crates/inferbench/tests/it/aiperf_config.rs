@@ -330,27 +330,43 @@ fn profile_config_runs_every_scenario_of_the_file() {
 }
 
 /// inline_dataset.yaml's five records are the dataset: the run sends their texts, in order
-/// (sequential sampling), the second with its own output length.
+/// (sequential sampling), the second with its own output length. Their file is written in
+/// the cache directory, not in `/tmp`.
 #[test]
 fn inline_records_are_the_dataset() {
     let f = template("inline_dataset.yaml").display().to_string();
     let dir = crate::common::tmpdir("inline-run");
-    let d = dir.display().to_string();
-    let o = run(&[
-        "profile",
-        "-f",
-        &f,
-        "--simulated",
-        "--request-count",
-        "5",
-        "--concurrency",
-        "1",
-        "--ui",
-        "none",
-        "--artifact-dir",
-        &d,
-    ]);
+    let d = dir.join("out").display().to_string();
+    let cache = dir.join("cache");
+    let o = crate::common::bin()
+        .env("XDG_CACHE_HOME", &cache)
+        .args([
+            "profile",
+            "-f",
+            &f,
+            "--simulated",
+            "--request-count",
+            "5",
+            "--concurrency",
+            "1",
+            "--ui",
+            "none",
+            "--artifact-dir",
+            &d,
+        ])
+        .output()
+        .unwrap();
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let written: Vec<String> = std::fs::read_dir(cache.join("inferbench/inline"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(written.len(), 1, "{written:?}");
+    assert!(
+        written[0].starts_with("inferbench-inline-") && written[0].ends_with(".jsonl"),
+        "{written:?}"
+    );
+    let dir = dir.join("out");
     let inputs = std::fs::read_to_string(dir.join("inputs.json")).unwrap();
     let at = |s: &str| inputs.find(s).unwrap_or_else(|| panic!("{s}: {inputs}"));
     assert!(at("What is machine learning?") < at("Explain GANs in two sentences."));
