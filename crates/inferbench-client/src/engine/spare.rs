@@ -22,8 +22,10 @@ use inferbench_core::record::{Event, Record};
 /// Vectors kept at most: a concurrency-64 run has at most a few hundred records between
 /// the client and the writer. Each still holds its last record's strings until reused.
 const KEEP: usize = 256;
-/// A vector grown past this (a long response) is freed, not kept.
-const MAX_CAPACITY: usize = 4096 + 4;
+/// A vector with room for more events than this (a long response, whose allocation is
+/// small beside its duration) is freed, not kept: the spares hold at most 256 × 64 events
+/// (3.4 MB of events, with their last strings).
+const MAX_CAPACITY: usize = 64;
 
 static SPARES: Spares = Spares::new();
 

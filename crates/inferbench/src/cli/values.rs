@@ -104,14 +104,15 @@ pub fn parse_headers(items: &[String]) -> Result<Vec<(String, HeaderValue)>, Str
     Ok(out)
 }
 
-/// AIPerf prepends `http://` when the URL has no scheme.
+/// AIPerf prepends `http://` when the URL has no scheme. Trailing slashes go, but only
+/// after the scheme's `://` (trimmed first, `http://` became `http:`, then `http://http:`).
 pub fn normalize_url(u: &str) -> Result<String, String> {
-    let u = u.trim().trim_end_matches('/');
-    let full = if u.contains("://") {
-        u.to_string()
-    } else {
-        format!("http://{u}")
+    let u = u.trim();
+    let full = match u.split_once("://") {
+        Some((scheme, rest)) => format!("{scheme}://{}", rest.trim_end_matches('/')),
+        None => format!("http://{}", u.trim_end_matches('/')),
     };
+    let u = u.trim_end_matches('/');
     if !full.starts_with("http://") && !full.starts_with("https://") {
         return Err(format!(
             "--url {u}: only http:// and https:// URLs are supported"
@@ -120,10 +121,37 @@ pub fn normalize_url(u: &str) -> Result<String, String> {
     let uri: http::Uri = full
         .parse()
         .map_err(|e| format!("--url {u}: not a valid URL: {e}"))?;
-    if uri.host().is_none() {
+    if uri.host().is_none_or(str::is_empty) {
         return Err(format!("--url {u}: no host"));
     }
     Ok(full)
+}
+
+#[cfg(test)]
+mod url_tests {
+    use super::normalize_url;
+
+    #[test]
+    fn a_url_is_normalized_as_aiperf_does() {
+        let ok = |u: &str| normalize_url(u).unwrap();
+        assert_eq!(ok("localhost:8000"), "http://localhost:8000");
+        assert_eq!(ok(" http://h:1/v1// "), "http://h:1/v1");
+        assert_eq!(ok("https://h/"), "https://h");
+    }
+
+    #[test]
+    fn a_scheme_without_a_host_is_refused_naming_it() {
+        for u in ["http://", "https://", "http:///", "http://:80"] {
+            let e = normalize_url(u).unwrap_err();
+            assert!(e.starts_with("--url http"), "{u}: {e}");
+            assert!(!e.contains("http://http"), "{u}: {e}");
+        }
+        assert!(
+            normalize_url("ftp://x")
+                .unwrap_err()
+                .contains("only http:// and https://")
+        );
+    }
 }
 
 /// `user:password@` in a URL: split off, so that the URL kept in the plan, the manifest and
