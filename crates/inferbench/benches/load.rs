@@ -194,9 +194,43 @@ fn client_ui(addr: &str, dir: &Path, concurrency: u32, count: u64, ui: &str) -> 
         "--artifact-dir",
     ])
     .arg(dir)
+    // The binary's hash cache (`inferbench/binary-sha256`) in the bench's own directory, not
+    // the user's `~/.cache`; the first run fills it (scenario 1's warm run, when it runs).
+    .env(
+        "XDG_CACHE_HOME",
+        std::env::temp_dir()
+            .join(format!("inferbench-load-{}", std::process::id()))
+            .join("xdg-cache"),
+    )
     .stdout(Stdio::null())
     .stderr(Stdio::null());
     c
+}
+
+/// Reads a request: a record's distinct frame instants (each is one socket read that
+/// returned bytes), averaged over the run's records. The kernel's share of the client's CPU
+/// follows it, and it varies with the server's pace from run to run (docs/timing.md).
+fn reads_per_request(dir: &Path) -> f64 {
+    let Ok(text) = std::fs::read_to_string(dir.join("inferbench_evidence.jsonl")) else {
+        return f64::NAN;
+    };
+    let (mut records, mut reads) = (0usize, 0usize);
+    for line in text.lines().filter(|l| l.starts_with("{\"line\":\"record\"")) {
+        let Ok(v) = serde_json::from_str::<serde_json::Value>(line) else {
+            continue;
+        };
+        let mut instants: Vec<u64> = v["frames"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|f| f["t_ns"].as_u64())
+            .collect();
+        instants.sort_unstable();
+        instants.dedup();
+        records += 1;
+        reads += instants.len();
+    }
+    reads as f64 / records.max(1) as f64
 }
 
 fn main() {
@@ -258,6 +292,10 @@ fn main() {
         server_cpu.as_secs_f64() * 1e6 / n as f64
     );
     println!("achieved: {rate:.0} requests/s (request_throughput of the run)");
+    println!(
+        "client reads a request: {:.1} (the kernel's part of the CPU follows them)",
+        reads_per_request(&dir1)
+    );
     println!(
         "client peak RSS: {:.1} MiB ({:.0} bytes per request)",
         rss_kib as f64 / 1024.0,
