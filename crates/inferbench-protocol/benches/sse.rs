@@ -5,7 +5,9 @@
 use std::hint::black_box;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use inferbench_protocol::decode::{decode_chat_chunk, is_done};
+use inferbench_core::endpoint_plan::EndpointPlan;
+use inferbench_core::plan::EndpointType;
+use inferbench_protocol::decode::{Decoded, Decoder, decode_chat_chunk, is_done};
 use inferbench_protocol::sse::{SseMessage, SseParser};
 
 const WORDS: [&str; 8] = [" the", " and", " to", " of", " you", " my", " a", " that"];
@@ -84,6 +86,19 @@ fn bench(c: &mut Criterion) {
         b.iter(|| {
             for d in black_box(&datas) {
                 black_box(decode_chat_chunk(d).expect("valid chunk"));
+            }
+        })
+    });
+    // The engine's path: one decoder per stream, each message decoded into a `Decoded` the
+    // caller holds (no result moved out).
+    let decoder = Decoder::new(EndpointType::Chat, &EndpointPlan::default()).expect("chat");
+    g.bench_function("message_into", |b| {
+        let mut out = Decoded::default();
+        b.iter(|| {
+            let mut stream = decoder.stream();
+            for d in black_box(&datas) {
+                stream.message_into(None, d, &mut out).expect("valid chunk");
+                black_box(&out);
             }
         })
     });

@@ -215,7 +215,10 @@ fn reads_per_request(dir: &Path) -> f64 {
         return f64::NAN;
     };
     let (mut records, mut reads) = (0usize, 0usize);
-    for line in text.lines().filter(|l| l.starts_with("{\"line\":\"record\"")) {
+    for line in text
+        .lines()
+        .filter(|l| l.starts_with("{\"line\":\"record\""))
+    {
         let Ok(v) = serde_json::from_str::<serde_json::Value>(line) else {
             continue;
         };

@@ -18,16 +18,38 @@ use super::{Choice, FirstChoice, Message, Text, Wire};
 /// Deeper values are left to serde (whose own limit is 128).
 const MAX_DEPTH: u32 = 64;
 
-/// The chunk as serde would read it, or `None` when the fast path declines.
-pub(super) fn wire(data: &str) -> Option<Wire<'_>> {
+/// The chunk as serde would read it, written into `w` (which must be [`empty`]); false when
+/// the fast path declines, `w` then holding whatever it had read. Written in place: a
+/// `Wire` is 144 bytes, and returning one was a `memcpy` call a chunk.
+pub(super) fn wire_into<'a>(data: &'a str, w: &mut Wire<'a>) -> bool {
     let mut p = Reader {
         s: data,
         b: data.as_bytes(),
         i: 0,
     };
-    let w = p.wire()?;
+    if p.wire(w).is_none() {
+        return false;
+    }
     p.ws();
-    (p.i == p.b.len()).then_some(w)
+    p.i == p.b.len()
+}
+
+/// The chunk as serde would read it, or `None` when the fast path declines.
+#[cfg(test)]
+pub(super) fn wire(data: &str) -> Option<Wire<'_>> {
+    let mut w = empty();
+    wire_into(data, &mut w).then_some(w)
+}
+
+/// A `Wire` with no field set, as serde's defaults leave it.
+pub(super) fn empty<'a>() -> Wire<'a> {
+    Wire {
+        object: Text::default(),
+        choices: None,
+        usage: None,
+        error: None,
+        message: Text::default(),
+    }
 }
 
 struct Reader<'a> {
@@ -42,14 +64,7 @@ fn first_time(seen: &mut u8, bit: u8) -> Option<()> {
 }
 
 impl<'a> Reader<'a> {
-    fn wire(&mut self) -> Option<Wire<'a>> {
-        let mut w = Wire {
-            object: Text::default(),
-            choices: None,
-            usage: None,
-            error: None,
-            message: Text::default(),
-        };
+    fn wire(&mut self, w: &mut Wire<'a>) -> Option<()> {
         let mut seen = 0u8;
         self.object(|p, key| {
             match key {
@@ -76,8 +91,7 @@ impl<'a> Reader<'a> {
                 _ => p.skip(1)?,
             }
             Some(())
-        })?;
-        Some(w)
+        })
     }
 
     /// `null` or an array whose first element is a choice object (the rest are skipped).

@@ -376,18 +376,19 @@ fn decode(data: &str, shape: Shape) -> Result<Decoded, DecodeError> {
 /// chunk, where a returned `Decoded` (216 bytes) was copied at each call level on the way up,
 /// a `memcpy` call each time (about 2 % of a streaming run's samples).
 fn decode_into(data: &str, shape: Shape, out: &mut Decoded) -> Result<(), DecodeError> {
-    match fast::wire(data) {
-        Some(wire) => from_wire(data, wire, shape, out),
-        None => {
-            *out = decode_serde(data, shape)?;
-            Ok(())
-        }
+    // Read and used where it lies: a `Wire` is 144 bytes, and moving it (out of the reader,
+    // into `from_wire`) was a `memcpy` call a chunk (docs/timing.md).
+    let mut wire = fast::empty();
+    if fast::wire_into(data, &mut wire) {
+        return from_wire(data, &mut wire, shape, out);
     }
+    *out = decode_serde(data, shape)?;
+    Ok(())
 }
 
 /// `decode` without the fast path (the fast path's tests compare against it).
 fn decode_serde(data: &str, shape: Shape) -> Result<Decoded, DecodeError> {
-    let wire: Wire<'_> = match serde_json::from_str(data) {
+    let mut wire: Wire<'_> = match serde_json::from_str(data) {
         Ok(w) => w,
         // Slow path only on failure: tell "not JSON" from "JSON of another shape".
         Err(_) => {
@@ -403,18 +404,18 @@ fn decode_serde(data: &str, shape: Shape) -> Result<Decoded, DecodeError> {
         }
     };
     let mut out = Decoded::default();
-    from_wire(data, wire, shape, &mut out)?;
+    from_wire(data, &mut wire, shape, &mut out)?;
     Ok(out)
 }
 
-/// Fills `out` (empty) from a parsed chunk or body.
+/// Fills `out` (empty) from a parsed chunk or body, taking the parts it keeps out of `wire`.
 fn from_wire(
     data: &str,
-    wire: Wire<'_>,
+    wire: &mut Wire<'_>,
     shape: Shape,
     out: &mut Decoded,
 ) -> Result<(), DecodeError> {
-    let error = error_message(&wire);
+    let error = error_message(wire);
     if wire.choices.is_none() && wire.usage.is_none() && error.is_none() {
         return Err(DecodeError::NotOpenAi {
             excerpt: excerpt(data),
@@ -423,7 +424,7 @@ fn from_wire(
     // Valid JSON by construction (the raw slice was already parsed), so this cannot fail.
     out.usage = wire.usage.and_then(|u| serde_json::from_str(u.get()).ok());
     out.error = error;
-    let Some(choice) = wire.choices.and_then(|c| c.0) else {
+    let Some(choice) = wire.choices.take().and_then(|c| c.0) else {
         return Ok(());
     };
     out.finish_reason = owned(choice.finish_reason);
