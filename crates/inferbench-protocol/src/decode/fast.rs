@@ -11,9 +11,7 @@
 
 use std::borrow::Cow;
 
-use serde_json::value::RawValue;
-
-use super::{Choice, FirstChoice, Message, Text, Wire};
+use super::{Choice, FirstChoice, Message, Raw, Text, Wire};
 
 /// Deeper values are left to serde (whose own limit is 128).
 const MAX_DEPTH: u32 = 64;
@@ -223,14 +221,14 @@ impl<'a> Reader<'a> {
         Some(Text(Some(Cow::Borrowed(self.string()?))))
     }
 
-    /// `usage` or `error`: `null`, or the value's own text as a raw value.
-    fn raw(&mut self) -> Option<Option<&'a RawValue>> {
+    /// `usage` or `error`: `null`, or the value's own text, checked as JSON by `skip`.
+    fn raw(&mut self) -> Option<Option<Raw<'a>>> {
         if self.null() {
             return Some(None);
         }
         let start = self.i;
         self.skip(1)?;
-        serde_json::from_str(&self.s[start..self.i]).ok().map(Some)
+        Some(Some(Raw(&self.s[start..self.i])))
     }
 
     /// Any value, checked as JSON; `depth` is its nesting level.

@@ -422,7 +422,7 @@ fn from_wire(
         });
     }
     // Valid JSON by construction (the raw slice was already parsed), so this cannot fail.
-    out.usage = wire.usage.and_then(|u| serde_json::from_str(u.get()).ok());
+    out.usage = wire.usage.and_then(|u| serde_json::from_str(u.0).ok());
     out.error = error;
     let Some(choice) = wire.choices.take().and_then(|c| c.0) else {
         return Ok(());
@@ -462,7 +462,7 @@ fn tool_text(raw: &RawValue) -> Option<String> {
 }
 
 fn error_message(w: &Wire<'_>) -> Option<String> {
-    let error: Option<Value> = w.error.and_then(|e| serde_json::from_str(e.get()).ok());
+    let error: Option<Value> = w.error.and_then(|e| serde_json::from_str(e.0).ok());
     match &error {
         None | Some(Value::Bool(false)) => {}
         Some(Value::String(s)) => return Some(s.clone()),
@@ -490,6 +490,17 @@ fn owned(t: Text<'_>) -> Option<String> {
 
 // ---- wire types -------------------------------------------------------------------------------
 
+/// A JSON value's own text: what serde reads as a `RawValue`, or what the fast reader has
+/// already checked is one JSON value (so that it is not checked a second time).
+#[derive(Clone, Copy)]
+struct Raw<'a>(&'a str);
+
+impl<'de: 'a, 'a> Deserialize<'de> for Raw<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        <&'a RawValue>::deserialize(d).map(|r| Raw(r.get()))
+    }
+}
+
 #[derive(Deserialize)]
 struct Wire<'a> {
     #[serde(borrow, default)]
@@ -500,9 +511,9 @@ struct Wire<'a> {
     // a `Value` field makes the whole struct large, and moving it around costs more than the
     // parse of a typical chunk.
     #[serde(borrow, default)]
-    usage: Option<&'a RawValue>,
+    usage: Option<Raw<'a>>,
     #[serde(borrow, default)]
-    error: Option<&'a RawValue>,
+    error: Option<Raw<'a>>,
     /// Only used with `"object": "error"`.
     #[serde(borrow, default)]
     message: Text<'a>,
