@@ -207,7 +207,7 @@ pub async fn run_one(mut p: Prepared, observer: &Arc<dyn Observer>) -> Result<Ru
                         live_w.observe(&r);
                         queues.record_written();
                         // Its events vector goes back to the client's thread for reuse.
-                        inferbench_client::engine::recycle(*r);
+                        inferbench_client::engine::recycle(std::mem::take(&mut r.events));
                         // Give the CPU back between records. After its 2 ms sleep the writer
                         // holds a batch (about 14 records at concurrency 1, ~25 µs each); the
                         // client's thread, woken by a frame meanwhile, is a sleeper too, so

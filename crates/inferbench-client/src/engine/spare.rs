@@ -17,7 +17,7 @@
 
 use std::sync::Mutex;
 
-use inferbench_core::record::{Event, Record};
+use inferbench_core::record::Event;
 
 /// Vectors kept at most: a concurrency-64 run has at most a few hundred records between
 /// the client and the writer. Each still holds its last record's strings until reused.
@@ -35,9 +35,9 @@ pub fn events_with_capacity(n: usize) -> Vec<Event> {
 }
 
 /// Hands a finished record's events vector back for the next request (after the record
-/// has been written out), its events still in it. The rest of the record is dropped here.
-pub fn recycle(rec: Record) {
-    SPARES.give(rec)
+/// has been written out), its events still in it.
+pub fn recycle(events: Vec<Event>) {
+    SPARES.give(events)
 }
 
 struct Spares(Mutex<Vec<Vec<Event>>>);
@@ -57,9 +57,7 @@ impl Spares {
         v
     }
 
-    fn give(&self, mut rec: Record) {
-        let events = std::mem::take(&mut rec.events);
-        drop(rec);
+    fn give(&self, events: Vec<Event>) {
         if events.capacity() == 0 || events.capacity() > MAX_CAPACITY {
             return;
         }
@@ -80,24 +78,21 @@ impl Spares {
 mod tests {
     use super::*;
 
-    fn record_with_room(room: usize) -> Record {
+    fn events_with_room(room: usize) -> Vec<Event> {
         let mut events = Vec::with_capacity(room);
         events.push(Event {
             content: Some("x".into()),
             ..Default::default()
         });
-        Record {
-            events,
-            ..Default::default()
-        }
+        events
     }
 
     #[test]
     fn a_recycled_vector_comes_back_empty_with_its_room() {
         let spares = Spares::new();
-        let rec = record_with_room(37);
-        let at = rec.events.as_ptr();
-        spares.give(rec);
+        let events = events_with_room(37);
+        let at = events.as_ptr();
+        spares.give(events);
         assert_eq!(spares.len(), 1);
         let v = spares.take(20);
         assert!(v.is_empty());
@@ -111,11 +106,11 @@ mod tests {
     #[test]
     fn oversized_and_surplus_vectors_are_freed() {
         let spares = Spares::new();
-        spares.give(record_with_room(MAX_CAPACITY + 1));
-        spares.give(Record::default());
+        spares.give(events_with_room(MAX_CAPACITY + 1));
+        spares.give(Vec::new());
         assert_eq!(spares.len(), 0);
         for _ in 0..KEEP + 3 {
-            spares.give(record_with_room(8));
+            spares.give(events_with_room(8));
         }
         assert_eq!(spares.len(), KEEP);
     }
