@@ -5,7 +5,7 @@
 //! at 16 output tokens), above glibc's 1 KiB small-request limit. The record is dropped on
 //! the writer thread, so the client's thread allocated a fresh one per request, and each
 //! such large request first consolidated the fast bins the writer's frees of the client's
-//! small chunks had filled (`malloc_consolidate`, 1.5 % of a scenario-1 profile). A vector
+//! small chunks had filled (`malloc_consolidate`, 1 to 1.7 % of a scenario-1 profile). A vector
 //! handed back keeps its capacity, so the client's thread makes no large request at all,
 //! and it is cleared by the client's thread when taken, so the strings it still holds are
 //! freed where the next ones are allocated (glibc's per-thread cache hands them straight
