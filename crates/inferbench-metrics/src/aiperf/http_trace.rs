@@ -23,18 +23,7 @@ pub const HTTP_METRICS: [(&str, &str, &str); 14] = match super::table::METRICS.l
 };
 
 const fn is_http_tag(tag: &str) -> bool {
-    let (t, p) = (tag.as_bytes(), b"http_req_");
-    if t.len() < p.len() {
-        return false;
-    }
-    let mut i = 0;
-    while i < p.len() {
-        if t[i] != p[i] {
-            return false;
-        }
-        i += 1;
-    }
-    true
+    super::table::const_starts_with(tag, "http_req_")
 }
 
 // Every one of the fourteen is an `http_req_*` row, and the row before them is not one.

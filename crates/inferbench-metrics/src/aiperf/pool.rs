@@ -3,7 +3,7 @@
 //! position instead of hashing its tag (and looking its unit up the same way) was the
 //! largest part of the fold's cost on the writer thread (docs/timing.md).
 
-use super::table::METRICS;
+use super::table::{METRICS, const_starts_with};
 use crate::column::Column;
 
 /// The position of `tag` in [`METRICS`]. Evaluated at compile time for the fixed tags, where
@@ -20,18 +20,7 @@ pub(super) const fn slot_of(tag: &str) -> usize {
 }
 
 const fn str_eq(a: &str, b: &str) -> bool {
-    let (a, b) = (a.as_bytes(), b.as_bytes());
-    if a.len() != b.len() {
-        return false;
-    }
-    let mut i = 0;
-    while i < a.len() {
-        if a[i] != b[i] {
-            return false;
-        }
-        i += 1;
-    }
-    true
+    a.len() == b.len() && const_starts_with(a, b)
 }
 
 /// The columns, most of them empty for a given run.

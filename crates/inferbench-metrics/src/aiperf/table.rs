@@ -293,3 +293,20 @@ pub(super) const ADJ_METRICS: &[&str] = &[
     "decode_duration",
     "inter_token_latency",
 ];
+
+/// Whether `tag` starts with `prefix`, at compile time (the const checks of the table's
+/// rows; `str::starts_with` is not a const fn).
+pub(super) const fn const_starts_with(tag: &str, prefix: &str) -> bool {
+    let (t, p) = (tag.as_bytes(), prefix.as_bytes());
+    if t.len() < p.len() {
+        return false;
+    }
+    let mut i = 0;
+    while i < p.len() {
+        if t[i] != p[i] {
+            return false;
+        }
+        i += 1;
+    }
+    true
+}
