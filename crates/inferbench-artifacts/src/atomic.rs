@@ -2,9 +2,10 @@
 //! run killed mid-export) never see half a file under the final name.
 
 use std::fs::File;
-use std::io::{BufWriter, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
+use crate::block::BlockWriter;
 use crate::{ArtifactError, Result};
 
 /// A file being written under a temporary name (`.<name>.tmp` in the same directory, so that
@@ -13,7 +14,7 @@ use crate::{ArtifactError, Result};
 pub struct AtomicFile {
     tmp: PathBuf,
     dest: PathBuf,
-    out: Option<BufWriter<File>>,
+    out: Option<BlockWriter<File>>,
     /// Set once the rename succeeded; until then Drop removes the temporary.
     committed: bool,
 }
@@ -26,7 +27,7 @@ impl AtomicFile {
         Ok(AtomicFile {
             tmp,
             dest,
-            out: Some(BufWriter::with_capacity(256 * 1024, file)),
+            out: Some(BlockWriter::new(file)),
             committed: false,
         })
     }
@@ -36,7 +37,7 @@ impl AtomicFile {
         &self.dest
     }
 
-    pub fn writer(&mut self) -> &mut BufWriter<File> {
+    pub fn writer(&mut self) -> &mut impl Write {
         self.out.as_mut().expect("writer is present until commit")
     }
 
@@ -54,7 +55,7 @@ impl AtomicFile {
         let out = self.out.take().expect("commit once");
         let file = out
             .into_inner()
-            .map_err(|e| ArtifactError::io(&self.dest, e.into_error()))?;
+            .map_err(|e| ArtifactError::io(&self.dest, e))?;
         file.sync_all()
             .map_err(|e| ArtifactError::io(&self.dest, e))?;
         drop(file);

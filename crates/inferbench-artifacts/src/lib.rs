@@ -9,6 +9,7 @@
 
 pub mod aggregate;
 mod atomic;
+mod block;
 pub mod console;
 mod error;
 pub mod evidence;
