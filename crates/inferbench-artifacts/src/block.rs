@@ -1,10 +1,11 @@
 //! Buffered writing whose writes end on 64 KiB boundaries of the file.
 //!
-//! The page cache of ext4 (Linux 6.16 on) and XFS takes a write that covers an aligned
-//! 64 KiB stretch in one large folio, and a write that straddles boundaries page by page,
-//! with a folio lookup and block preparation for each 4 KiB. On this project's CI machine
-//! (Linux 6.18, ext4) `dd` of 400 MB took 0.11 s of system time in 64 KiB writes and 0.18
-//! to 0.36 s in 65,000-byte writes (docs/timing.md). A run's two large files (the evidence
+//! Buffered writes that start and end mid-stretch cost the kernel much more than aligned
+//! ones: on a machine like CI's (Linux 6.18, ext4) `dd` of 400 MB took 0.11 s of system time
+//! in 64 KiB writes and 0.18 to 0.36 s in 65,000-byte writes (docs/timing.md). The likely
+//! reason is the page cache's large folios (ext4 has them since Linux 6.16): an aligned
+//! stretch is taken whole, a straddling write page by page, with a folio lookup and block
+//! preparation for each 4 KiB, as the profiles show. A run's two large files (the evidence
 //! and `profile_export.jsonl`, about 4 KB a request) are written a line at a time, so a
 //! buffer flushed whenever it is full writes at ever-shifting offsets. These writers send
 //! only the part of the buffer that ends on a boundary and keep the rest (under 64 KiB) for
@@ -12,7 +13,7 @@
 
 use std::io::{self, Write};
 
-/// The alignment of the writes: a large folio that most kernels can allocate.
+/// The alignment of the writes: aligned 64 KiB writes measured as fast as 256 KiB ones.
 pub(crate) const BLOCK: u64 = 64 * 1024;
 
 /// How many of `len` buffered bytes to write, at file offset `offset`, so that the write
