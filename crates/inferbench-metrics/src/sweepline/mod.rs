@@ -511,7 +511,6 @@ impl SweepCurves {
     }
 
     fn of<R: Rows + ?Sized>(src: &R, icl_aware: bool) -> SweepCurves {
-        let _scratch = ScratchScope::new();
         let conc = Curve::from_intervals(|| src.rows().map(|r| (r.s, r.e, 1.0)));
         let dec_conc =
             Curve::from_intervals(|| src.rows().filter_map(|r| r.g.map(|g| (g, r.e, 1.0))));
@@ -612,7 +611,6 @@ fn decode_iv(r: Row) -> Option<(f64, f64, f64)> {
 /// The curves are built, summarized and dropped in stages, so that at most a few are alive
 /// at once: the decode curve of a streaming run has an instant per chunk.
 fn metrics_of<R: Rows + ?Sized>(src: &R, window: (u64, u64), icl_aware: bool) -> Vec<MetricResult> {
-    let _scratch = ScratchScope::new();
     let (w0, w1) = (window.0 as f64, window.1 as f64);
     let tw = |c: &Curve| time_weighted(c, w0, w1);
     let aw = |x: &Curve, m: &Curve| active_weighted(x, m, w0, w1);
@@ -768,7 +766,7 @@ fn icl_tokens_events<'a, R: Rows + ?Sized>(src: &'a R) -> impl Iterator<Item = (
 mod radix;
 mod rows;
 
-use radix::{ScratchScope, sort_events, sort_pieces};
+use radix::{sort_events, sort_pieces};
 
 pub use rows::CompactSweep;
 use rows::{ColumnRows, PooledRows, Row, Rows};

@@ -5,7 +5,6 @@
 //! comparison sort it replaces: the same keys, ties kept in list order. Below [`SMALL`] and
 //! above [`LARGE`] elements the comparison sort is used, which is the same order again.
 
-use std::cell::{Cell, RefCell};
 use std::cmp::Ordering;
 
 /// Below this many elements a comparison sort is cheaper than 2 KiB of digit counts.
@@ -18,59 +17,6 @@ const LARGE: usize = 1 << 20;
 
 fn by_comparison(n: usize) -> bool {
     !(SMALL..=LARGE).contains(&n)
-}
-
-thread_local! {
-    /// The scratch of the sorts of one sweep (a [`ScratchScope`]), kept from sort to sort: a
-    /// sweep sorts about twenty lists of about the same length, and a fresh scratch each
-    /// time was fresh pages each time (a page fault per 4 KiB, 1 % of a streaming run's
-    /// samples). It never exceeds the list being sorted by more than the largest list of the
-    /// sweep, which every sort already needed at its own peak.
-    static SCRATCH: RefCell<Vec<(f64, f64)>> = const { RefCell::new(Vec::new()) };
-    /// Live [`ScratchScope`]s of this thread.
-    static SCOPES: Cell<u32> = const { Cell::new(0) };
-}
-
-/// While one is alive, the sorts of this thread keep their scratch; when the last is
-/// dropped, it is freed. Outside any, each sort has a scratch of its own.
-pub(super) struct ScratchScope(());
-
-impl ScratchScope {
-    pub(super) fn new() -> ScratchScope {
-        SCOPES.with(|n| n.set(n.get() + 1));
-        ScratchScope(())
-    }
-}
-
-impl Drop for ScratchScope {
-    fn drop(&mut self) {
-        let left = SCOPES.with(|n| {
-            n.set(n.get() - 1);
-            n.get()
-        });
-        if left == 0 {
-            SCRATCH.with(|s| *s.borrow_mut() = Vec::new());
-        }
-    }
-}
-
-/// Runs `f` with a scratch of `n` elements (contents unspecified).
-fn with_scratch<R>(n: usize, f: impl FnOnce(&mut [(f64, f64)]) -> R) -> R {
-    let mut own = Vec::new();
-    if SCOPES.with(Cell::get) == 0 {
-        own.resize(n, (0.0, 0.0));
-        return f(&mut own);
-    }
-    SCRATCH.with(|cell| {
-        // A sort never runs inside another, so the cell is free; if it were not, a scratch
-        // of its own would still be correct.
-        let mut guard = cell.try_borrow_mut().ok();
-        let s = guard.as_deref_mut().unwrap_or(&mut own);
-        if s.len() < n {
-            s.resize(n, (0.0, 0.0));
-        }
-        f(&mut s[..n])
-    })
 }
 
 /// `f64::total_cmp`'s order as an unsigned integer order: negative values have all bits
@@ -87,22 +33,22 @@ pub(super) fn sort_events(ev: &mut [(f64, f64)]) {
         ev.sort_by(compare_events);
         return;
     }
-    with_scratch(ev.len(), |scratch| {
-        // The least significant "digit" first: a stable split into removals, then additions.
-        let removals = ev.iter().filter(|e| !is_addition(e)).count();
-        let (mut r, mut a) = (0, removals);
-        for &e in ev.iter() {
-            if is_addition(&e) {
-                scratch[a] = e;
-                a += 1;
-            } else {
-                scratch[r] = e;
-                r += 1;
-            }
+    let mut scratch = Vec::with_capacity(ev.len());
+    // The least significant "digit" first: a stable split into removals, then additions.
+    let removals = ev.iter().filter(|e| !is_addition(e)).count();
+    scratch.resize(ev.len(), (0.0, 0.0));
+    let (mut r, mut a) = (0, removals);
+    for &e in ev.iter() {
+        if is_addition(&e) {
+            scratch[a] = e;
+            a += 1;
+        } else {
+            scratch[r] = e;
+            r += 1;
         }
-        ev.copy_from_slice(scratch);
-        radix_by_key(ev, scratch, |e| total_order_bits(e.0));
-    });
+    }
+    ev.copy_from_slice(&scratch);
+    radix_by_key(ev, &mut scratch, |e| total_order_bits(e.0));
 }
 
 /// Sorts (value, duration) pieces by value (`total_cmp`), ties in list order.
@@ -111,9 +57,8 @@ pub(super) fn sort_pieces(p: &mut [(f64, f64)]) {
         p.sort_by(|a, b| a.0.total_cmp(&b.0));
         return;
     }
-    with_scratch(p.len(), |scratch| {
-        radix_by_key(p, scratch, |e| total_order_bits(e.0))
-    });
+    let mut scratch = vec![(0.0, 0.0); p.len()];
+    radix_by_key(p, &mut scratch, |e| total_order_bits(e.0));
 }
 
 fn is_addition(e: &(f64, f64)) -> bool {
@@ -219,50 +164,6 @@ mod tests {
             sort_pieces(&mut got);
             prop_assert_eq!(bits(&got), bits(&want));
         }
-    }
-
-    proptest! {
-        /// Inside a scope the scratch is shared, and holds the leftovers of earlier (longer)
-        /// sorts: the results must not depend on them.
-        #[test]
-        fn sorts_sharing_a_scratch_sort_as_alone(
-            lists in prop::collection::vec(prop::collection::vec((value(), value()), 0..1200), 1..5)
-        ) {
-            let _scope = ScratchScope::new();
-            for (k, l) in lists.into_iter().enumerate() {
-                let mut want = l.clone();
-                let mut got = l;
-                if k % 2 == 0 {
-                    want.sort_by(compare_events);
-                    sort_events(&mut got);
-                } else {
-                    want.sort_by(|a, b| a.0.total_cmp(&b.0));
-                    sort_pieces(&mut got);
-                }
-                prop_assert_eq!(bits(&got), bits(&want));
-            }
-        }
-    }
-
-    #[test]
-    fn the_scratch_lives_as_long_as_the_outermost_scope() {
-        let held = || SCRATCH.with(|s| s.borrow().capacity());
-        let list =
-            |n: usize| -> Vec<(f64, f64)> { (0..n).map(|i| ((n - i) as f64, 1.0)).collect() };
-        // Outside a scope nothing is kept.
-        sort_pieces(&mut list(1000));
-        assert_eq!(held(), 0);
-        let outer = ScratchScope::new();
-        sort_pieces(&mut list(1000));
-        assert!(held() >= 1000);
-        {
-            let _inner = ScratchScope::new();
-            sort_events(&mut list(500));
-        }
-        // The inner scope's end frees nothing the outer one still uses.
-        assert!(held() >= 1000);
-        drop(outer);
-        assert_eq!(held(), 0);
     }
 
     #[test]
