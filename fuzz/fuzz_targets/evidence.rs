@@ -17,9 +17,6 @@ fuzz_target!(|input: &[u8]| {
     });
     if let Ok(text) = std::str::from_utf8(input) {
         let whole = parse_evidence("fuzz", text).ok();
-        assert_eq!(
-            whole.map(|e| e.records.len()),
-            streamed
-        );
+        assert_eq!(whole.map(|e| e.records.len()), streamed);
     }
 });

@@ -14,7 +14,10 @@ fuzz_target!(|input: &[u8]| {
             let _ = media::media_sent(e, &body);
         }
     }
-    for e in [EndpointType::AudioTranscription, EndpointType::ImageGeneration] {
+    for e in [
+        EndpointType::AudioTranscription,
+        EndpointType::ImageGeneration,
+    ] {
         let _ = decode::decode_response_body(e, &text);
         let _ = decode::decode_stream_message(e, None, &text);
     }
