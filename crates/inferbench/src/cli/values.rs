@@ -106,17 +106,20 @@ pub fn parse_headers(items: &[String]) -> Result<Vec<(String, HeaderValue)>, Str
 
 /// AIPerf prepends `http://` when the URL has no scheme. Trailing slashes go, but only
 /// after the scheme's `://` (trimmed first, `http://` became `http:`, then `http://http:`).
+/// Errors name the URL as given (its credentials already split off by the caller).
 pub fn normalize_url(u: &str) -> Result<String, String> {
     let u = u.trim();
-    let full = match u.split_once("://") {
-        Some((scheme, rest)) => format!("{scheme}://{}", rest.trim_end_matches('/')),
-        None => format!("http://{}", u.trim_end_matches('/')),
-    };
-    let u = u.trim_end_matches('/');
+    let (scheme, rest) = u.split_once("://").unwrap_or(("http", u));
+    let rest = rest.trim_end_matches('/');
+    let full = format!("{scheme}://{rest}");
     if !full.starts_with("http://") && !full.starts_with("https://") {
         return Err(format!(
             "--url {u}: only http:// and https:// URLs are supported"
         ));
+    }
+    // No authority at all (`http://`, `http:///v1`): `Uri` would only say "empty string".
+    if rest.is_empty() || rest.starts_with(['/', '?', '#']) {
+        return Err(format!("--url {u}: no host"));
     }
     let uri: http::Uri = full
         .parse()
@@ -141,10 +144,14 @@ mod url_tests {
 
     #[test]
     fn a_scheme_without_a_host_is_refused_naming_it() {
-        for u in ["http://", "https://", "http:///", "http://:80"] {
-            let e = normalize_url(u).unwrap_err();
-            assert!(e.starts_with("--url http"), "{u}: {e}");
-            assert!(!e.contains("http://http"), "{u}: {e}");
+        for u in [
+            "http://",
+            "https://",
+            "http:///",
+            "http:///v1",
+            "http://:80",
+        ] {
+            assert_eq!(normalize_url(u), Err(format!("--url {u}: no host")));
         }
         assert!(
             normalize_url("ftp://x")
