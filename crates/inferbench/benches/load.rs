@@ -196,15 +196,16 @@ fn client_ui(addr: &str, dir: &Path, concurrency: u32, count: u64, ui: &str) -> 
     .arg(dir)
     // The binary's hash cache (`inferbench/binary-sha256`) in the bench's own directory, not
     // the user's `~/.cache`; the first run fills it (scenario 1's warm run, when it runs).
-    .env(
-        "XDG_CACHE_HOME",
-        std::env::temp_dir()
-            .join(format!("inferbench-load-{}", std::process::id()))
-            .join("xdg-cache"),
-    )
+    .env("XDG_CACHE_HOME", bench_dir().join("xdg-cache"))
     .stdout(Stdio::null())
     .stderr(Stdio::null());
     c
+}
+
+/// The bench's temporary directory (removed at its end): run directories and the clients'
+/// cache.
+fn bench_dir() -> std::path::PathBuf {
+    std::env::temp_dir().join(format!("inferbench-load-{}", std::process::id()))
 }
 
 /// Reads a request: a record's distinct frame instants (each is one socket read that
@@ -243,7 +244,7 @@ fn main() {
         return;
     }
     let quick = args.iter().any(|a| a == "quick");
-    let tmp = std::env::temp_dir().join(format!("inferbench-load-{}", std::process::id()));
+    let tmp = bench_dir();
     let _ = std::fs::create_dir_all(&tmp);
     if let Some(i) = args.iter().position(|a| a == "ui") {
         // `-- ui [ROUNDS]`: only the progress display's cost, display off against on.
