@@ -70,6 +70,10 @@ impl Simulated {
             serving: sim_serving(serving)?,
             ..SimConfig::default()
         };
+        // What the serving options alone cannot check (the error rate with the faults), as
+        // the user's mistake, before any runtime starts.
+        cfg.validate()
+            .map_err(|e| Failure::input(format!("the simulated server's --sim-* options: {e}")))?;
         let rt = tokio::runtime::Builder::new_multi_thread()
             .thread_name("sim")
             .enable_all()

@@ -100,8 +100,8 @@ pub struct Serving {
     /// Token capacity of the simulated KV cache: `vllm:kv_cache_usage_perc` is the running
     /// requests' input plus generated tokens over this (clamped to 1).
     pub kv_capacity_tokens: u64,
-    /// Faults at a percentage of inference requests each (docs/faults.md); the first listed
-    /// kind that hits a request applies.
+    /// Faults at a percentage of inference requests each (docs/faults.md); no request gets
+    /// two: after `error_rate`'s, each kind takes its share of the arrivals the earlier left.
     pub faults: Vec<(crate::faults::FaultKind, f64)>,
     /// Close the connection after every inference response, with no `Connection: close`
     /// and a `Keep-Alive: timeout=5, max=100` header, as llama.cpp's server does.
@@ -174,6 +174,10 @@ pub enum SimConfigError {
     NoWords,
     #[error("{name} must be a percentage in [0, 100], got {value}")]
     Rate { name: &'static str, value: f64 },
+    #[error(
+        "the fault percentages (error_rate and every fault) add up to {0}, over 100: a request gets one fault at most"
+    )]
+    FaultsOver100(f64),
     #[error("default_output_tokens must be between 1 and {MAX_OUTPUT_TOKENS}, got {0}")]
     DefaultOutputTokens(usize),
     #[error("model must not be empty")]
@@ -215,6 +219,12 @@ impl SimConfig {
                     value,
                 });
             }
+        }
+        let total = self.error_rate + self.serving.faults.iter().map(|f| f.1).sum::<f64>();
+        // A hair over 100 is a sum's rounding (33.3 three times and 0.1), not a request
+        // asked to take two faults.
+        if total > 100.0 + 1e-9 {
+            return Err(SimConfigError::FaultsOver100(total));
         }
         if self.default_output_tokens == 0 || self.default_output_tokens > MAX_OUTPUT_TOKENS {
             return Err(SimConfigError::DefaultOutputTokens(
@@ -292,5 +302,28 @@ mod tests {
         c.words = Arc::new(default_words());
         c.default_output_tokens = 0;
         assert_eq!(c.validate(), Err(SimConfigError::DefaultOutputTokens(0)));
+    }
+
+    #[test]
+    fn fault_percentages_add_up_to_100_at_most() {
+        use crate::faults::FaultKind;
+        let mut c = SimConfig {
+            error_rate: 40.0,
+            ..SimConfig::default()
+        };
+        c.serving.faults = vec![(FaultKind::Reset, 35.0), (FaultKind::Stall, 25.0)];
+        assert_eq!(c.validate(), Ok(()), "40 + 35 + 25 = 100");
+        c.serving.faults[1].1 = 25.5;
+        assert_eq!(c.validate(), Err(SimConfigError::FaultsOver100(100.5)));
+        assert!(
+            c.validate()
+                .unwrap_err()
+                .to_string()
+                .starts_with("the fault percentages (error_rate and every fault) add up to 100.5")
+        );
+        // Three thirds, rounded, are not over.
+        c.error_rate = 0.0;
+        c.serving.faults = vec![(FaultKind::Reset, 100.0 / 3.0); 3];
+        assert_eq!(c.validate(), Ok(()));
     }
 }

@@ -113,19 +113,67 @@ pub fn parse_fault(s: &str) -> Result<(FaultKind, f64), String> {
     Ok((kind, pct))
 }
 
-/// Which fault, if any, hits inference request k (1-based arrival number): the first listed
-/// kind whose choice hits, each kind spread evenly at its percentage with a phase from the
-/// seed (seed 0: no phase, so at 25 % requests 4, 8, 12, … are hit).
-pub(crate) fn pick(faults: &[(FaultKind, f64)], seed: u64, k: u64) -> Option<FaultKind> {
-    faults.iter().find_map(|&(kind, pct)| {
-        let offset = if seed == 0 {
-            0
-        } else {
-            let b = inferbench_core::seed::derive_seed(seed, &format!("sim-fault-{}", kind.name()));
-            u64::from_le_bytes(b[0..8].try_into().unwrap_or_default()) % 100
-        };
-        FaultPlan::hit(pct, k + offset).then_some(kind)
-    })
+/// Which fault, if any, hits inference request k (1-based arrival number). The kinds share
+/// the arrivals out, none hit twice: `--error-rate` (`error`: its percentage and phase) takes
+/// its arrivals first, then each listed kind in turn takes its percentage of all arrivals
+/// from those the earlier ones left. Each kind is spread evenly over its arrivals with a phase
+/// from the seed (seed 0: no phase, so one kind at 25 % hits requests 4, 8, 12, …). Before,
+/// every kind was chosen from k alone and the first listed won: at seed 0 equal percentages
+/// hit the same arrivals, and only the first kind was ever seen.
+pub(crate) fn pick(
+    faults: &[(FaultKind, f64)],
+    seed: u64,
+    k: u64,
+    error: (f64, u64),
+) -> Option<FaultKind> {
+    let mut chain = Vec::with_capacity(faults.len() + 1);
+    chain.push(error);
+    chain.extend(faults.iter().map(|&(kind, pct)| (pct, phase(seed, kind))));
+    match share_out(&chain, k)? {
+        0 => None,
+        i => Some(faults[i - 1].0),
+    }
+}
+
+fn phase(seed: u64, kind: FaultKind) -> u64 {
+    if seed == 0 {
+        return 0;
+    }
+    let b = inferbench_core::seed::derive_seed(seed, &format!("sim-fault-{}", kind.name()));
+    u64::from_le_bytes(b[0..8].try_into().unwrap_or_default()) % 100
+}
+
+/// The member of `chain` (percent of all arrivals, phase) that arrival k falls to. Member i
+/// sees only the arrivals members 0..i left, numbered 1, 2, … among themselves, and hits its
+/// share of them (its percentage over the percentage still free) by [`FaultPlan::hit`]. So
+/// the first member's hits are exactly those it would have alone, and each later one's count
+/// is its percentage of all arrivals, within one hit (the share is a rounded quotient).
+fn share_out(chain: &[(f64, u64)], k: u64) -> Option<usize> {
+    let mut j = k;
+    let mut free = 100.0;
+    for (i, &(pct, offset)) in chain.iter().enumerate() {
+        if pct <= 0.0 {
+            continue;
+        }
+        if free <= 0.0 {
+            return None;
+        }
+        let share = (100.0 * pct / free).min(100.0);
+        if FaultPlan::hit(share, j + offset) {
+            return Some(i);
+        }
+        // Arrival j was not this member's; its number among the arrivals still free is j
+        // less this member's hits among 1..=j (at least 1, since j itself was not hit).
+        j -= hits_through(share, offset, j);
+        free -= pct;
+    }
+    None
+}
+
+/// Hits of [`FaultPlan::hit`] at `rate` among arrivals 1..=j with `offset`.
+fn hits_through(rate: f64, offset: u64, j: u64) -> u64 {
+    let f = |x: u64| (x as f64 * rate / 100.0).floor() as u64;
+    f(j + offset) - f(offset)
 }
 
 /// What the server knows of one connection: its socket (for a reset, a drop and the close
@@ -502,11 +550,74 @@ mod tests {
     #[test]
     fn seed_zero_hits_every_fourth_at_25_percent() {
         let f = [(FaultKind::Stall, 25.0)];
-        let hits: Vec<u64> = (1..=12).filter(|&k| pick(&f, 0, k).is_some()).collect();
+        let hits: Vec<u64> = (1..=12)
+            .filter(|&k| pick(&f, 0, k, NO_ERRORS).is_some())
+            .collect();
         assert_eq!(hits, vec![4, 8, 12]);
         // Any seed: exactly a quarter of any 100 consecutive arrivals.
-        let n = (1..=100).filter(|&k| pick(&f, 42, k).is_some()).count();
+        let n = (1..=100)
+            .filter(|&k| pick(&f, 42, k, NO_ERRORS).is_some())
+            .count();
         assert_eq!(n, 25);
+    }
+
+    const NO_ERRORS: (f64, u64) = (0.0, 0);
+
+    fn hits(
+        faults: &[(FaultKind, f64)],
+        seed: u64,
+        error: (f64, u64),
+        n: u64,
+    ) -> Vec<(u64, FaultKind)> {
+        (1..=n)
+            .filter_map(|k| pick(faults, seed, k, error).map(|f| (k, f)))
+            .collect()
+    }
+
+    #[test]
+    fn several_kinds_share_the_arrivals_out() {
+        // By hand, seed 0: reset at 50 % takes k = 2, 4, 6, 8; stall's 25 % of all is half
+        // of the four arrivals left (1, 3, 5, 7, numbered 1 to 4): the 2nd and 4th, 3 and 7.
+        let f = [(FaultKind::Reset, 50.0), (FaultKind::Stall, 25.0)];
+        assert_eq!(
+            hits(&f, 0, NO_ERRORS, 8),
+            vec![
+                (2, FaultKind::Reset),
+                (3, FaultKind::Stall),
+                (4, FaultKind::Reset),
+                (6, FaultKind::Reset),
+                (7, FaultKind::Stall),
+                (8, FaultKind::Reset),
+            ]
+        );
+        // Equal percentages, seed 0 (they used to hit the same arrivals, the first winning):
+        // each kind its own quarter of 400 arrivals; and with any seed.
+        let f = [(FaultKind::Http500, 25.0), (FaultKind::Reset, 25.0)];
+        for seed in [0, 7, 42] {
+            let h = hits(&f, seed, NO_ERRORS, 400);
+            for kind in [FaultKind::Http500, FaultKind::Reset] {
+                let n = h.iter().filter(|x| x.1 == kind).count();
+                assert_eq!(n, 100, "seed {seed} {kind:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn error_rate_takes_its_arrivals_first() {
+        // --error-rate 50 at seed 0 (phase 0) takes the even arrivals; reset=50 then takes
+        // every odd one, and nothing is left for a third kind.
+        let f = [(FaultKind::Reset, 50.0), (FaultKind::Stall, 10.0)];
+        let h = hits(&f, 0, (50.0, 0), 40);
+        assert_eq!(h.len(), 20);
+        assert!(
+            h.iter().all(|&(k, f)| k % 2 == 1 && f == FaultKind::Reset),
+            "{h:?}"
+        );
+        // --error-rate 10 and reset=10: ten of each per 100, never on one arrival.
+        let f = [(FaultKind::Reset, 10.0)];
+        let h = hits(&f, 0, (10.0, 0), 1000);
+        assert_eq!(h.len(), 100);
+        assert!(h.iter().all(|&(k, _)| !FaultPlan::hit(10.0, k)));
     }
 
     #[test]

@@ -502,6 +502,11 @@ impl FaultPlan {
         Self::hit(self.error_rate, k + self.error_offset)
     }
 
+    /// The error rate and its phase: the first share of the arrivals (faults::pick).
+    pub(crate) fn error_share(&self) -> (f64, u64) {
+        (self.error_rate, self.error_offset)
+    }
+
     pub(crate) fn is_cut(&self, k: u64) -> bool {
         Self::hit(self.cut_rate, k + self.cut_offset)
     }

@@ -510,7 +510,12 @@ async fn infer(
             Bytes::from_static(SERVER_ERROR),
         );
     }
-    let fault = faults::pick(&shared.cfg.serving.faults, shared.cfg.seed, k);
+    let fault = faults::pick(
+        &shared.cfg.serving.faults,
+        shared.cfg.seed,
+        k,
+        shared.faults.error_share(),
+    );
     if let Some(early) = faults::early(fault, ctl).await {
         bump(&shared.counters.errors);
         return early;

@@ -342,7 +342,8 @@ pub struct MockServerArgs {
     pub cut_rate: f64,
     /// A fault at a percentage of inference requests, `KIND=PERCENT`, repeatable (kinds:
     /// http-500, http-429, cut-mid-event, malformed-json, no-done, no-usage, slow-head,
-    /// stall, reset, trickle, drop; docs/faults.md). The first listed kind that hits applies.
+    /// stall, reset, trickle, drop; docs/faults.md). No request gets two: after --error-rate's,
+    /// each kind takes its percentage from the requests the earlier left (at most 100 in all).
     #[arg(long = "fault")]
     pub fault: Vec<String>,
     /// Close the connection after every inference response, advertising

@@ -381,3 +381,76 @@ fn sim_requests(url: &str) -> u64 {
     let v: Value = serde_json::from_str(body).unwrap_or_else(|e| panic!("{e}: {text}"));
     v["requests"].as_u64().unwrap()
 }
+
+/// Several kinds at once share the arrivals out (docs/faults.md): `--error-rate 25` takes 6
+/// of 24 arrivals, then http-429 and reset take 6 each of the rest, none on one request; they
+/// used to hit the same arrivals at seed 0, the first listed winning, so only the 500s showed.
+#[test]
+fn several_faults_at_once_each_take_their_share() {
+    let server = MockServer::start(&[
+        "--ttft-ms",
+        "1",
+        "--itl-ms",
+        "1",
+        "--error-rate",
+        "25",
+        "--fault",
+        "http-429=25",
+        "--fault",
+        "reset=25",
+    ]);
+    let dir = tmpdir("fault-several");
+    let recs = profile(&server.url, &dir, 24, 4, &[]);
+    let bad = failed(&recs);
+    let count = |pred: &dyn Fn(&Value) -> bool| bad.iter().filter(|r| pred(r)).count();
+    assert_eq!(count(&|r| r["error"]["code"] == 500), 6, "{bad:#?}");
+    assert_eq!(count(&|r| r["error"]["code"] == 429), 6, "{bad:#?}");
+    assert_eq!(
+        count(&|r| r["error"]["type"] == "ResponsePayloadError"),
+        6,
+        "{bad:#?}"
+    );
+    assert_eq!(bad.len(), 18, "{bad:#?}");
+}
+
+#[test]
+fn fault_percentages_over_100_are_one_line_errors() {
+    let o = bin()
+        .args([
+            "mock-server",
+            "--port",
+            "0",
+            "--error-rate",
+            "60",
+            "--fault",
+            "reset=50",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let e = stderr(&o);
+    assert_eq!(e.trim().lines().count(), 1, "{e}");
+    assert!(
+        e.contains("the fault percentages (error_rate and every fault) add up to 110, over 100"),
+        "{e}"
+    );
+    // The built-in server's flags: an input error before any set-up, no run directory.
+    let dir = tmpdir("fault-over-100").join("run");
+    let o = bin()
+        .args([
+            "profile",
+            "--sim-error-rate",
+            "60",
+            "--sim-fault",
+            "reset=50",
+        ])
+        .args(["--request-count", "4", "--ui", "none", "--artifact-dir"])
+        .arg(&dir)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let e = stderr(&o);
+    assert_eq!(e.trim().lines().count(), 1, "{e}");
+    assert!(e.contains("--sim-* options: the fault percentages"), "{e}");
+    assert!(!dir.exists());
+}
