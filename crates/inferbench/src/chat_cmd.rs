@@ -61,6 +61,9 @@ pub fn run(a: &ChatArgs) -> Result<u8, Failure> {
     let (given_url, url_auth) = match &a.url {
         Some(u) => {
             let (bare, auth) = crate::cli::split_url_credentials(u.trim());
+            // As `profile` checks it (a host, a port that is one), with no credentials in
+            // the message.
+            crate::cli::normalize_url(&bare).map_err(Failure::input)?;
             (Some(bare), auth)
         }
         None => (None, None),

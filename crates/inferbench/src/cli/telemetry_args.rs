@@ -100,6 +100,10 @@ pub fn target_url(flag: &str, given: &str) -> Result<String, String> {
     if rest.is_empty() || rest.starts_with('/') {
         return Err(format!("{flag} {g}: no host"));
     }
+    let uri: http::Uri = full
+        .parse()
+        .map_err(|e| format!("{flag} {g}: not a valid URL: {e}"))?;
+    super::values::port_is_a_port(&uri).map_err(|e| format!("{flag} {g}: {e}"))?;
     Ok(if rest.contains('/') {
         full
     } else {
@@ -266,6 +270,22 @@ mod tests {
             target_url("--server-metrics", "https://h/metrics")
                 .unwrap_err()
                 .contains("only http://")
+        );
+        assert_eq!(
+            target_url("--gpu-telemetry", "node1:99999"),
+            Err("--gpu-telemetry node1:99999: port 99999 is not a port number (1 to 65535)".into())
+        );
+        assert_eq!(
+            target_url("--server-metrics", "http://h:0/metrics"),
+            Err(
+                "--server-metrics http://h:0/metrics: port 0 is not a port number (1 to 65535)"
+                    .into()
+            )
+        );
+        assert!(
+            target_url("--server-metrics", "h:8002 x")
+                .unwrap_err()
+                .starts_with("--server-metrics h:8002 x: not a valid URL")
         );
     }
 

@@ -127,7 +127,30 @@ pub fn normalize_url(u: &str) -> Result<String, String> {
     if uri.host().is_none_or(str::is_empty) {
         return Err(format!("--url {u}: no host"));
     }
+    port_is_a_port(&uri).map_err(|e| format!("--url {u}: {e}"))?;
     Ok(full)
+}
+
+/// A port written in `uri` is one (1 to 65535; none or an empty one is the scheme's default).
+/// `Uri` keeps a port it cannot read as a u16 (`:99999`), and its u16 is then None: the
+/// connection went to the default port, 80 or 443, without a word.
+pub fn port_is_a_port(uri: &http::Uri) -> Result<(), String> {
+    match uri.authority().and_then(|a| authority_port(a.as_str())) {
+        Some(p) if !p.is_empty() && !matches!(p.parse::<u16>(), Ok(1..)) => {
+            Err(format!("port {p} is not a port number (1 to 65535)"))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// The port text of an authority (`user@host:port`, `[::1]:port`) as written, if any.
+fn authority_port(a: &str) -> Option<&str> {
+    let host_port = a.rsplit_once('@').map_or(a, |(_, h)| h);
+    let after_host = match host_port.strip_prefix('[') {
+        Some(v6) => v6.split_once(']').map_or("", |(_, rest)| rest),
+        None => host_port,
+    };
+    after_host.rsplit_once(':').map(|(_, p)| p)
 }
 
 #[cfg(test)]
@@ -153,6 +176,25 @@ mod url_tests {
         ] {
             assert_eq!(normalize_url(u), Err(format!("--url {u}: no host")));
         }
+        for (u, p) in [
+            ("localhost:99999", "99999"),
+            ("http://h:0/v1", "0"),
+            ("https://h:65536", "65536"),
+        ] {
+            assert_eq!(
+                normalize_url(u),
+                Err(format!(
+                    "--url {u}: port {p} is not a port number (1 to 65535)"
+                ))
+            );
+        }
+        assert_eq!(normalize_url("h:65535").unwrap(), "http://h:65535");
+        assert_eq!(
+            normalize_url("http://[::1]:8000").unwrap(),
+            "http://[::1]:8000"
+        );
+        assert_eq!(normalize_url("http://[::1]").unwrap(), "http://[::1]");
+        assert!(normalize_url("http://[::1]:70000").is_err());
         assert!(
             normalize_url("ftp://x")
                 .unwrap_err()

@@ -271,6 +271,28 @@ fn url_credentials_go_out_as_basic_auth_and_nowhere_else() {
 }
 
 #[test]
+fn a_port_that_is_no_port_is_refused_naming_it() {
+    // It used to go to port 80 without a word (`Uri` reads no u16 from 99999).
+    let o = chat(
+        &[
+            "-u",
+            "http://bob:pw-s3cr@localhost:99999",
+            "-m",
+            "m1",
+            "-q",
+            "hi",
+        ],
+        "",
+        &[],
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert_eq!(
+        stderr(&o).trim(),
+        "inferbench: error: --url http://localhost:99999: port 99999 is not a port number (1 to 65535)"
+    );
+}
+
+#[test]
 fn an_http_error_fails_the_turn_and_the_session_goes_on() {
     // Seed 0 at 50 %: the server fails its 2nd request (and every 2nd after it).
     let server = MockServer::start(&["--ttft-ms", "1", "--itl-ms", "0", "--fault", "http-500=50"]);
