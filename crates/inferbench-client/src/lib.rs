@@ -12,6 +12,7 @@ pub mod resources;
 pub mod rx_stamp;
 pub mod scrape;
 pub mod tls;
+mod tls_self_signed;
 pub mod transport;
 
 pub use inferbench_protocol::{decode, multipart, sse, think};

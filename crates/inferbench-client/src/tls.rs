@@ -44,7 +44,23 @@ pub fn client_config(plan: &TlsPlan) -> Result<Arc<ClientConfig>, String> {
         Verification::Disabled => builder
             .dangerous()
             .with_custom_certificate_verifier(Arc::new(NoVerification(provider()))),
-        Verification::Enabled => builder.with_root_certificates(roots(plan)?),
+        Verification::Enabled => match (plan.trust, &plan.ca_file) {
+            // A CA file also vouches for a self-signed CA certificate it holds, served as
+            // the server's own (tls_self_signed.rs).
+            (Trust::CaFile, Some(f)) => {
+                let webpki = rustls::client::WebPkiServerVerifier::builder_with_provider(
+                    Arc::new(roots(plan)?),
+                    provider(),
+                )
+                .build()
+                .map_err(|e| format!("{} {}: {e}", f.from, f.path))?;
+                let v = crate::tls_self_signed::CaFileVerifier::new(webpki, certificates(f)?);
+                builder
+                    .dangerous()
+                    .with_custom_certificate_verifier(Arc::new(v))
+            }
+            _ => builder.with_root_certificates(roots(plan)?),
+        },
     };
     let mut cfg = match (&plan.client_cert, &plan.client_key) {
         (None, None) => builder.with_no_client_auth(),

@@ -265,3 +265,88 @@ fn server_names_and_versions() {
     let t = Target::from_uri(&"https://h/x".parse().unwrap());
     assert!(t.tls.is_some() && t.port == 443);
 }
+
+/// A self-signed CA certificate (`CA:TRUE`, as `openssl req -x509` makes them) for `names`,
+/// with its key; `expired` makes it a certificate of 2020.
+fn self_signed_ca(names: &[&str], expired: bool) -> (String, String) {
+    let k = KeyPair::generate().unwrap();
+    let mut c =
+        CertificateParams::new(names.iter().map(|s| s.to_string()).collect::<Vec<_>>()).unwrap();
+    c.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    if expired {
+        c.not_before = rcgen::date_time_ymd(2020, 1, 1);
+        c.not_after = rcgen::date_time_ymd(2020, 12, 31);
+    }
+    (c.self_signed(&k).unwrap().pem(), k.serialize_pem())
+}
+
+async fn serving(cert: &str, key: &str) -> SimServer {
+    let tls = SimTls {
+        cert_pem: cert.as_bytes().to_vec(),
+        key_pem: key.as_bytes().to_vec(),
+        client_ca_pem: None,
+    };
+    let addr: SocketAddr = "127.0.0.1:0".parse().unwrap();
+    SimServer::start_tls(SimConfig::default(), addr, Some(&tls))
+        .await
+        .unwrap()
+}
+
+#[tokio::test]
+async fn a_self_signed_ca_certificate_is_trusted_by_the_ca_file_holding_it() {
+    let (cert, key) = self_signed_ca(&["localhost"], false);
+    let dir = tmp("self-signed");
+    let s = serving(&cert, &key).await;
+    let clock = crate::Clock::start();
+    // The CA file holds this very certificate: trusted, as OpenSSL and Go trust it.
+    let cfg = client_config(&ca_plan(dir.path(), &cert)).unwrap();
+    let t = target("localhost", s.local_addr(), cfg.clone());
+    let c = connect(&t, clock).await.unwrap();
+    assert_eq!(get(c, &t).await.unwrap(), 200);
+    // Not a name it gives: refused.
+    let e = connect(&target("127.0.0.1", s.local_addr(), cfg), clock)
+        .await
+        .err()
+        .unwrap();
+    assert!(
+        e.contains("NotValidForName") || e.contains("not valid for name"),
+        "{e}"
+    );
+    // Another self-signed certificate in the CA file: refused, saying what would trust it.
+    let (other, _) = self_signed_ca(&["localhost"], false);
+    let cfg = client_config(&ca_plan(dir.path(), &other)).unwrap();
+    let e = connect(&target("localhost", s.local_addr(), cfg), clock)
+        .await
+        .err()
+        .unwrap();
+    assert!(e.contains("CaUsedAsEndEntity"), "{e}");
+    assert!(
+        e.contains("trusted only when --ssl-ca-cert or SSL_CERT_FILE holds this very certificate"),
+        "{e}"
+    );
+    // The system's trust (no CA file) does not take it either.
+    let cfg = client_config(&TlsPlan::default()).unwrap();
+    assert!(
+        connect(&target("localhost", s.local_addr(), cfg), clock)
+            .await
+            .is_err()
+    );
+    s.shutdown().await;
+}
+
+#[tokio::test]
+async fn an_expired_self_signed_certificate_is_refused_even_when_held() {
+    let (cert, key) = self_signed_ca(&["localhost"], true);
+    let dir = tmp("self-signed-expired");
+    let s = serving(&cert, &key).await;
+    let cfg = client_config(&ca_plan(dir.path(), &cert)).unwrap();
+    let e = connect(
+        &target("localhost", s.local_addr(), cfg),
+        crate::Clock::start(),
+    )
+    .await
+    .err()
+    .unwrap();
+    assert!(e.contains("expired"), "{e}");
+    s.shutdown().await;
+}

@@ -499,7 +499,10 @@ async fn open_stream(
             let s = tokio_rustls::TlsConnector::from(cfg.clone())
                 .connect(name, tcp)
                 .await
-                .map_err(|e| format!("TLS handshake with {at}: {}", error_chain(&e)))?;
+                .map_err(|e| {
+                    let hint = crate::tls_self_signed::hint(&e);
+                    format!("TLS handshake with {at}: {}{hint}", error_chain(&e))
+                })?;
             setup.tls_end_ns = Some(clock.now_ns());
             let (_, session) = s.get_ref();
             setup.tls_version = session.protocol_version().map(crate::tls::version_name);
