@@ -47,9 +47,7 @@ pub fn run(a: &MockServerArgs) -> Result<u8, Failure> {
     };
     cfg.validate()
         .map_err(|e| Failure::input(format!("mock-server: {e}")))?;
-    let addr: SocketAddr = format!("{}:{}", a.host, a.port)
-        .parse()
-        .map_err(|e| Failure::input(format!("--host {} --port {}: {e}", a.host, a.port)))?;
+    let addr = listen_addr(&a.host, a.port).map_err(Failure::input)?;
     let tls = sim_tls(a)?;
     let mut rt = tokio::runtime::Builder::new_multi_thread();
     if let Some(w) = a.workers {
@@ -87,6 +85,24 @@ pub fn run(a: &MockServerArgs) -> Result<u8, Failure> {
 
 /// `--tls-cert`, `--tls-key`, `--tls-client-ca`: read and checked here, so that a bad file is
 /// named before the server starts.
+/// `--host`: an IPv4 or IPv6 address (`::1` or `[::1]`), or `localhost` (127.0.0.1). The
+/// address and port were joined as text, so `::1` was "invalid socket address syntax".
+fn listen_addr(host: &str, port: u16) -> Result<SocketAddr, String> {
+    let h = host.trim();
+    let bare = h
+        .strip_prefix('[')
+        .and_then(|x| x.strip_suffix(']'))
+        .unwrap_or(h);
+    let ip: std::net::IpAddr = if bare.eq_ignore_ascii_case("localhost") {
+        std::net::Ipv4Addr::LOCALHOST.into()
+    } else {
+        bare.parse().map_err(|_| {
+            format!("--host {host}: not an IP address (e.g. 127.0.0.1, 0.0.0.0, ::1) or localhost")
+        })?
+    };
+    Ok(SocketAddr::new(ip, port))
+}
+
 fn sim_tls(a: &MockServerArgs) -> Result<Option<inferbench_sim::SimTls>, Failure> {
     let read = |flag: &str, p: &str| {
         std::fs::read(p).map_err(|e| Failure::input(format!("{flag} {p}: cannot read: {e}")))
@@ -195,4 +211,33 @@ fn answer_key(a: &MockServerArgs) -> Result<Option<inferbench_sim::AnswerKey>, F
         entries,
         refuse_unknown: true,
     }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::listen_addr;
+
+    #[test]
+    fn hosts_are_addresses_of_either_family_or_localhost() {
+        assert_eq!(
+            listen_addr("127.0.0.1", 80).unwrap().to_string(),
+            "127.0.0.1:80"
+        );
+        assert_eq!(listen_addr("::1", 8000).unwrap().to_string(), "[::1]:8000");
+        assert_eq!(
+            listen_addr("[::1]", 8000).unwrap().to_string(),
+            "[::1]:8000"
+        );
+        assert_eq!(
+            listen_addr("localhost", 0).unwrap().to_string(),
+            "127.0.0.1:0"
+        );
+        assert_eq!(
+            listen_addr("example.com", 1),
+            Err(
+                "--host example.com: not an IP address (e.g. 127.0.0.1, 0.0.0.0, ::1) or localhost"
+                    .into()
+            )
+        );
+    }
 }
