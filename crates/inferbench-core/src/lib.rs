@@ -7,6 +7,7 @@ pub mod controls_plan;
 pub mod dataset_plan;
 pub mod endpoint_plan;
 pub mod endpoint_type;
+pub mod endpoint_url;
 pub mod evidence;
 pub mod grade;
 pub mod identity;

@@ -232,7 +232,7 @@ pub fn prepare(plan: &RunPlan, tokenizer: Arc<Tokenizer>) -> Result<Prepared, Fa
 }
 
 fn uri_of(plan: &RunPlan) -> Result<http::Uri, Failure> {
-    format!("{}{}", plan.url, plan.endpoint_path)
+    inferbench_core::endpoint_url::join(&plan.url, &plan.endpoint_path)
         .parse()
         .map_err(|e| Failure::input(format!("--url/--custom-endpoint: invalid URL: {e}")))
 }

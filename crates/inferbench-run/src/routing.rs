@@ -21,7 +21,7 @@ pub fn uris(plan: &RunPlan) -> Result<Vec<http::Uri>, Failure> {
         .iter()
         .enumerate()
         .map(|(i, u)| {
-            format!("{u}{}", plan.endpoint_path)
+            inferbench_core::endpoint_url::join(u, &plan.endpoint_path)
                 .parse()
                 .map_err(|e| Failure::input(format!("--url #{} {u}: invalid URL: {e}", i + 1)))
         })

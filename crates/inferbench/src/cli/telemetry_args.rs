@@ -79,9 +79,11 @@ pub struct TelemetryArgs {
     pub sim_coalesce: bool,
 }
 
-/// The TLS-free URL forms a target may be given in: a full `http://` URL, or `host:port`
-/// (then `http://host:port/metrics`). Credentials in it (`user:pw@`) are removed here, so that
-/// the plan never holds them: metrics targets are scraped without authentication.
+/// The TLS-free URL forms a target may be given in: a full `http://` URL, or `host:port`;
+/// as AIPerf 0.13 normalizes them, trailing `/` removed and `/metrics` appended unless the
+/// path already ends with it (`http://h:9400/x` is `http://h:9400/x/metrics`). Credentials in
+/// it (`user:pw@`) are removed here, so that the plan never holds them: metrics targets are
+/// scraped without authentication.
 pub fn target_url(flag: &str, given: &str) -> Result<String, String> {
     // With or without a scheme (`bob:pw@node1:9400` too).
     let stripped = super::values::without_url_credentials(given.trim());
@@ -104,8 +106,9 @@ pub fn target_url(flag: &str, given: &str) -> Result<String, String> {
         .parse()
         .map_err(|e| format!("{flag} {g}: not a valid URL: {e}"))?;
     super::values::port_is_a_port(&uri).map_err(|e| format!("{flag} {g}: {e}"))?;
-    Ok(if rest.contains('/') {
-        full
+    let full = full.trim_end_matches('/');
+    Ok(if full.ends_with("/metrics") {
+        full.to_string()
     } else {
         format!("{full}/metrics")
     })
@@ -270,6 +273,19 @@ mod tests {
             target_url("--server-metrics", "https://h/metrics")
                 .unwrap_err()
                 .contains("only http://")
+        );
+        // AIPerf's normalization: /metrics appended to any other path, trailing / removed.
+        assert_eq!(
+            target_url("--server-metrics", "http://h:9400/prometheus").unwrap(),
+            "http://h:9400/prometheus/metrics"
+        );
+        assert_eq!(
+            target_url("--server-metrics", "http://h:9400/metrics/").unwrap(),
+            "http://h:9400/metrics"
+        );
+        assert_eq!(
+            target_url("--gpu-telemetry", "h:9400/").unwrap(),
+            "http://h:9400/metrics"
         );
         assert_eq!(
             target_url("--gpu-telemetry", "node1:99999"),

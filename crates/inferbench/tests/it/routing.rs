@@ -332,3 +332,37 @@ fn warmup_sessions_take_the_first_round_robin_ticks() {
     .collect();
     assert_eq!(got, want);
 }
+
+/// A base URL written as OpenAI clients take it (`…/v1`) reaches `/v1/chat/completions`, as
+/// AIPerf joins them, on one URL and on several; it went to `/v1/v1/chat/completions` (404).
+#[test]
+fn a_base_url_ending_in_v1_is_joined_without_a_second_v1() {
+    let a = MockServer::start(&["--ttft-ms", "1", "--itl-ms", "1"]);
+    let b = MockServer::start(&["--ttft-ms", "1", "--itl-ms", "1"]);
+    let (va, vb) = (format!("{}/v1", a.url), format!("{}/v1/", b.url));
+    let dir = tmpdir("routing-v1-base");
+    let o = profile(
+        &dir,
+        &["-u", &va, "-m", "mock-model", "--request-count", "3"],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let dir = tmpdir("routing-v1-base-two");
+    let o = profile(
+        &dir,
+        &[
+            "-u",
+            &va,
+            "-u",
+            &vb,
+            "-m",
+            "mock-model",
+            "--request-count",
+            "4",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let recs = evidence_records(&dir);
+    assert_eq!(recs.len(), 4);
+    assert!(recs.iter().all(|r| r["status"] == 200), "{recs:#?}");
+    assert_eq!((served(&a.url), served(&b.url)), (5, 2));
+}
