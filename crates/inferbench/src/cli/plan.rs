@@ -358,10 +358,8 @@ pub fn build_plan(a: &ProfileArgs, argv: &[String], cell: &CellValues) -> Result
     let endpoint_path = match &a.custom_endpoint {
         Some(p) => {
             let p = p.trim();
-            if p.is_empty() {
-                return Err("--custom-endpoint: empty path".into());
-            }
-            if p.starts_with('/') {
+            // As in AIPerf: an empty path appends nothing (the URL is the whole endpoint).
+            if p.is_empty() || p.starts_with('/') {
                 p.to_string()
             } else {
                 format!("/{p}")

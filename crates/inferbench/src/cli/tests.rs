@@ -89,6 +89,13 @@ fn aliases_match_aiperf() {
     // request count default is max(10, 2 × concurrency)
     let p = parse(&["profile", "--concurrency", "64"]).unwrap();
     assert_eq!(p.load.request_count, 128);
+    // An empty --endpoint appends nothing, as in AIPerf (the URL is the whole endpoint).
+    let p = parse(&["profile", "-m", "m", "-u", "http://h:1/x", "--endpoint", ""]).unwrap();
+    assert_eq!(p.endpoint_path, "");
+    assert_eq!(
+        inferbench_core::endpoint_url::join(&p.url, &p.endpoint_path),
+        "http://h:1/x"
+    );
 }
 
 #[test]
