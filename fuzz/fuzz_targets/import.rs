@@ -45,4 +45,6 @@ fuzz_target!(|input: &[u8]| {
         std::fs::write(d.join(file), text).expect("written");
     }
     let _ = inferbench_import::import(&d, &|s: &str| s.split_whitespace().count() as u64);
+    // Removed after every input, so that a fuzzing session leaves no directory behind.
+    let _ = std::fs::remove_dir_all(&d);
 });
