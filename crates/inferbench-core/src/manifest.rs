@@ -103,6 +103,10 @@ pub struct ServerIdentity {
     /// `--reset-kv-cache`: the reset POSTed before this run, and the server's answer.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kv_cache_reset: Option<crate::controls_plan::KvCacheReset>,
+    /// `--reset-kv-cache` with several origins (several `--url`): every origin's reset, in
+    /// the URLs' order (`kv_cache_reset` is the first). Empty, and not written, otherwise.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub kv_cache_resets: Vec<crate::controls_plan::KvCacheReset>,
     /// `--server-profiler`: the start and stop requests around the profiling phase.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server_profiler: Option<crate::controls_plan::ServerProfilerRecord>,

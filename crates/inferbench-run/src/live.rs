@@ -409,7 +409,7 @@ fn first_manifest(
     header: &EvidenceHeader,
     started_at: String,
     models_response: Option<serde_json::Value>,
-    kv_cache_reset: Option<inferbench_core::controls_plan::KvCacheReset>,
+    kv_cache_resets: Vec<inferbench_core::controls_plan::KvCacheReset>,
 ) -> Result<Manifest, Failure> {
     let plan: &RunPlan = &p.plan;
     let mut m = Manifest {
@@ -448,7 +448,13 @@ fn first_manifest(
                 Target::Simulated { .. } => "simulated".into(),
                 _ => "remote".into(),
             },
-            kv_cache_reset,
+            kv_cache_reset: kv_cache_resets.first().cloned(),
+            // The list only when there were several origins: one run, one reset, as before.
+            kv_cache_resets: if kv_cache_resets.len() > 1 {
+                kv_cache_resets
+            } else {
+                Vec::new()
+            },
             server_profiler: None,
         },
         files: Vec::new(),

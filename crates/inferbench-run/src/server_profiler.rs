@@ -15,7 +15,7 @@ use inferbench_core::controls_plan::{ServerProfilerPlan, ServerProfilerRecord};
 use inferbench_core::plan::RunPlan;
 
 use crate::Failure;
-use crate::wait_model::{origin, send_with};
+use crate::wait_model::{origins, send_with};
 
 /// The gate to set on the engine, and the record it fills (for the manifest).
 pub struct ServerProfiler {
@@ -23,23 +23,6 @@ pub struct ServerProfiler {
     pub record: Arc<Mutex<ServerProfilerRecord>>,
     /// Warnings (a failed stop), to report once the engine has stopped.
     pub warnings: Arc<Mutex<Vec<String>>>,
-}
-
-/// The unique origins of the plan's URLs, in order.
-fn origins(plan: &RunPlan) -> Result<Vec<String>, Failure> {
-    let mut out: Vec<String> = Vec::new();
-    let urls = if plan.routing.urls.is_empty() {
-        std::slice::from_ref(&plan.url)
-    } else {
-        plan.routing.urls.as_slice()
-    };
-    for u in urls {
-        let o = origin(u)?;
-        if !out.contains(&o) {
-            out.push(o);
-        }
-    }
-    Ok(out)
 }
 
 /// One POST; `Ok(status line)` on 2xx, `Err(status line)` otherwise.

@@ -108,12 +108,24 @@ pub(crate) fn origin(url: &str) -> Result<String, Failure> {
     Ok(format!("{scheme}://{authority}"))
 }
 
+/// The unique origins of the plan's URLs, in order (AIPerf's control hooks, the reset and
+/// the server profiler, go to each).
+pub(crate) fn origins(plan: &inferbench_core::plan::RunPlan) -> Result<Vec<String>, Failure> {
+    let mut out: Vec<String> = Vec::new();
+    for u in plan.routing.urls_or(&plan.url) {
+        let o = origin(u)?;
+        if !out.contains(&o) {
+            out.push(o);
+        }
+    }
+    Ok(out)
+}
+
 /// The canned one-token request of the run's endpoint type: the shortest answer that shows
 /// the model generates. Endpoint types without a generation limit send their first frozen
 /// request as it is (it is what the run will send anyway).
-pub fn probe_body(p: &Prepared) -> Option<Vec<u8>> {
+pub fn probe_body(p: &Prepared, model: &str) -> Option<Vec<u8>> {
     let plan = &p.plan;
-    let model = plan.models.first().map(String::as_str).unwrap_or("");
     let hi = "Hi";
     let body = match plan.endpoint_type {
         EndpointType::Chat => {
@@ -146,27 +158,46 @@ pub fn probe_body(p: &Prepared) -> Option<Vec<u8>> {
     Some(body.to_string().into_bytes())
 }
 
-/// Whether a `/v1/models` answer lists every model of the run.
-fn lists_models(body: &[u8], models: &[String]) -> bool {
-    let Ok(v) = serde_json::from_slice::<Value>(body) else {
-        return false;
-    };
+/// The run's models a `/v1/models` answer does not list (all of them when the answer is
+/// not a model list).
+fn unlisted<'m>(body: &[u8], models: &'m [String]) -> Vec<&'m str> {
+    let v = serde_json::from_slice::<Value>(body).unwrap_or(Value::Null);
     let ids: Vec<&str> = v
         .get("data")
         .and_then(Value::as_array)
         .map(|a| a.iter().filter_map(|m| m.get("id")?.as_str()).collect())
         .unwrap_or_default();
-    !models.is_empty() && models.iter().all(|m| ids.contains(&m.as_str()))
+    models
+        .iter()
+        .map(String::as_str)
+        .filter(|m| !ids.contains(m))
+        .collect()
 }
 
-/// One readiness check: `Ok(())` when ready, `Err(what was seen)` otherwise.
+/// One readiness check: `Ok(())` when every URL of the run is ready, `Err(what was seen)`
+/// at the first that is not. As AIPerf checks them: each URL in turn, the models mode asking
+/// its `/v1/models` for every model, the inference mode sending each model its one-token
+/// request (endpoint types whose probe is the first frozen request send it once).
 async fn check(
     clock: Clock,
     p: &Prepared,
     mode: WaitMode,
     timeout: Duration,
 ) -> Result<(), String> {
-    let base = p.plan.url.trim_end_matches('/');
+    for base in p.plan.routing.urls_or(&p.plan.url) {
+        check_url(clock, p, base, mode, timeout).await?;
+    }
+    Ok(())
+}
+
+async fn check_url(
+    clock: Clock,
+    p: &Prepared,
+    base: &str,
+    mode: WaitMode,
+    timeout: Duration,
+) -> Result<(), String> {
+    let base = base.trim_end_matches('/');
     if matches!(mode, WaitMode::Models | WaitMode::Both) {
         let url = format!("{base}/v1/models");
         let a = send(clock, &url, None, p, timeout)
@@ -183,21 +214,32 @@ async fn check(
             }
         } else if !(200..300).contains(&a.status) {
             return Err(format!("GET {url}: {}", a.status));
-        } else if !lists_models(&a.body, &p.plan.models) {
-            return Err(format!(
-                "GET {url}: {} not listed",
-                p.plan.models.join(", ")
-            ));
+        } else {
+            let missing = unlisted(&a.body, &p.plan.models);
+            if !missing.is_empty() || p.plan.models.is_empty() {
+                return Err(format!("GET {url}: {} not listed", missing.join(", ")));
+            }
         }
     }
     if matches!(mode, WaitMode::Inference | WaitMode::Both) {
-        let url = p.engine.uri.to_string();
-        let body = probe_body(p).unwrap_or_default();
-        let a = send(clock, &url, Some(&body), p, timeout)
-            .await
-            .map_err(|e| format!("POST {url}: {e}"))?;
-        if !(200..300).contains(&a.status) {
-            return Err(format!("POST {url}: {}", a.status));
+        let url = inferbench_core::endpoint_url::join(base, &p.plan.endpoint_path);
+        let mut bodies: Vec<Vec<u8>> = Vec::new();
+        for m in p.plan.models.iter().map(String::as_str).chain(
+            // No model named: one probe, as before.
+            p.plan.models.is_empty().then_some(""),
+        ) {
+            let b = probe_body(p, m).unwrap_or_default();
+            if !bodies.contains(&b) {
+                bodies.push(b);
+            }
+        }
+        for body in &bodies {
+            let a = send(clock, &url, Some(body), p, timeout)
+                .await
+                .map_err(|e| format!("POST {url}: {e}"))?;
+            if !(200..300).contains(&a.status) {
+                return Err(format!("POST {url}: {}", a.status));
+            }
         }
     }
     Ok(())
@@ -236,7 +278,7 @@ pub async fn wait_for_model(p: &Prepared) -> Result<(), Failure> {
             return Err(Failure::run(format!(
                 "--wait-for-model-timeout {}: {} not ready ({} mode, {attempts} attempt{}; last: {last})",
                 c.wait_for_model_timeout_s,
-                p.plan.url,
+                p.plan.routing.urls_or(&p.plan.url).join(", "),
                 c.wait_for_model_mode.as_str(),
                 if attempts == 1 { "" } else { "s" },
             )));
@@ -250,29 +292,38 @@ fn transient(status: u16) -> bool {
     matches!(status, 409 | 423 | 429 | 503)
 }
 
-/// `--reset-kv-cache`: `POST {origin}{path}` once. A transport error or a transient status is
-/// retried with backoff (1 s doubling to 8 s) for up to 60 s; any other non-2xx answer, or
-/// the budget spent, fails the run (AIPerf aborts the cell).
-pub async fn reset_kv_cache(p: &Prepared) -> Result<Option<KvCacheReset>, Failure> {
+/// `--reset-kv-cache`: `POST {origin}{path}` once at every unique origin of the run's URLs,
+/// in order (AIPerf resets each), each with its own retries: a transport error or a
+/// transient status is retried with backoff (1 s doubling to 8 s) for up to 60 s; any other
+/// non-2xx answer, or the budget spent, fails the run (AIPerf aborts the cell). Empty when
+/// the reset is off.
+pub async fn reset_kv_cache(p: &Prepared) -> Result<Vec<KvCacheReset>, Failure> {
     let Some(r) = &p.plan.controls.reset_kv_cache else {
-        return Ok(None);
+        return Ok(Vec::new());
     };
-    let url = format!("{}{}", origin(&p.plan.url)?, r.path);
+    let mut done = Vec::new();
+    for o in origins(&p.plan)? {
+        done.push(reset_one(p, format!("{o}{}", r.path), r.timeout_s).await?);
+    }
+    Ok(done)
+}
+
+async fn reset_one(p: &Prepared, url: String, timeout_s: f64) -> Result<KvCacheReset, Failure> {
     let clock = Clock::start();
-    let timeout = Duration::from_secs_f64(r.timeout_s);
+    let timeout = Duration::from_secs_f64(timeout_s);
     let budget = Duration::from_secs_f64(RESET_RETRY_BUDGET_S);
     let start = Instant::now();
     let mut backoff = Duration::from_secs(1);
     let mut attempts = 0u32;
     loop {
         attempts += 1;
-        let (status, last) = match send(clock, &url, Some(b""), p, timeout).await {
+        let last = match send(clock, &url, Some(b""), p, timeout).await {
             Ok(a) if (200..300).contains(&a.status) => {
-                return Ok(Some(KvCacheReset {
+                return Ok(KvCacheReset {
                     url,
                     status: Some(a.status),
                     attempts,
-                }));
+                });
             }
             Ok(a) if !transient(a.status) => {
                 return Err(Failure::run(format!(
@@ -280,10 +331,9 @@ pub async fn reset_kv_cache(p: &Prepared) -> Result<Option<KvCacheReset>, Failur
                     a.status
                 )));
             }
-            Ok(a) => (Some(a.status), format!("answered {}", a.status)),
-            Err(e) => (None, e),
+            Ok(a) => format!("answered {}", a.status),
+            Err(e) => e,
         };
-        let _ = status;
         if start.elapsed() + backoff > budget {
             return Err(Failure::run(format!(
                 "--reset-kv-cache: POST {url} failed {attempts} times in {:.0} s; last: {last}",
@@ -302,10 +352,11 @@ mod tests {
     #[test]
     fn the_models_list_must_hold_every_model() {
         let body = br#"{"object":"list","data":[{"id":"a"},{"id":"b"}]}"#;
-        assert!(lists_models(body, &["a".into(), "b".into()]));
-        assert!(!lists_models(body, &["a".into(), "c".into()]));
-        assert!(!lists_models(br#"{"data":[]}"#, &["a".into()]));
-        assert!(!lists_models(b"not json", &["a".into()]));
+        let ms = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert!(unlisted(body, &ms(&["a", "b"])).is_empty());
+        assert_eq!(unlisted(body, &ms(&["a", "c", "d"])), ["c", "d"]);
+        assert_eq!(unlisted(br#"{"data":[]}"#, &ms(&["a"])), ["a"]);
+        assert_eq!(unlisted(b"not json", &ms(&["a", "b"])), ["a", "b"]);
     }
 
     #[test]

@@ -178,6 +178,68 @@ fn the_kv_cache_is_reset_once_per_sweep_cell_and_the_manifest_says_so() {
     }
 }
 
+/// Several URLs: the reset goes to every origin (AIPerf resets each replica), and the
+/// readiness wait checks every URL, as AIPerf does. Both went to the first URL only.
+#[test]
+fn every_url_is_reset_and_waited_for() {
+    let (a, b) = (MockServer::start(&[]), MockServer::start(&[]));
+    let dir = tmpdir("reset-two-urls");
+    let mut args = base_args(&a.url, dir.to_str().unwrap());
+    args.extend([
+        "-u",
+        &b.url,
+        "--reset-kv-cache",
+        "--wait-for-model-timeout",
+        "10",
+    ]);
+    let o = run(&args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let stats =
+        |url: &str| -> serde_json::Value { serde_json::from_str(&get(url, "/sim/stats")).unwrap() };
+    let (sa, sb) = (stats(&a.url), stats(&b.url));
+    assert_eq!(sa["prefix_cache_resets"], 1, "{sa}");
+    assert_eq!(sb["prefix_cache_resets"], 1, "{sb}");
+    // Three requests, round robin (sessions 0 and 2 on the first URL), and one inference
+    // probe on each URL.
+    assert_eq!(
+        (sa["requests"].clone(), sb["requests"].clone()),
+        (3.into(), 2.into())
+    );
+    let server = &read_json(&dir.join("inferbench_manifest.json"))["server"];
+    let reset = |url: &str| format!("{url}/reset_prefix_cache");
+    assert_eq!(server["kv_cache_reset"]["url"], reset(&a.url).as_str());
+    let all: Vec<&str> = server["kv_cache_resets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["url"].as_str().unwrap())
+        .collect();
+    assert_eq!(all, [reset(&a.url), reset(&b.url)]);
+    crate::common::assert_manifest_schema(&read_json(&dir.join("inferbench_manifest.json")));
+
+    // The second URL never up: the wait fails naming it, and nothing is sent.
+    let down = format!("http://127.0.0.1:{}", free_port());
+    let dir = tmpdir("wait-second-url");
+    let mut args = base_args(&a.url, dir.to_str().unwrap());
+    args.extend([
+        "-u",
+        &down,
+        "--wait-for-model-timeout",
+        "1",
+        "--wait-for-model-interval",
+        "0.25",
+    ]);
+    let o = run(&args);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(
+        err.contains(&format!("last: POST {down}/v1/chat/completions")),
+        "{err}"
+    );
+    assert!(!dir.join("profile_export_aiperf.json").exists());
+}
+
 #[test]
 fn a_refused_reset_fails_the_run_before_it_sends_anything() {
     let server = MockServer::start(&[]);

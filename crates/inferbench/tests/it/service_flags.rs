@@ -77,6 +77,9 @@ fn the_server_profiler_brackets_the_profiling_phase_only() {
         format!("POST {}/stop_profile: 200", server.url).as_str()
     );
     assert_eq!(m["plan"]["controls"]["server_profiler"]["timeout_s"], 30.0);
+    // The checked-in schema knows both parts (it refused them: the plan's and the server's
+    // `server_profiler` were additional properties).
+    crate::common::assert_manifest_schema(&m);
 }
 
 #[test]

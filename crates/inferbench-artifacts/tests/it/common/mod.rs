@@ -343,6 +343,7 @@ pub fn manifest() -> Manifest {
             ),
             kind: "url".into(),
             kv_cache_reset: None,
+            kv_cache_resets: Vec::new(),
             server_profiler: None,
         },
         files: vec![],

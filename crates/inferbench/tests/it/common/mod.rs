@@ -105,6 +105,16 @@ pub fn read_json(p: &Path) -> Value {
     serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
 }
 
+/// The manifest `m` is valid under the checked-in `docs/schemas/manifest.schema.json`.
+pub fn assert_manifest_schema(m: &Value) {
+    let schema = read_json(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/schemas/manifest.schema.json"),
+    );
+    let v = jsonschema::validator_for(&schema).unwrap();
+    let errors: Vec<String> = v.iter_errors(m).map(|e| e.to_string()).collect();
+    assert!(errors.is_empty(), "{errors:?}");
+}
+
 pub fn jsonl(p: &Path) -> Vec<Value> {
     std::fs::read_to_string(p)
         .unwrap_or_else(|e| panic!("{}: {e}", p.display()))
