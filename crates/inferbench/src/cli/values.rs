@@ -111,7 +111,9 @@ pub fn normalize_url(u: &str) -> Result<String, String> {
     let u = u.trim();
     let (scheme, rest) = u.split_once("://").unwrap_or(("http", u));
     let rest = rest.trim_end_matches('/');
-    let full = format!("{scheme}://{rest}");
+    // Schemes are case-insensitive (AIPerf takes `HTTP://` too); the rest of the program
+    // compares the lowercase form.
+    let full = format!("{}://{rest}", scheme.to_ascii_lowercase());
     if !full.starts_with("http://") && !full.starts_with("https://") {
         return Err(format!(
             "--url {u}: only http:// and https:// URLs are supported"
@@ -163,6 +165,7 @@ mod url_tests {
         assert_eq!(ok("localhost:8000"), "http://localhost:8000");
         assert_eq!(ok(" http://h:1/v1// "), "http://h:1/v1");
         assert_eq!(ok("https://h/"), "https://h");
+        assert_eq!(ok("HTTPS://h:1/v1"), "https://h:1/v1");
     }
 
     #[test]
