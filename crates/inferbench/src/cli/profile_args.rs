@@ -10,8 +10,9 @@ pub struct ProfileArgs {
     /// Model name(s); comma lists allowed. Default with the simulated server: mock-model.
     #[arg(short = 'm', long = "model", visible_alias = "model-names", value_delimiter = ',', action = ArgAction::Append)]
     pub model: Vec<String>,
-    /// Server base URL. Without it, the built-in simulated server is started on 127.0.0.1.
-    #[arg(short = 'u', long = "url", action = ArgAction::Append)]
+    /// Server base URL(s); repeat the flag, list several after it, or give a comma list (as
+    /// AIPerf takes them). Without it, the built-in simulated server is started on 127.0.0.1.
+    #[arg(short = 'u', long = "url", action = ArgAction::Append, num_args = 1.., value_delimiter = ',')]
     pub url: Vec<String>,
     #[arg(long = "endpoint-type", value_enum, default_value = "chat")]
     pub endpoint_type: EndpointArg,

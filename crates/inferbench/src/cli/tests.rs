@@ -89,6 +89,20 @@ fn aliases_match_aiperf() {
     // request count default is max(10, 2 × concurrency)
     let p = parse(&["profile", "--concurrency", "64"]).unwrap();
     assert_eq!(p.load.request_count, 128);
+    // Several URLs in AIPerf's three forms: the flag repeated, several values after it, a
+    // comma list.
+    for args in [
+        &["profile", "-m", "m", "-u", "a:1", "-u", "b:2", "-u", "c:3"][..],
+        &["profile", "-m", "m", "-u", "a:1", "b:2", "c:3"],
+        &["profile", "-m", "m", "--url", "a:1,b:2", "-u", "c:3"],
+    ] {
+        let p = parse(args).unwrap();
+        assert_eq!(
+            p.routing.urls,
+            ["http://a:1", "http://b:2", "http://c:3"],
+            "{args:?}"
+        );
+    }
     // An empty --endpoint appends nothing, as in AIPerf (the URL is the whole endpoint).
     let p = parse(&["profile", "-m", "m", "-u", "http://h:1/x", "--endpoint", ""]).unwrap();
     assert_eq!(p.endpoint_path, "");
