@@ -85,7 +85,7 @@ pub async fn run_one(mut p: Prepared, observer: &Arc<dyn Observer>) -> Result<Ru
     )
     .await
     .map_err(|e| Failure::run(format!("--url: {e}")))?;
-    crate::routing::check_reachable(plan, clock).await?;
+    crate::routing::check_reachable(plan, &p.engine.headers, clock).await?;
 
     let run_dir = PathBuf::from(&plan.artifacts.run_dir);
     let names = inferbench_artifacts::file_names(&plan.artifacts.prefix);

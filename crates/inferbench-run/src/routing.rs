@@ -59,10 +59,16 @@ pub fn apply(engine: &mut Engine, uris: &[http::Uri], models: Vec<Option<Arc<str
 }
 
 /// The URLs after the first (which the `/v1/models` probe reaches) must answer too: a wrong
-/// one fails in one line naming it, before anything is written.
-pub async fn check_reachable(plan: &RunPlan, clock: Clock) -> Result<(), Failure> {
+/// one fails in one line naming it, before anything is written. With the run's configured
+/// headers, as every request: the probe went out without them, so a server that needs auth
+/// saw an unauthenticated request from the run.
+pub async fn check_reachable(
+    plan: &RunPlan,
+    headers: &[inferbench_client::ConfiguredHeader],
+    clock: Clock,
+) -> Result<(), Failure> {
     for (i, u) in plan.routing.urls.iter().enumerate().skip(1) {
-        inferbench_client::transport::fetch_models(clock, u, Duration::from_secs(10))
+        inferbench_client::probe::fetch_models_with(clock, u, headers, Duration::from_secs(10))
             .await
             .map_err(|e| Failure::run(format!("--url #{} {u}: {e}", i + 1)))?;
     }

@@ -567,3 +567,50 @@ fn config_expand_never_prints_a_secret_of_the_yaml() {
         }
     }
 }
+
+/// URL credentials in a comma list of URLs (AIPerf's `-u A,B` form): both servers get them
+/// as Basic auth, and no file or printed line holds the password.
+#[test]
+fn credentials_in_a_comma_list_of_urls_reach_both_servers_and_no_file() {
+    let pw = "COMMAPW-41c9e0";
+    let basic = format!("Basic {}", b64(&format!("dave:{pw}")));
+    let expected = [("Authorization", basic.as_str())];
+    let (a, b) = (AuthMock::start(&expected), AuthMock::start(&expected));
+    let cred = |u: &str| u.replacen("http://", &format!("http://dave:{pw}@"), 1);
+    let list = format!("{},{}", cred(&a.url), cred(&b.url));
+    let dir = tmpdir("secrets-comma-urls");
+    let o = run_env(
+        &[
+            "profile",
+            "-m",
+            "m",
+            "-u",
+            &list,
+            "--request-count",
+            "4",
+            "--isl",
+            "8",
+            "--osl",
+            "2",
+            "--export-level",
+            "raw",
+            "--export-http-trace",
+            "--ui",
+            "simple",
+            "--artifact-dir",
+            dir.to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert!(o.status.success(), "{}", printed(&o));
+    // Round robin: two requests each, all carrying the credentials.
+    assert_sent(&a, &dir, &expected, 2);
+    assert_sent(&b, &dir, &expected, 2);
+    let (mut all, mut files) = (printed(&o), 0);
+    every_file(&dir, &mut all, &mut files);
+    assert!(files > 5, "{files}");
+    assert!(
+        !all.contains(pw),
+        "the password reached a file or the console"
+    );
+}
