@@ -174,22 +174,10 @@ fn unlisted<'m>(body: &[u8], models: &'m [String]) -> Vec<&'m str> {
         .collect()
 }
 
-/// One readiness check: `Ok(())` when every URL of the run is ready, `Err(what was seen)`
-/// at the first that is not. As AIPerf checks them: each URL in turn, the models mode asking
-/// its `/v1/models` for every model, the inference mode sending each model its one-token
-/// request (endpoint types whose probe is the first frozen request send it once).
-async fn check(
-    clock: Clock,
-    p: &Prepared,
-    mode: WaitMode,
-    timeout: Duration,
-) -> Result<(), String> {
-    for base in p.plan.routing.urls_or(&p.plan.url) {
-        check_url(clock, p, base, mode, timeout).await?;
-    }
-    Ok(())
-}
-
+/// One readiness check of one URL: `Ok(())` when ready, `Err(what was seen)` otherwise. As
+/// AIPerf checks a URL: the models mode asks its `/v1/models` for every model, the inference
+/// mode sends each model its one-token request (endpoint types whose probe is the first
+/// frozen request send it once).
 async fn check_url(
     clock: Clock,
     p: &Prepared,
@@ -254,6 +242,15 @@ pub async fn wait_for_model(p: &Prepared) -> Result<(), Failure> {
         return Ok(());
     }
     let clock = Clock::start();
+    // Every URL in turn, each with the whole timeout, as AIPerf waits for them.
+    for base in p.plan.routing.urls_or(&p.plan.url) {
+        wait_for_url(clock, p, base).await?;
+    }
+    Ok(())
+}
+
+async fn wait_for_url(clock: Clock, p: &Prepared, base: &str) -> Result<(), Failure> {
+    let c = &p.plan.controls;
     let limit = Duration::from_secs_f64(c.wait_for_model_timeout_s);
     let interval = Duration::from_secs_f64(c.wait_for_model_interval_s);
     let start = Instant::now();
@@ -262,9 +259,10 @@ pub async fn wait_for_model(p: &Prepared) -> Result<(), Failure> {
         let left = limit.saturating_sub(start.elapsed());
         attempts += 1;
         // An attempt never outlives the wait (at least 100 ms, so that one can answer).
-        let last = match check(
+        let last = match check_url(
             clock,
             p,
+            base,
             c.wait_for_model_mode,
             left.max(Duration::from_millis(100)),
         )
@@ -276,9 +274,8 @@ pub async fn wait_for_model(p: &Prepared) -> Result<(), Failure> {
         let left = limit.saturating_sub(start.elapsed());
         if left.is_zero() {
             return Err(Failure::run(format!(
-                "--wait-for-model-timeout {}: {} not ready ({} mode, {attempts} attempt{}; last: {last})",
+                "--wait-for-model-timeout {}: {base} not ready ({} mode, {attempts} attempt{}; last: {last})",
                 c.wait_for_model_timeout_s,
-                p.plan.routing.urls_or(&p.plan.url).join(", "),
                 c.wait_for_model_mode.as_str(),
                 if attempts == 1 { "" } else { "s" },
             )));
