@@ -159,7 +159,10 @@ pub fn from_checks(
     let reason = if checks.is_empty() {
         "the rule states no check".to_string()
     } else if bad.is_empty() {
-        format!("all {} checks pass", checks.len())
+        match checks.len() {
+            1 => "its one check passes".to_string(),
+            n => format!("all {n} checks pass"),
+        }
     } else {
         bad.join("; ")
     };
