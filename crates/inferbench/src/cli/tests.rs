@@ -182,6 +182,30 @@ fn extra_inputs_typed_and_json_merged_later_wins() {
     assert!(parse_extra_inputs(&["{bad".into()]).is_err());
 }
 
+/// AIPerf 0.13's `parse_str_or_dict_as_tuple_list` and `coerce_value`, case by case.
+#[test]
+fn extra_inputs_split_and_coerce_as_aiperf_does() {
+    use serde_json::json;
+    let m = parse_extra_inputs(&[
+        "temperature:0.7,top_p:0.9, max_tokens : 12".into(),
+        "a:True,b:FALSE,c:None,d:null".into(),
+        "e:007,f:0,g:-0,h:-12,i:.5,j:5.,k:-.25,l:1e5,m:0x10,n:1.2.3,o:-".into(),
+        "stop:[\"x,y\", \"z\"],nv:{\"k\": [1, 2]},p:hello world".into(),
+    ])
+    .unwrap();
+    let want = json!({
+        "temperature": 0.7, "top_p": 0.9, "max_tokens": 12,
+        "a": true, "b": false, "c": null, "d": null,
+        "e": "007", "f": 0, "g": 0, "h": -12, "i": 0.5, "j": 5.0, "k": -0.25,
+        "l": "1e5", "m": "0x10", "n": "1.2.3", "o": "-",
+        "stop": ["x,y", "z"], "nv": {"k": [1, 2]}, "p": "hello world",
+    });
+    assert_eq!(serde_json::Value::Object(m), want);
+    // An item without a colon, as AIPerf: refused, naming it.
+    let e = parse_extra_inputs(&["a:1,b".into()]).unwrap_err();
+    assert!(e.contains("\"b\" is not key:value"), "{e}");
+}
+
 #[test]
 fn refused_flags_and_values_are_errors_that_say_so() {
     let e = parse(&["profile", "--search-planner", "monotonic_sla"]).unwrap_err();

@@ -29,8 +29,11 @@ pub fn utf8_args(args: impl IntoIterator<Item = OsString>) -> Result<Vec<String>
     Ok(out)
 }
 
-/// Parse `--extra-inputs` values: `key:value` (value read as JSON when it parses, e.g.
-/// `true`, `16`, `1.5`, else as a string) or a whole JSON object. Later values win.
+/// `--extra-inputs` values, as AIPerf 0.13 parses them: a value starting with `{` is a JSON
+/// object (its values as written); any other is a comma list of `key:value` items, each value
+/// typed by AIPerf's `coerce_value` ([`coerce`]). Ours on top: a value starting with `[` or
+/// `{` after the colon is JSON (`stop:["a","b"]`), and commas inside it do not split. Later
+/// keys win.
 pub fn parse_extra_inputs(
     items: &[String],
 ) -> Result<serde_json::Map<String, serde_json::Value>, String> {
@@ -48,19 +51,88 @@ pub fn parse_extra_inputs(
             }
             continue;
         }
-        let (k, v) = t.split_once(':').ok_or_else(|| {
-            format!("--extra-inputs {item:?}: expected key:value or a JSON object")
-        })?;
-        let k = k.trim();
-        if k.is_empty() {
-            return Err(format!("--extra-inputs {item:?}: empty key"));
+        for part in split_top_level_commas(t) {
+            let (k, v) = part.split_once(':').ok_or_else(|| {
+                format!(
+                    "--extra-inputs {item:?}: {part:?} is not key:value (or give a JSON object)"
+                )
+            })?;
+            let k = k.trim();
+            if k.is_empty() {
+                return Err(format!("--extra-inputs {item:?}: empty key"));
+            }
+            let v = v.trim();
+            let value = if v.starts_with(['[', '{']) {
+                serde_json::from_str::<serde_json::Value>(v)
+                    .map_err(|e| format!("--extra-inputs {item:?}: {k}: not JSON: {e}"))?
+            } else {
+                coerce(v)
+            };
+            out.insert(k.to_string(), value);
         }
-        let v = v.trim();
-        let value = serde_json::from_str::<serde_json::Value>(v)
-            .unwrap_or_else(|_| serde_json::Value::String(v.to_string()));
-        out.insert(k.to_string(), value);
     }
     Ok(out)
+}
+
+/// AIPerf's `coerce_value`: `true`/`false` and `none`/`null` in any case; a run of ASCII
+/// digits without a leading zero (or `0`), optionally after `-`, an integer; digits with one
+/// `.` (`.5` and `5.` too), optionally after `-`, a float; anything else the string itself
+/// (`007`, `1e5`, `0x10` stay strings).
+pub(crate) fn coerce(v: &str) -> serde_json::Value {
+    use serde_json::Value;
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    match v.to_ascii_lowercase().as_str() {
+        "true" => return Value::Bool(true),
+        "false" => return Value::Bool(false),
+        "none" | "null" => return Value::Null,
+        _ => {}
+    }
+    let unsigned = v.strip_prefix('-').unwrap_or(v);
+    if digits(unsigned) && (!unsigned.starts_with('0') || unsigned == "0") {
+        // Python's int has no bound; past i64 the JSON number is kept as an f64.
+        return match v.parse::<i64>() {
+            Ok(i) => Value::from(i),
+            Err(_) => v
+                .parse::<f64>()
+                .map_or_else(|_| Value::from(v), Value::from),
+        };
+    }
+    if unsigned.matches('.').count() == 1
+        && digits(&unsigned.replace('.', ""))
+        && let Ok(f) = v.parse::<f64>()
+    {
+        return Value::from(f);
+    }
+    Value::from(v)
+}
+
+/// `a:1,b:[2,3]` → `a:1`, `b:[2,3]`: commas split items except inside brackets, braces or a
+/// JSON string within them.
+fn split_top_level_commas(t: &str) -> Vec<&str> {
+    let (mut parts, mut depth, mut in_str, mut esc, mut from) = (Vec::new(), 0i32, false, false, 0);
+    for (i, c) in t.char_indices() {
+        if in_str {
+            match (esc, c) {
+                (true, _) => esc = false,
+                (false, '\\') => esc = true,
+                (false, '"') => in_str = false,
+                _ => {}
+            }
+            continue;
+        }
+        match c {
+            '"' if depth > 0 => in_str = true,
+            '[' | '{' => depth += 1,
+            ']' | '}' => depth -= 1,
+            ',' if depth <= 0 => {
+                parts.push(&t[from..i]);
+                from = i + 1;
+            }
+            _ => {}
+        }
+    }
+    parts.push(&t[from..]);
+    parts
 }
 
 /// Parse `--header` values: `Name:Value` or a JSON object of names to string values.
