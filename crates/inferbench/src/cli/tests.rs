@@ -201,6 +201,14 @@ fn extra_inputs_split_and_coerce_as_aiperf_does() {
         "stop": ["x,y", "z"], "nv": {"k": [1, 2]}, "p": "hello world",
     });
     assert_eq!(serde_json::Value::Object(m), want);
+    // Brackets that are no JSON (an inline template): the text, not split at its commas.
+    let m =
+        parse_extra_inputs(&["payload_template:{\"p\": {{ text }}, \"n\": 1},x:1".into()]).unwrap();
+    assert_eq!(
+        m["payload_template"],
+        json!("{\"p\": {{ text }}, \"n\": 1}")
+    );
+    assert_eq!(m["x"], json!(1));
     // An item without a colon, as AIPerf: refused, naming it.
     let e = parse_extra_inputs(&["a:1,b".into()]).unwrap_err();
     assert!(e.contains("\"b\" is not key:value"), "{e}");

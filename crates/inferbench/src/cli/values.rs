@@ -32,8 +32,8 @@ pub fn utf8_args(args: impl IntoIterator<Item = OsString>) -> Result<Vec<String>
 /// `--extra-inputs` values, as AIPerf 0.13 parses them: a value starting with `{` is a JSON
 /// object (its values as written); any other is a comma list of `key:value` items, each value
 /// typed by AIPerf's `coerce_value` ([`coerce`]). Ours on top: a value starting with `[` or
-/// `{` after the colon is JSON (`stop:["a","b"]`), and commas inside it do not split. Later
-/// keys win.
+/// `{` after the colon is JSON when it parses (`stop:["a","b"]`), else its text, and commas
+/// inside its brackets do not split. Later keys win.
 pub fn parse_extra_inputs(
     items: &[String],
 ) -> Result<serde_json::Map<String, serde_json::Value>, String> {
@@ -62,11 +62,12 @@ pub fn parse_extra_inputs(
                 return Err(format!("--extra-inputs {item:?}: empty key"));
             }
             let v = v.trim();
-            let value = if v.starts_with(['[', '{']) {
-                serde_json::from_str::<serde_json::Value>(v)
-                    .map_err(|e| format!("--extra-inputs {item:?}: {k}: not JSON: {e}"))?
-            } else {
-                coerce(v)
+            // JSON when it is JSON; else the text as written (an inline template such as
+            // `payload_template:{"prompt": {{ text }}}` is no JSON).
+            let value = match v.starts_with(['[', '{']) {
+                true => serde_json::from_str::<serde_json::Value>(v)
+                    .unwrap_or_else(|_| serde_json::Value::from(v)),
+                false => coerce(v),
             };
             out.insert(k.to_string(), value);
         }
