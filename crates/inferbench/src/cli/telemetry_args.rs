@@ -8,8 +8,9 @@ use inferbench_core::plan::{Secret, SimServing, TelemetryPlan};
 pub struct TelemetryArgs {
     // ---- Server metrics (AIPerf §1.12)
     /// More Prometheus endpoints to scrape during the run, besides the base URL's /metrics
-    /// (on by default): a full URL, or host:port (then /metrics).
-    #[arg(long = "server-metrics", value_name = "URL", num_args = 1.., action = ArgAction::Append)]
+    /// (on by default): a full URL, or host:port (then /metrics); several after the flag or
+    /// a comma list, as AIPerf takes them.
+    #[arg(long = "server-metrics", value_name = "URL", num_args = 1.., action = ArgAction::Append, value_delimiter = ',')]
     pub server_metrics: Vec<String>,
     /// Scrape no server metrics at all.
     #[arg(long = "no-server-metrics")]
@@ -32,7 +33,7 @@ pub struct TelemetryArgs {
     /// AIPerf's defaults are tried (localhost:9400 and :9401) and dropped quietly when they
     /// do not answer; with the simulated server, its own exporter is scraped. `pynvml`,
     /// `amdsmi` and `dashboard` are refused: they need a local GPU library (docs/telemetry.md).
-    #[arg(long = "gpu-telemetry", value_name = "URL", num_args = 0.., action = ArgAction::Append)]
+    #[arg(long = "gpu-telemetry", value_name = "URL", num_args = 0.., action = ArgAction::Append, value_delimiter = ',')]
     pub gpu_telemetry: Option<Vec<String>>,
     /// Scrape no GPU telemetry.
     #[arg(long = "no-gpu-telemetry")]

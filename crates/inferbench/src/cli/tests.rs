@@ -103,6 +103,27 @@ fn aliases_match_aiperf() {
             "{args:?}"
         );
     }
+    // Metrics targets take AIPerf's comma lists too.
+    let p = parse(&[
+        "profile",
+        "-m",
+        "m",
+        "-u",
+        "a:1",
+        "--server-metrics",
+        "s:1,s:2",
+        "--gpu-telemetry",
+        "g:1,g:2",
+    ])
+    .unwrap();
+    assert_eq!(
+        p.telemetry.server_metrics_urls,
+        ["http://s:1/metrics", "http://s:2/metrics"]
+    );
+    assert_eq!(
+        p.telemetry.gpu_telemetry_urls,
+        ["http://g:1/metrics", "http://g:2/metrics"]
+    );
     // An empty --endpoint appends nothing, as in AIPerf (the URL is the whole endpoint).
     let p = parse(&["profile", "-m", "m", "-u", "http://h:1/x", "--endpoint", ""]).unwrap();
     assert_eq!(p.endpoint_path, "");
