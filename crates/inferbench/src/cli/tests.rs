@@ -662,3 +662,17 @@ fn prefill_ramps_need_a_prefill_cap_and_fall_back_for_the_warmup() {
     .unwrap();
     assert_eq!(p.load.warmup_prefill_concurrency_ramp_s, Some(1.0));
 }
+
+/// `--header` values split at commas, as AIPerf 0.13 splits them; the JSON form keeps a comma.
+#[test]
+fn headers_split_at_commas_as_aiperf_does() {
+    let h = super::values::parse_headers(&["X-A:1,X-B: two".into(), r#"{"X-C": "a,b"}"#.into()])
+        .unwrap();
+    let names: Vec<&str> = h.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(names, ["X-A", "X-B", "X-C"]);
+    let e = super::values::parse_headers(&["Accept:a,b".into()]).unwrap_err();
+    assert_eq!(
+        e,
+        r#"--header: "b" is not Name:Value (or give a JSON object)"#
+    );
+}

@@ -136,7 +136,8 @@ fn split_top_level_commas(t: &str) -> Vec<&str> {
     parts
 }
 
-/// Parse `--header` values: `Name:Value` or a JSON object of names to string values.
+/// Parse `--header` values: `Name:Value` (a comma list of them, as AIPerf splits them) or a
+/// JSON object of names to string values.
 pub fn parse_headers(items: &[String]) -> Result<Vec<(String, HeaderValue)>, String> {
     let mut out: Vec<(String, HeaderValue)> = Vec::new();
     let mut push = |name: &str, value: &str| -> Result<(), String> {
@@ -169,10 +170,14 @@ pub fn parse_headers(items: &[String]) -> Result<Vec<(String, HeaderValue)>, Str
             }
             continue;
         }
-        let (k, v) = t
-            .split_once(':')
-            .ok_or_else(|| "--header: expected Name:Value or a JSON object".to_string())?;
-        push(k, v)?;
+        // A comma list of Name:Value items, as AIPerf splits `--header` values (so a comma
+        // cannot be inside a value given this way; the JSON form keeps it).
+        for part in t.split(',') {
+            let (k, v) = part.split_once(':').ok_or_else(|| {
+                format!("--header: {part:?} is not Name:Value (or give a JSON object)")
+            })?;
+            push(k, v)?;
+        }
     }
     Ok(out)
 }
