@@ -18,12 +18,15 @@ pub enum ReuseStrategy {
 
 impl ReuseStrategy {
     pub fn parse(s: &str) -> Option<ReuseStrategy> {
-        Some(match s.trim().to_ascii_lowercase().as_str() {
-            "pooled" => ReuseStrategy::Pooled,
-            "never" => ReuseStrategy::Never,
-            "sticky-user-sessions" | "sticky_user_sessions" => ReuseStrategy::StickyUserSessions,
-            _ => return None,
-        })
+        // AIPerf's enum rule: any case, `-` and `_` alike.
+        Some(
+            match s.trim().to_ascii_lowercase().replace('_', "-").as_str() {
+                "pooled" => ReuseStrategy::Pooled,
+                "never" => ReuseStrategy::Never,
+                "sticky-user-sessions" => ReuseStrategy::StickyUserSessions,
+                _ => return None,
+            },
+        )
     }
 
     pub fn as_str(self) -> &'static str {

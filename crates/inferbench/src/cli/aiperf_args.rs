@@ -58,7 +58,12 @@ pub struct AiperfArgs {
     #[arg(long = "config-scenario", hide = true)]
     pub config_scenarios: Vec<String>,
     /// How comma lists of sweep flags combine: grid (every combination) or zip.
-    #[arg(long = "sweep-type", value_enum, default_value = "grid")]
+    #[arg(
+        long = "sweep-type",
+        value_enum,
+        ignore_case = true,
+        default_value = "grid"
+    )]
     pub sweep_type: SweepTypeArg,
     /// One cell of a hand-picked sweep, `[NAME:] KEY=VALUE, KEY=VALUE, …` (keys are profile
     /// flags without `--`); give it at least twice. Not with comma lists.
@@ -85,7 +90,12 @@ pub struct AiperfArgs {
     #[arg(long = "tokenizer-revision", value_name = "REV")]
     pub tokenizer_revision: Option<String>,
     /// The order of a sweep's trials: repeated (trials outer) or independent (cells outer).
-    #[arg(long = "parameter-sweep-mode", value_enum, default_value = "repeated")]
+    #[arg(
+        long = "parameter-sweep-mode",
+        value_enum,
+        ignore_case = true,
+        default_value = "repeated"
+    )]
     pub parameter_sweep_mode: SweepModeArg,
     /// Every cell of a sweep gets the same seed; by default cell i gets the seed plus i.
     #[arg(long = "parameter-sweep-same-seed", action = ArgAction::SetTrue)]
@@ -99,7 +109,7 @@ pub struct AiperfArgs {
     #[arg(long = "vary-seed-per-trial", action = ArgAction::SetTrue)]
     pub vary_seed_per_trial: bool,
     /// Inter-arrival distribution of a rate-paced warmup (default: --arrival-pattern).
-    #[arg(long = "warmup-arrival-pattern", value_enum)]
+    #[arg(long = "warmup-arrival-pattern", value_enum, ignore_case = true)]
     pub warmup_arrival_pattern: Option<super::ArrivalArg>,
     /// Seconds in-flight warmup requests may finish after --warmup-duration before they are
     /// cancelled (default: as long as they take).
@@ -118,7 +128,7 @@ pub struct AiperfArgs {
     #[arg(long = "convergence-threshold", allow_negative_numbers = true)]
     pub convergence_threshold: Option<f64>,
     /// How settling is judged: ci_width (default), cv or distribution.
-    #[arg(long = "convergence-mode", value_enum)]
+    #[arg(long = "convergence-mode", value_enum, ignore_case = true)]
     pub convergence_mode: Option<ConvergenceModeArg>,
     /// A JSON file of request-rate points (`[{"time_s": 0, "qps": 2}, …]` or
     /// `{"points": […]}`): the rate follows them piecewise-linearly after any rate ramp,

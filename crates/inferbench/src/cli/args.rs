@@ -259,6 +259,8 @@ pub struct CrosswalkArgs {
 #[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
 #[value(rename_all = "snake_case")]
 pub enum EndpointArg {
+    // AIPerf's names match in any case (`ignore_case` on the flag) and with `-` for `_`
+    // (these aliases), as AIPerf normalizes its enum and plugin names.
     Chat,
     Completions,
     // Every AIPerf endpoint type; the three not built (image_edit, video_generation,
@@ -266,17 +268,29 @@ pub enum EndpointArg {
     Responses,
     Messages,
     Embeddings,
+    #[value(alias = "chat-embeddings")]
     ChatEmbeddings,
+    #[value(alias = "nim-embeddings")]
     NimEmbeddings,
+    #[value(alias = "nim-rankings")]
     NimRankings,
+    #[value(alias = "hf-tei-rankings")]
     HfTeiRankings,
+    #[value(alias = "cohere-rankings")]
     CohereRankings,
+    #[value(alias = "huggingface-generate")]
     HuggingfaceGenerate,
+    #[value(alias = "image-generation")]
     ImageGeneration,
+    #[value(alias = "image-edit")]
     ImageEdit,
+    #[value(alias = "video-generation")]
     VideoGeneration,
+    #[value(alias = "audio-transcription")]
     AudioTranscription,
+    #[value(alias = "image-retrieval")]
     ImageRetrieval,
+    #[value(alias = "solido-rag")]
     SolidoRag,
     Raw,
     Template,

@@ -1,5 +1,6 @@
 //! `profile`'s flags (shared by `inspect`), with AIPerf's names, aliases and defaults.
 
+use clap::builder::TypedValueParser as _;
 use clap::{ArgAction, Args};
 
 use super::{ArrivalArg, EndpointArg, EvidenceCompressionArg, ExportLevelArg, UiArg};
@@ -14,7 +15,12 @@ pub struct ProfileArgs {
     /// AIPerf takes them). Without it, the built-in simulated server is started on 127.0.0.1.
     #[arg(short = 'u', long = "url", action = ArgAction::Append, num_args = 1.., value_delimiter = ',')]
     pub url: Vec<String>,
-    #[arg(long = "endpoint-type", value_enum, default_value = "chat")]
+    #[arg(
+        long = "endpoint-type",
+        value_enum,
+        ignore_case = true,
+        default_value = "chat"
+    )]
     pub endpoint_type: EndpointArg,
     /// URL path overriding the endpoint type's default (e.g. /v1/chat/completions).
     #[arg(long = "custom-endpoint", visible_alias = "endpoint")]
@@ -35,7 +41,7 @@ pub struct ProfileArgs {
     pub header: Vec<String>,
     /// Split `<think>…</think>` in content into reasoning (`think`): for servers that send a
     /// reasoning model's thoughts inline. Not an AIPerf flag.
-    #[arg(long = "reasoning-tags", value_parser = ["think"])]
+    #[arg(long = "reasoning-tags", value_parser = clap::builder::PossibleValuesParser::new(["think"]).map(|s| s.to_ascii_lowercase()), ignore_case = true)]
     pub reasoning_tags: Option<String>,
     /// Extra body fields, `key:value` pairs or a JSON object. Repeatable.
     #[arg(long = "extra-inputs", action = ArgAction::Append, num_args = 1..)]
@@ -103,7 +109,7 @@ pub struct ProfileArgs {
     #[arg(long = "public-dataset-path")]
     pub public_dataset_path: Option<String>,
     /// sequential, random or shuffle (default: sequential for files, shuffle for synthetic).
-    #[arg(long = "dataset-sampling-strategy", value_parser = ["sequential", "random", "shuffle"])]
+    #[arg(long = "dataset-sampling-strategy", value_parser = clap::builder::PossibleValuesParser::new(["sequential", "random", "shuffle"]).map(|s| s.to_ascii_lowercase()), ignore_case = true)]
     pub dataset_sampling_strategy: Option<String>,
     /// Let a sequential dataset start over when a run asks for more requests than it holds.
     #[arg(long = "allow-dataset-wrap")]
@@ -137,7 +143,7 @@ pub struct ProfileArgs {
     #[arg(long = "random-range-ratio")]
     pub random_range_ratio: Option<String>,
     /// vllm or sglang (how --random-range-ratio makes its window).
-    #[arg(long = "random-corpus-style", value_parser = ["vllm", "sglang"])]
+    #[arg(long = "random-corpus-style", value_parser = clap::builder::PossibleValuesParser::new(["vllm", "sglang"]).map(|s| s.to_ascii_lowercase()), ignore_case = true)]
     pub random_corpus_style: Option<String>,
     /// Prompt corpus (`sonnet`, the bundled text).
     #[arg(long = "prompt-corpus")]
@@ -297,6 +303,7 @@ pub struct ProfileArgs {
         long = "arrival-pattern",
         visible_alias = "request-rate-mode",
         value_enum,
+        ignore_case = true,
         default_value = "poisson"
     )]
     pub arrival_pattern: ArrivalArg,
@@ -401,6 +408,7 @@ pub struct ProfileArgs {
         long = "export-level",
         visible_alias = "profile-export-level",
         value_enum,
+        ignore_case = true,
         default_value = "records"
     )]
     pub export_level: ExportLevelArg,
@@ -426,6 +434,7 @@ pub struct ProfileArgs {
         long = "ui-type",
         visible_alias = "ui",
         value_enum,
+        ignore_case = true,
         default_value = "dashboard"
     )]
     pub ui: UiArg,

@@ -23,8 +23,12 @@ pub struct RoutingArgs {
 /// The plan these flags give (every value checked; an error names the flag). The URL list
 /// is filled in by the caller (see [`routing_plan_for`]).
 pub fn routing_plan(a: &RoutingArgs) -> Result<RoutingPlan, String> {
+    // AIPerf's enum rule: any case, `-` for `_`.
     let url_strategy = match a.url_strategy.as_deref() {
-        None | Some("round_robin") => UrlStrategy::RoundRobin,
+        None => UrlStrategy::RoundRobin,
+        Some(s) if s.trim().to_ascii_lowercase().replace('-', "_") == "round_robin" => {
+            UrlStrategy::RoundRobin
+        }
         Some(other) => {
             return Err(format!(
                 "--url-strategy {other:?}: unknown strategy (valid: round_robin)"

@@ -676,3 +676,52 @@ fn headers_split_at_commas_as_aiperf_does() {
         r#"--header: "b" is not Name:Value (or give a JSON object)"#
     );
 }
+
+/// AIPerf's enum names match in any case and with `-` for `_` (its `CaseInsensitiveStrEnum`
+/// and plugin-name normalization).
+#[test]
+fn enum_values_match_as_aiperf_normalizes_them() {
+    let p = parse(&[
+        "profile",
+        "--endpoint-type",
+        "HF-TEI-Rankings",
+        "--export-level",
+        "RAW",
+        "--ui-type",
+        "None",
+        "--dataset-sampling-strategy",
+        "Shuffle",
+        "--url-strategy",
+        "ROUND-ROBIN",
+        "--model-selection-strategy",
+        "Random",
+        "--connection-reuse-strategy",
+        "STICKY_USER_SESSIONS",
+        "--wait-for-model-mode",
+        "Both",
+        "--request-rate",
+        "5",
+        "--arrival-pattern",
+        "Constant",
+    ])
+    .unwrap();
+    assert_eq!(
+        p.endpoint_type,
+        inferbench_core::plan::EndpointType::HfTeiRankings
+    );
+    assert_eq!(p.artifacts.export_level, ExportLevel::Raw);
+    assert_eq!(p.ui, UiKind::None);
+    assert_eq!(p.dataset.sampling_strategy.as_deref(), Some("shuffle"));
+    assert_eq!(
+        p.routing.model_strategy,
+        inferbench_core::routing_plan::ModelStrategy::Random
+    );
+    assert_eq!(
+        p.connection.reuse_strategy,
+        inferbench_core::connection_plan::ReuseStrategy::StickyUserSessions
+    );
+    assert_eq!(
+        p.controls.wait_for_model_mode,
+        inferbench_core::controls_plan::WaitMode::Both
+    );
+}
