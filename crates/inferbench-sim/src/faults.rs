@@ -114,24 +114,37 @@ pub fn parse_fault(s: &str) -> Result<(FaultKind, f64), String> {
 }
 
 /// Which fault, if any, hits inference request k (1-based arrival number). The kinds share
-/// the arrivals out, none hit twice: `--error-rate` (`error`: its percentage and phase) takes
-/// its arrivals first, then each listed kind in turn takes its percentage of all arrivals
-/// from those the earlier ones left. Each kind is spread evenly over its arrivals with a phase
-/// from the seed (seed 0: no phase, so one kind at 25 % hits requests 4, 8, 12, …). Before,
-/// every kind was chosen from k alone and the first listed won: at seed 0 equal percentages
-/// hit the same arrivals, and only the first kind was ever seen.
-pub(crate) fn pick(
-    faults: &[(FaultKind, f64)],
-    seed: u64,
-    k: u64,
-    error: (f64, u64),
-) -> Option<FaultKind> {
-    let mut chain = Vec::with_capacity(faults.len() + 1);
-    chain.push(error);
-    chain.extend(faults.iter().map(|&(kind, pct)| (pct, phase(seed, kind))));
-    match share_out(&chain, k)? {
-        0 => None,
-        i => Some(faults[i - 1].0),
+/// the arrivals out, none hit twice: `--error-rate` takes its arrivals first, then each
+/// listed kind in turn takes its percentage of all arrivals from those the earlier ones left.
+/// Each kind is spread evenly over its arrivals with a phase from the seed (seed 0: no phase,
+/// so one kind at 25 % hits requests 4, 8, 12, …). Before, every kind was chosen from k alone
+/// and the first listed won: at seed 0 equal percentages hit the same arrivals, and only the
+/// first kind was ever seen. Built once per server: `pick` runs for every inference request.
+pub(crate) struct FaultChain {
+    kinds: Vec<FaultKind>,
+    /// (percent of all arrivals, phase): the error rate's first, then each kind's.
+    chain: Vec<(f64, u64)>,
+}
+
+impl FaultChain {
+    /// `error`: the error rate's percentage and phase ([`FaultPlan::error_share`]).
+    pub(crate) fn new(faults: &[(FaultKind, f64)], seed: u64, error: (f64, u64)) -> FaultChain {
+        let mut chain = vec![error];
+        chain.extend(faults.iter().map(|&(kind, pct)| (pct, phase(seed, kind))));
+        FaultChain {
+            kinds: faults.iter().map(|f| f.0).collect(),
+            chain,
+        }
+    }
+
+    pub(crate) fn pick(&self, k: u64) -> Option<FaultKind> {
+        if self.kinds.is_empty() {
+            return None;
+        }
+        match share_out(&self.chain, k)? {
+            0 => None,
+            i => Some(self.kinds[i - 1]),
+        }
     }
 }
 
@@ -551,12 +564,12 @@ mod tests {
     fn seed_zero_hits_every_fourth_at_25_percent() {
         let f = [(FaultKind::Stall, 25.0)];
         let hits: Vec<u64> = (1..=12)
-            .filter(|&k| pick(&f, 0, k, NO_ERRORS).is_some())
+            .filter(|&k| FaultChain::new(&f, 0, NO_ERRORS).pick(k).is_some())
             .collect();
         assert_eq!(hits, vec![4, 8, 12]);
         // Any seed: exactly a quarter of any 100 consecutive arrivals.
         let n = (1..=100)
-            .filter(|&k| pick(&f, 42, k, NO_ERRORS).is_some())
+            .filter(|&k| FaultChain::new(&f, 42, NO_ERRORS).pick(k).is_some())
             .count();
         assert_eq!(n, 25);
     }
@@ -569,8 +582,9 @@ mod tests {
         error: (f64, u64),
         n: u64,
     ) -> Vec<(u64, FaultKind)> {
+        let chain = FaultChain::new(faults, seed, error);
         (1..=n)
-            .filter_map(|k| pick(faults, seed, k, error).map(|f| (k, f)))
+            .filter_map(|k| chain.pick(k).map(|f| (k, f)))
             .collect()
     }
 

@@ -55,6 +55,7 @@ pub(crate) struct Shared {
     pub(crate) timer: Timer,
     hostname: String,
     faults: FaultPlan,
+    fault_chain: faults::FaultChain,
     /// `cfg.model` as a quoted JSON string, for responses to requests naming no model.
     model_json: Vec<u8>,
     models_body: Bytes,
@@ -68,13 +69,15 @@ impl Shared {
         models.extend_from_slice(br#"{"object":"list","data":[{"id":"#);
         models.extend_from_slice(&model_json);
         models.extend_from_slice(br#","object":"model","created":0,"owned_by":"inferbench"}]}"#);
+        let plan = FaultPlan::new(cfg.error_rate, cfg.cut_rate, cfg.seed);
         Shared {
             sched: Scheduler::new(&cfg.serving),
             registry: Registry::new(unix_now()),
             timer: Timer::new(),
             hostname: crate::dcgm::hostname(),
             words: Words::new(&cfg.words),
-            faults: FaultPlan::new(cfg.error_rate, cfg.cut_rate, cfg.seed),
+            fault_chain: faults::FaultChain::new(&cfg.serving.faults, cfg.seed, plan.error_share()),
+            faults: plan,
             counters: Counters::default(),
             model_json,
             models_body: Bytes::from(models),
@@ -510,12 +513,7 @@ async fn infer(
             Bytes::from_static(SERVER_ERROR),
         );
     }
-    let fault = faults::pick(
-        &shared.cfg.serving.faults,
-        shared.cfg.seed,
-        k,
-        shared.faults.error_share(),
-    );
+    let fault = shared.fault_chain.pick(k);
     if let Some(early) = faults::early(fault, ctl).await {
         bump(&shared.counters.errors);
         return early;
