@@ -19,14 +19,12 @@ pub enum ReuseStrategy {
 impl ReuseStrategy {
     pub fn parse(s: &str) -> Option<ReuseStrategy> {
         // AIPerf's enum rule: any case, `-` and `_` alike.
-        Some(
-            match s.trim().to_ascii_lowercase().replace('_', "-").as_str() {
-                "pooled" => ReuseStrategy::Pooled,
-                "never" => ReuseStrategy::Never,
-                "sticky-user-sessions" => ReuseStrategy::StickyUserSessions,
-                _ => return None,
-            },
-        )
+        Some(match crate::py::enum_name(s).as_str() {
+            "pooled" => ReuseStrategy::Pooled,
+            "never" => ReuseStrategy::Never,
+            "sticky_user_sessions" => ReuseStrategy::StickyUserSessions,
+            _ => return None,
+        })
     }
 
     pub fn as_str(self) -> &'static str {

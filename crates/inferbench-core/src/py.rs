@@ -1,5 +1,11 @@
 //! Python's text forms that AIPerf's files carry (its CSV label columns, its sweep keys).
 
+/// AIPerf's `_normalize_name` for its enum values and plugin names: lowercase, `-` as `_`,
+/// so `ROUND-ROBIN`, `round_robin` and `Round-Robin` name one value.
+pub fn enum_name(s: &str) -> String {
+    s.trim().to_ascii_lowercase().replace('-', "_")
+}
+
 /// Python's `repr(str)`: single quotes unless the text has a `'` and no `"`; backslash,
 /// newline, tab, carriage return and the quote escaped; other control characters as `\xNN`.
 pub fn str_repr(s: &str) -> String {
@@ -33,6 +39,14 @@ pub fn str_repr(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn enum_names_normalize_as_aiperf_does() {
+        for s in ["ROUND-ROBIN", "round_robin", " Round-Robin ", "ROUND_ROBIN"] {
+            assert_eq!(enum_name(s), "round_robin", "{s:?}");
+        }
+        assert_eq!(enum_name("sticky-user-sessions"), "sticky_user_sessions");
+    }
 
     #[test]
     fn quotes_and_escapes_as_python_does() {

@@ -31,9 +31,9 @@ pub enum ModelStrategy {
 impl ModelStrategy {
     pub const NAMES: [&'static str; 3] = ["round_robin", "random", "weighted"];
 
-    /// By AIPerf's enum rule: any case, `-` for `_` (`ROUND-ROBIN` is `round_robin`).
+    /// By AIPerf's enum rule ([`crate::py::enum_name`]).
     pub fn parse(s: &str) -> Option<ModelStrategy> {
-        match s.trim().to_ascii_lowercase().replace('-', "_").as_str() {
+        match crate::py::enum_name(s).as_str() {
             "round_robin" => Some(ModelStrategy::RoundRobin),
             "random" => Some(ModelStrategy::Random),
             "weighted" => Some(ModelStrategy::Weighted),

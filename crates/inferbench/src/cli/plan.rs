@@ -145,13 +145,20 @@ fn dataset_plan(
     }
     Ok(inferbench_core::dataset_plan::DatasetPlan {
         input_file,
-        custom_dataset_type: a.custom_dataset_type.clone(),
+        // Named as AIPerf names them: any case, `-` for `_`.
+        custom_dataset_type: a
+            .custom_dataset_type
+            .as_deref()
+            .map(inferbench_core::py::enum_name),
         sampling_strategy: a.dataset_sampling_strategy.clone(),
         allow_dataset_wrap: a.allow_dataset_wrap,
         ignore_trace_delays: a.ignore_trace_delays,
         use_think_time_only: a.use_think_time_only,
         max_context_length: a.max_context_length,
-        public_dataset: a.public_dataset.clone(),
+        public_dataset: a
+            .public_dataset
+            .as_deref()
+            .map(inferbench_core::py::enum_name),
         public_dataset_path,
         isl_block_size: a.isl_block_size,
         seq_dist: a.seq_dist.clone(),

@@ -26,9 +26,7 @@ pub fn routing_plan(a: &RoutingArgs) -> Result<RoutingPlan, String> {
     // AIPerf's enum rule: any case, `-` for `_`.
     let url_strategy = match a.url_strategy.as_deref() {
         None => UrlStrategy::RoundRobin,
-        Some(s) if s.trim().to_ascii_lowercase().replace('-', "_") == "round_robin" => {
-            UrlStrategy::RoundRobin
-        }
+        Some(s) if inferbench_core::py::enum_name(s) == "round_robin" => UrlStrategy::RoundRobin,
         Some(other) => {
             return Err(format!(
                 "--url-strategy {other:?}: unknown strategy (valid: round_robin)"

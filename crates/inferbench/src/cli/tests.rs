@@ -724,4 +724,19 @@ fn enum_values_match_as_aiperf_normalizes_them() {
         p.controls.wait_for_model_mode,
         inferbench_core::controls_plan::WaitMode::Both
     );
+    let f = std::env::temp_dir().join(format!("inferbench-enum-{}.jsonl", std::process::id()));
+    std::fs::write(&f, "{\"text\": \"hi\"}\n").unwrap();
+    let p = parse(&[
+        "profile",
+        "--input-file",
+        f.to_str().unwrap(),
+        "--custom-dataset-type",
+        "Single-Turn",
+    ])
+    .unwrap();
+    let _ = std::fs::remove_file(&f);
+    assert_eq!(
+        p.dataset.custom_dataset_type.as_deref(),
+        Some("single_turn")
+    );
 }
