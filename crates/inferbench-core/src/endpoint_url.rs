@@ -18,7 +18,10 @@ pub fn join(base: &str, endpoint_path: &str) -> String {
     let (origin, path, tail) = split(base);
     let base_path = path.trim_end_matches('/');
     let mut sub = endpoint_path.trim_start_matches('/');
-    let joined = if sub.is_empty() || base_path.ends_with(&format!("/{sub}")) {
+    let whole = base_path
+        .strip_suffix(sub)
+        .is_some_and(|p| p.ends_with('/'));
+    let joined = if sub.is_empty() || whole {
         base_path.to_string()
     } else {
         if base_path.ends_with("/v1") && sub.starts_with("v1/") {

@@ -83,8 +83,6 @@ pub fn run(a: &MockServerArgs) -> Result<u8, Failure> {
     })
 }
 
-/// `--tls-cert`, `--tls-key`, `--tls-client-ca`: read and checked here, so that a bad file is
-/// named before the server starts.
 /// `--host`: an IPv4 or IPv6 address (`::1` or `[::1]`), or `localhost` (127.0.0.1). The
 /// address and port were joined as text, so `::1` was "invalid socket address syntax".
 fn listen_addr(host: &str, port: u16) -> Result<SocketAddr, String> {
@@ -103,6 +101,8 @@ fn listen_addr(host: &str, port: u16) -> Result<SocketAddr, String> {
     Ok(SocketAddr::new(ip, port))
 }
 
+/// `--tls-cert`, `--tls-key`, `--tls-client-ca`: read and checked here, so that a bad file is
+/// named before the server starts.
 fn sim_tls(a: &MockServerArgs) -> Result<Option<inferbench_sim::SimTls>, Failure> {
     let read = |flag: &str, p: &str| {
         std::fs::read(p).map_err(|e| Failure::input(format!("{flag} {p}: cannot read: {e}")))

@@ -64,10 +64,11 @@ pub fn parse_extra_inputs(
             let v = v.trim();
             // JSON when it is JSON; else the text as written (an inline template such as
             // `payload_template:{"prompt": {{ text }}}` is no JSON).
-            let value = match v.starts_with(['[', '{']) {
-                true => serde_json::from_str::<serde_json::Value>(v)
-                    .unwrap_or_else(|_| serde_json::Value::from(v)),
-                false => coerce(v),
+            let value = if v.starts_with(['[', '{']) {
+                serde_json::from_str::<serde_json::Value>(v)
+                    .unwrap_or_else(|_| serde_json::Value::from(v))
+            } else {
+                coerce(v)
             };
             out.insert(k.to_string(), value);
         }
