@@ -1,0 +1,267 @@
+//! Duration-weighted quantiles of a curve's pieces by radix selection instead of a sort.
+//!
+//! The sweep's quantile is the value of the first piece, in value order, at which the running
+//! sum of durations reaches the share q of their total (see `piece_stats`). A sort makes that
+//! exact for any durations, since float sums depend on their order. But a piece's duration is
+//! the difference of two instants held as f64 whole nanoseconds, so durations are whole
+//! numbers; while their total stays below 2^53 every partial sum of them is exact in any
+//! order. Then the answer depends only on the sum of the durations at or below each value,
+//! and a few passes of bucket sums find it: the sort's eight passes moving every piece were
+//! the largest part of the end-of-run statistics of a streamed run.
+
+/// Bits of the key resolved per pass: 4,096 sums and counts (48 KiB) on the stack.
+const DIGIT: u32 = 12;
+const BINS: usize = 1 << DIGIT;
+
+/// At or below this many pieces a pass's bucket is sorted and walked directly.
+const SMALL: usize = 64;
+
+/// Whole numbers below this are exact in f64, and so is every sum of them that stays below.
+const EXACT: f64 = 9_007_199_254_740_992.0;
+
+/// `f64::total_cmp`'s order as an unsigned integer order.
+fn key(x: f64) -> u64 {
+    let b = x.to_bits();
+    if b >> 63 == 1 { !b } else { b | 1 << 63 }
+}
+
+fn value(k: u64) -> f64 {
+    f64::from_bits(if k >> 63 == 1 { k & !(1 << 63) } else { !k })
+}
+
+/// The quantiles `qs` (ascending) of `pieces` (value, duration) and the durations' total, as
+/// a stable sort by value (`total_cmp`) followed by a running sum would give them: for each
+/// q, the value of the first piece at which `running / total >= q`, else the largest value.
+/// `None` (the caller sorts) unless every duration is a whole number ≥ 0 and their total is
+/// below 2^53, and for no pieces.
+pub(super) fn weighted_quantiles<const Q: usize>(
+    pieces: &[(f64, f64)],
+    qs: &[f64; Q],
+) -> Option<(f64, [f64; Q])> {
+    let (mut total, mut lo, mut hi) = (0.0f64, u64::MAX, 0u64);
+    for &(v, d) in pieces {
+        // A whole number survives the trip through i64 (which saturates, so ∞ fails, and
+        // NaN is not ≥ 0); `fract` would be a libm call per piece.
+        if !(d >= 0.0 && d as i64 as f64 == d) {
+            return None;
+        }
+        total += d;
+        let k = key(v);
+        lo = lo.min(k);
+        hi = hi.max(k);
+    }
+    if pieces.is_empty() || total >= EXACT {
+        return None;
+    }
+    let mut out = [value(hi); Q];
+    let want: Vec<usize> = (0..Q).collect();
+    let all = || pieces.iter().map(|&(v, d)| (key(v), d));
+    let mut s = Select {
+        total,
+        qs,
+        out: &mut out,
+    };
+    s.level(all, pieces.len(), (lo, hi), 0.0, &want);
+    Some((total, out))
+}
+
+/// A bucket holding one or more quantiles, with its pieces' keys and durations.
+struct Target {
+    bin: usize,
+    /// The exact sum of the durations below the bucket.
+    below: f64,
+    want: Vec<usize>,
+    items: Vec<(u64, f64)>,
+    range: (u64, u64),
+}
+
+struct Select<'a, const Q: usize> {
+    total: f64,
+    qs: &'a [f64; Q],
+    out: &'a mut [f64; Q],
+}
+
+impl<const Q: usize> Select<'_, Q> {
+    /// Resolves the quantiles `want` among `items` (n of them, keys in `range`), `below`
+    /// being the exact sum of the durations of every piece with a smaller key.
+    fn level<I: Iterator<Item = (u64, f64)>>(
+        &mut self,
+        items: impl Fn() -> I,
+        n: usize,
+        (lo, hi): (u64, u64),
+        below: f64,
+        want: &[usize],
+    ) {
+        if lo == hi {
+            for &i in want {
+                self.out[i] = value(lo);
+            }
+            return;
+        }
+        if n <= SMALL {
+            let mut v: Vec<(u64, f64)> = items().collect();
+            // Ties may go in any order: the sums are exact, so they reach the same totals.
+            v.sort_unstable_by_key(|e| e.0);
+            let mut acc = below;
+            let mut w = 0;
+            for (k, d) in v {
+                acc += d;
+                while w < want.len() && self.reached(acc, want[w]) {
+                    self.out[want[w]] = value(k);
+                    w += 1;
+                }
+            }
+            return;
+        }
+        // The digit just below the highest bit in which the keys differ: every key agrees
+        // above it, so the digit orders them, and `lo` and `hi` fall in different buckets.
+        let shift = (64 - (lo ^ hi).leading_zeros()).saturating_sub(DIGIT);
+        let digit = |k: u64| ((k >> shift) as usize) & (BINS - 1);
+        let mut sums = [0.0f64; BINS];
+        let mut counts = [0u32; BINS];
+        for (k, d) in items() {
+            let b = digit(k);
+            sums[b] += d;
+            counts[b] += 1;
+        }
+        // The bucket where each wanted quantile is reached, and the sum below that bucket.
+        let mut targets: Vec<Target> = Vec::new();
+        let mut acc = below;
+        let mut w = 0;
+        for b in 0..BINS {
+            if w == want.len() {
+                break;
+            }
+            if counts[b] == 0 {
+                continue;
+            }
+            let before = acc;
+            acc += sums[b];
+            while w < want.len() && self.reached(acc, want[w]) {
+                match targets.last_mut() {
+                    Some(t) if t.bin == b => t.want.push(want[w]),
+                    _ => targets.push(Target {
+                        bin: b,
+                        below: before,
+                        want: vec![want[w]],
+                        items: Vec::with_capacity(counts[b] as usize),
+                        range: (u64::MAX, 0),
+                    }),
+                }
+                w += 1;
+            }
+        }
+        // Quantiles never reached keep the largest value, as after a full walk.
+        for (k, d) in items() {
+            let b = digit(k);
+            if let Some(t) = targets.iter_mut().find(|t| t.bin == b) {
+                t.items.push((k, d));
+                t.range = (t.range.0.min(k), t.range.1.max(k));
+            }
+        }
+        for t in &targets {
+            self.part(&t.items, t.range, t.below, &t.want);
+        }
+    }
+
+    /// [`Select::level`] of a bucket's pieces: one closure type, so the recursion is finite.
+    fn part(&mut self, part: &[(u64, f64)], range: (u64, u64), below: f64, want: &[usize]) {
+        self.level(|| part.iter().copied(), part.len(), range, below, want);
+    }
+
+    /// The walk's test, on the same exact running sum: has quantile `i` been reached?
+    fn reached(&self, acc: f64, i: usize) -> bool {
+        acc / self.total >= self.qs[i]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// The definition: a stable sort by value, then the running sum.
+    fn by_sort(pieces: &[(f64, f64)], qs: &[f64; 4]) -> (f64, [f64; 4]) {
+        let mut p = pieces.to_vec();
+        p.sort_by(|a, b| a.0.total_cmp(&b.0));
+        let last = p.iter().fold(0.0, |acc, e| acc + e.1);
+        let mut out = [p[p.len() - 1].0; 4];
+        let (mut k, mut acc) = (0, 0.0);
+        for e in &p {
+            acc += e.1;
+            while k < 4 && acc / last >= qs[k] {
+                out[k] = e.0;
+                k += 1;
+            }
+        }
+        (last, out)
+    }
+
+    const QS: [f64; 4] = [0.50, 0.90, 0.95, 0.99];
+
+    fn bits(r: (f64, [f64; 4])) -> (u64, [u64; 4]) {
+        (r.0.to_bits(), r.1.map(f64::to_bits))
+    }
+
+    #[test]
+    fn worked_example() {
+        // Values 3, 1, 2, 1 lasting 10, 40, 30, 20 (total 100). In value order: 1 (40),
+        // 1 (20), 2 (30), 3 (10): running 40, 60, 90, 100. p50 is reached at 60 (value 1),
+        // p90 at 90 (value 2), p95 and p99 at 100 (value 3).
+        let p = [(3.0, 10.0), (1.0, 40.0), (2.0, 30.0), (1.0, 20.0)];
+        assert_eq!(
+            weighted_quantiles(&p, &QS),
+            Some((100.0, [1.0, 2.0, 3.0, 3.0]))
+        );
+    }
+
+    #[test]
+    fn fractions_and_huge_totals_are_left_to_the_sort() {
+        assert_eq!(weighted_quantiles(&[(1.0, 0.5)], &QS), None);
+        assert_eq!(weighted_quantiles(&[(1.0, f64::INFINITY)], &QS), None);
+        assert_eq!(weighted_quantiles(&[(1.0, f64::NAN)], &QS), None);
+        assert_eq!(weighted_quantiles(&[(1.0, -1.0)], &QS), None);
+        assert_eq!(weighted_quantiles(&[(1.0, EXACT / 2.0); 2], &QS), None);
+        assert_eq!(weighted_quantiles(&[], &QS), None);
+    }
+
+    #[test]
+    fn many_pieces_cross_several_passes() {
+        // 10,000 pieces, values a few ulps apart around two magnitudes, durations of
+        // instants on a 256 ns grid: several passes and the direct walk both decide.
+        let p: Vec<(f64, f64)> = (0..10_000u64)
+            .map(|i| {
+                let v = f64::from_bits(1e-4f64.to_bits() + (i * 7919) % 3000);
+                let v = if i % 5 == 0 { v * 1e3 } else { v };
+                (v, (256 * (1 + (i * 104_729) % 977)) as f64)
+            })
+            .collect();
+        assert_eq!(
+            weighted_quantiles(&p, &QS).map(bits),
+            Some(bits(by_sort(&p, &QS)))
+        );
+    }
+
+    fn value_strategy() -> impl Strategy<Value = f64> {
+        prop_oneof![
+            (0u64..6).prop_map(|k| k as f64),
+            (1u64..3, 0u64..70_000).prop_map(|(b, k)| f64::from_bits((b as f64).to_bits() + k)),
+            any::<f64>(),
+            prop::sample::select(vec![0.0, -0.0, f64::INFINITY, f64::NAN, -f64::NAN, -1.5]),
+        ]
+    }
+
+    proptest! {
+        #[test]
+        fn selection_agrees_with_the_sort(
+            p in prop::collection::vec(
+                (value_strategy(), prop_oneof![Just(0u64), 1u64..5, 0u64..1 << 40]),
+                1..600,
+            )
+        ) {
+            let p: Vec<(f64, f64)> = p.into_iter().map(|(v, d)| (v, d as f64)).collect();
+            let got = weighted_quantiles(&p, &QS).expect("whole durations");
+            prop_assert_eq!(bits(got), bits(by_sort(&p, &QS)));
+        }
+    }
+}
