@@ -55,43 +55,62 @@ pub(super) fn weighted_quantiles<const Q: usize>(
     }
     let mut out = [value(hi); Q];
     let want: Vec<usize> = (0..Q).collect();
-    let all = || pieces.iter().map(|&(v, d)| (key(v), d));
     let mut s = Select {
+        pieces,
         total,
         qs,
         out: &mut out,
     };
-    s.level(all, pieces.len(), (lo, hi), 0.0, &want);
+    s.level(&Src::All((lo, hi)), pieces.len(), (lo, hi), 0.0, &want);
     Some((total, out))
 }
 
-/// A bucket holding one or more quantiles, with its pieces' keys and durations.
+/// The pieces a pass walks: all of them whose key is in a range (a bucket too large to copy
+/// out, so memory stays bounded by the pieces themselves), or a bucket's keys and durations.
+enum Src {
+    All((u64, u64)),
+    Part(Vec<(u64, f64)>),
+}
+
+/// A bucket copied out up to this many pieces (or a 64th of its level's, if more): 1 MiB.
+/// Small in the unit tests, so that both kinds of bucket are taken.
+const GATHER: usize = if cfg!(test) { 8 } else { 1 << 16 };
+
+/// A bucket holding one or more quantiles.
 struct Target {
-    bin: usize,
     /// The exact sum of the durations below the bucket.
     below: f64,
     want: Vec<usize>,
-    items: Vec<(u64, f64)>,
+    src: Src,
+    n: usize,
     range: (u64, u64),
 }
 
 struct Select<'a, const Q: usize> {
+    pieces: &'a [(f64, f64)],
     total: f64,
     qs: &'a [f64; Q],
     out: &'a mut [f64; Q],
 }
 
 impl<const Q: usize> Select<'_, Q> {
-    /// Resolves the quantiles `want` among `items` (n of them, keys in `range`), `below`
+    fn each(&self, src: &Src, mut f: impl FnMut(u64, f64)) {
+        match src {
+            Src::All((lo, hi)) => {
+                for &(v, d) in self.pieces {
+                    let k = key(v);
+                    if (*lo..=*hi).contains(&k) {
+                        f(k, d);
+                    }
+                }
+            }
+            Src::Part(items) => items.iter().for_each(|&(k, d)| f(k, d)),
+        }
+    }
+
+    /// Resolves the quantiles `want` among the n pieces of `src` (keys in `lo..=hi`), `below`
     /// being the exact sum of the durations of every piece with a smaller key.
-    fn level<I: Iterator<Item = (u64, f64)>>(
-        &mut self,
-        items: impl Fn() -> I,
-        n: usize,
-        (lo, hi): (u64, u64),
-        below: f64,
-        want: &[usize],
-    ) {
+    fn level(&mut self, src: &Src, n: usize, (lo, hi): (u64, u64), below: f64, want: &[usize]) {
         if lo == hi {
             for &i in want {
                 self.out[i] = value(lo);
@@ -99,7 +118,8 @@ impl<const Q: usize> Select<'_, Q> {
             return;
         }
         if n <= SMALL {
-            let mut v: Vec<(u64, f64)> = items().collect();
+            let mut v: Vec<(u64, f64)> = Vec::with_capacity(n);
+            self.each(src, |k, d| v.push((k, d)));
             // Ties may go in any order: the sums are exact, so they reach the same totals.
             v.sort_unstable_by_key(|e| e.0);
             let mut acc = below;
@@ -113,19 +133,38 @@ impl<const Q: usize> Select<'_, Q> {
             }
             return;
         }
+        for t in self.buckets(src, n, (lo, hi), below, want) {
+            self.level(&t.src, t.n, t.range, t.below, &t.want);
+        }
+    }
+
+    /// One pass of bucket sums over `src` and one finding the key range of each bucket where
+    /// a wanted quantile is reached (copying out the small ones). Not inlined, so that its
+    /// 48 KiB of sums and counts are off the stack before the recursion (up to six deep).
+    #[inline(never)]
+    fn buckets(
+        &self,
+        src: &Src,
+        n: usize,
+        (lo, hi): (u64, u64),
+        below: f64,
+        want: &[usize],
+    ) -> Vec<Target> {
         // The digit just below the highest bit in which the keys differ: every key agrees
         // above it, so the digit orders them, and `lo` and `hi` fall in different buckets.
         let shift = (64 - (lo ^ hi).leading_zeros()).saturating_sub(DIGIT);
         let digit = |k: u64| ((k >> shift) as usize) & (BINS - 1);
         let mut sums = [0.0f64; BINS];
         let mut counts = [0u32; BINS];
-        for (k, d) in items() {
+        self.each(src, |k, d| {
             let b = digit(k);
             sums[b] += d;
             counts[b] += 1;
-        }
+        });
         // The bucket where each wanted quantile is reached, and the sum below that bucket.
-        let mut targets: Vec<Target> = Vec::new();
+        // Quantiles never reached keep the largest value, as after a full walk.
+        let gather = GATHER.max(n / 64);
+        let mut targets: Vec<(usize, Target)> = Vec::new();
         let mut acc = below;
         let mut w = 0;
         for b in 0..BINS {
@@ -139,34 +178,48 @@ impl<const Q: usize> Select<'_, Q> {
             acc += sums[b];
             while w < want.len() && self.reached(acc, want[w]) {
                 match targets.last_mut() {
-                    Some(t) if t.bin == b => t.want.push(want[w]),
-                    _ => targets.push(Target {
-                        bin: b,
-                        below: before,
-                        want: vec![want[w]],
-                        items: Vec::with_capacity(counts[b] as usize),
-                        range: (u64::MAX, 0),
-                    }),
+                    Some((bin, t)) if *bin == b => t.want.push(want[w]),
+                    _ => {
+                        let n = counts[b] as usize;
+                        let src = if n <= gather {
+                            Src::Part(Vec::with_capacity(n))
+                        } else {
+                            Src::All((lo, hi))
+                        };
+                        let (below, want, range) = (before, vec![want[w]], (u64::MAX, 0));
+                        targets.push((
+                            b,
+                            Target {
+                                below,
+                                want,
+                                src,
+                                n,
+                                range,
+                            },
+                        ));
+                    }
                 }
                 w += 1;
             }
         }
-        // Quantiles never reached keep the largest value, as after a full walk.
-        for (k, d) in items() {
+        self.each(src, |k, d| {
             let b = digit(k);
-            if let Some(t) = targets.iter_mut().find(|t| t.bin == b) {
-                t.items.push((k, d));
+            if let Some((_, t)) = targets.iter_mut().find(|(bin, _)| *bin == b) {
                 t.range = (t.range.0.min(k), t.range.1.max(k));
+                if let Src::Part(v) = &mut t.src {
+                    v.push((k, d));
+                }
             }
-        }
-        for t in &targets {
-            self.part(&t.items, t.range, t.below, &t.want);
-        }
-    }
-
-    /// [`Select::level`] of a bucket's pieces: one closure type, so the recursion is finite.
-    fn part(&mut self, part: &[(u64, f64)], range: (u64, u64), below: f64, want: &[usize]) {
-        self.level(|| part.iter().copied(), part.len(), range, below, want);
+        });
+        targets
+            .into_iter()
+            .map(|(_, mut t)| {
+                if let Src::All(r) = &mut t.src {
+                    *r = t.range;
+                }
+                t
+            })
+            .collect()
     }
 
     /// The walk's test, on the same exact running sum: has quantile `i` been reached?
