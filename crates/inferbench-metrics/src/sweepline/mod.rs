@@ -269,7 +269,9 @@ fn quantiles_by_sort(pieces: &mut [(f64, f64)]) -> [f64; 4] {
 /// instant strictly inside, W₁) of positive width, the value at the piece's start.
 fn window_pieces(c: &Curve, w0: f64, w1: f64) -> Vec<(f64, f64)> {
     let first = c.p.partition_point(|&(t, _)| t <= w0);
-    let mut out = Vec::new();
+    // At most one piece an instant after W₀, and the last: one allocation, not a series of
+    // reallocations (its unused end is never written, so never resident).
+    let mut out = Vec::with_capacity(c.p.len() - first + 1);
     let mut cut = w0;
     let mut value = c.at(w0);
     for &(t, v) in &c.p[first..] {
