@@ -19,12 +19,9 @@ const SMALL: usize = 64;
 /// Whole numbers below this are exact in f64, and so is every sum of them that stays below.
 const EXACT: f64 = 9_007_199_254_740_992.0;
 
-/// `f64::total_cmp`'s order as an unsigned integer order.
-fn key(x: f64) -> u64 {
-    let b = x.to_bits();
-    if b >> 63 == 1 { !b } else { b | 1 << 63 }
-}
+use super::radix::total_order_bits as key;
 
+/// The inverse of [`key`].
 fn value(k: u64) -> f64 {
     f64::from_bits(if k >> 63 == 1 { k & !(1 << 63) } else { !k })
 }
@@ -266,6 +263,22 @@ mod tests {
             weighted_quantiles(&p, &QS),
             Some((100.0, [1.0, 2.0, 3.0, 3.0]))
         );
+    }
+
+    #[test]
+    fn value_inverts_key() {
+        for x in [
+            -f64::NAN,
+            f64::NEG_INFINITY,
+            -1.5,
+            -0.0,
+            0.0,
+            5e-324,
+            1e-4,
+            f64::NAN,
+        ] {
+            assert_eq!(value(key(x)).to_bits(), x.to_bits());
+        }
     }
 
     #[test]

@@ -21,7 +21,7 @@ fn by_comparison(n: usize) -> bool {
 
 /// `f64::total_cmp`'s order as an unsigned integer order: negative values have all bits
 /// flipped (more negative sorts lower), the rest get the sign bit set.
-fn total_order_bits(x: f64) -> u64 {
+pub(super) fn total_order_bits(x: f64) -> u64 {
     let b = x.to_bits();
     if b >> 63 == 1 { !b } else { b | 1 << 63 }
 }
