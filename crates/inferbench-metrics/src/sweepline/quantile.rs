@@ -9,7 +9,7 @@
 //! and a few passes of bucket sums find it: the sort's eight passes moving every piece were
 //! the largest part of the end-of-run statistics of a streamed run.
 
-/// Bits of the key resolved per pass: 4,096 sums and counts (48 KiB) on the stack.
+/// Bits of the key resolved per pass: two sets of 4,096 sums and counts (96 KiB) on the stack.
 const DIGIT: u32 = 12;
 const BINS: usize = 1 << DIGIT;
 
@@ -35,6 +35,8 @@ pub(super) fn weighted_quantiles<const Q: usize>(
     pieces: &[(f64, f64)],
     qs: &[f64; Q],
 ) -> Option<(f64, [f64; Q])> {
+    // A bucket's target is found by a table of u8 (`Select::buckets`).
+    const { assert!(Q < 256) };
     let (mut total, mut lo, mut hi) = (0.0f64, u64::MAX, 0u64);
     for &(v, d) in pieces {
         // A whole number survives the trip through i64 (which saturates, so ∞ fails, and
@@ -137,7 +139,7 @@ impl<const Q: usize> Select<'_, Q> {
 
     /// One pass of bucket sums over `src` and one finding the key range of each bucket where
     /// a wanted quantile is reached (copying out the small ones). Not inlined, so that its
-    /// 48 KiB of sums and counts are off the stack before the recursion (up to six deep).
+    /// 100 KiB of sums, counts and slots are off the stack before the recursion (up to six deep).
     #[inline(never)]
     fn buckets(
         &self,
@@ -151,12 +153,17 @@ impl<const Q: usize> Select<'_, Q> {
         // above it, so the digit orders them, and `lo` and `hi` fall in different buckets.
         let shift = (64 - (lo ^ hi).leading_zeros()).saturating_sub(DIGIT);
         let digit = |k: u64| ((k >> shift) as usize) & (BINS - 1);
-        let mut sums = [0.0f64; BINS];
-        let mut counts = [0u32; BINS];
+        // Two sets of sums, taken in turn: neighbouring pieces of a curve often share a
+        // bucket, and one set would make each add wait for the previous one's store. The
+        // sums are exact, so how they are split does not matter.
+        let mut sums = [[0.0f64; BINS]; 2];
+        let mut counts = [[0u32; BINS]; 2];
+        let mut half = 0;
         self.each(src, |k, d| {
             let b = digit(k);
-            sums[b] += d;
-            counts[b] += 1;
+            sums[half][b] += d;
+            counts[half][b] += 1;
+            half ^= 1;
         });
         // The bucket where each wanted quantile is reached, and the sum below that bucket.
         // Quantiles never reached keep the largest value, as after a full walk.
@@ -168,16 +175,17 @@ impl<const Q: usize> Select<'_, Q> {
             if w == want.len() {
                 break;
             }
-            if counts[b] == 0 {
+            let count = counts[0][b] + counts[1][b];
+            if count == 0 {
                 continue;
             }
             let before = acc;
-            acc += sums[b];
+            acc += sums[0][b] + sums[1][b];
             while w < want.len() && self.reached(acc, want[w]) {
                 match targets.last_mut() {
                     Some((bin, t)) if *bin == b => t.want.push(want[w]),
                     _ => {
-                        let n = counts[b] as usize;
+                        let n = count as usize;
                         let src = if n <= gather {
                             Src::Part(Vec::with_capacity(n))
                         } else {
@@ -199,9 +207,15 @@ impl<const Q: usize> Select<'_, Q> {
                 w += 1;
             }
         }
+        // Each bucket's target, by table (0: none, else index + 1): at most one per quantile.
+        let mut slot = [0u8; BINS];
+        for (i, (b, _)) in targets.iter().enumerate() {
+            slot[*b] = i as u8 + 1;
+        }
         self.each(src, |k, d| {
-            let b = digit(k);
-            if let Some((_, t)) = targets.iter_mut().find(|(bin, _)| *bin == b) {
+            let i = slot[digit(k)];
+            if i > 0 {
+                let t = &mut targets[usize::from(i) - 1].1;
                 t.range = (t.range.0.min(k), t.range.1.max(k));
                 if let Src::Part(v) = &mut t.src {
                     v.push((k, d));
