@@ -1,7 +1,6 @@
 //! `profile` flags: Server controls and extra exports (docs/controls.md), and their checks.
 
 use clap::Args;
-use clap::builder::TypedValueParser as _;
 use inferbench_core::controls_plan::{
     ControlsPlan, DEFAULT_RESET_PATH, DEFAULT_RESET_TIMEOUT_S, DEFAULT_WAIT_INTERVAL_S,
     ResetKvCachePlan, WaitMode,
@@ -14,7 +13,7 @@ pub struct ControlsArgs {
     pub wait_for_model_timeout: f64,
     /// How readiness is probed: `models` (GET /v1/models lists the model), `inference` (a
     /// one-token request answers 2xx), `both` (models, then inference).
-    #[arg(long = "wait-for-model-mode", value_parser = clap::builder::PossibleValuesParser::new(["models", "inference", "both"]).map(|s| s.to_ascii_lowercase()), ignore_case = true, default_value = "inference")]
+    #[arg(long = "wait-for-model-mode", value_parser = super::values::named(["models", "inference", "both"]), ignore_case = true, default_value = "inference")]
     pub wait_for_model_mode: String,
     /// Seconds between readiness probes.
     #[arg(long = "wait-for-model-interval", default_value_t = DEFAULT_WAIT_INTERVAL_S)]

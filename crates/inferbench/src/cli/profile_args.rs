@@ -1,6 +1,5 @@
 //! `profile`'s flags (shared by `inspect`), with AIPerf's names, aliases and defaults.
 
-use clap::builder::TypedValueParser as _;
 use clap::{ArgAction, Args};
 
 use super::{ArrivalArg, EndpointArg, EvidenceCompressionArg, ExportLevelArg, UiArg};
@@ -41,7 +40,7 @@ pub struct ProfileArgs {
     pub header: Vec<String>,
     /// Split `<think>…</think>` in content into reasoning (`think`): for servers that send a
     /// reasoning model's thoughts inline. Not an AIPerf flag.
-    #[arg(long = "reasoning-tags", value_parser = clap::builder::PossibleValuesParser::new(["think"]).map(|s| s.to_ascii_lowercase()), ignore_case = true)]
+    #[arg(long = "reasoning-tags", value_parser = super::values::named(["think"]), ignore_case = true)]
     pub reasoning_tags: Option<String>,
     /// Extra body fields, `key:value` pairs or a JSON object. Repeatable.
     #[arg(long = "extra-inputs", action = ArgAction::Append, num_args = 1..)]
@@ -109,7 +108,7 @@ pub struct ProfileArgs {
     #[arg(long = "public-dataset-path")]
     pub public_dataset_path: Option<String>,
     /// sequential, random or shuffle (default: sequential for files, shuffle for synthetic).
-    #[arg(long = "dataset-sampling-strategy", value_parser = clap::builder::PossibleValuesParser::new(["sequential", "random", "shuffle"]).map(|s| s.to_ascii_lowercase()), ignore_case = true)]
+    #[arg(long = "dataset-sampling-strategy", value_parser = super::values::named(["sequential", "random", "shuffle"]), ignore_case = true)]
     pub dataset_sampling_strategy: Option<String>,
     /// Let a sequential dataset start over when a run asks for more requests than it holds.
     #[arg(long = "allow-dataset-wrap")]
@@ -143,7 +142,7 @@ pub struct ProfileArgs {
     #[arg(long = "random-range-ratio")]
     pub random_range_ratio: Option<String>,
     /// vllm or sglang (how --random-range-ratio makes its window).
-    #[arg(long = "random-corpus-style", value_parser = clap::builder::PossibleValuesParser::new(["vllm", "sglang"]).map(|s| s.to_ascii_lowercase()), ignore_case = true)]
+    #[arg(long = "random-corpus-style", value_parser = super::values::named(["vllm", "sglang"]), ignore_case = true)]
     pub random_corpus_style: Option<String>,
     /// Prompt corpus (`sonnet`, the bundled text).
     #[arg(long = "prompt-corpus")]

@@ -29,6 +29,15 @@ pub fn utf8_args(args: impl IntoIterator<Item = OsString>) -> Result<Vec<String>
     Ok(out)
 }
 
+/// A flag's fixed names as AIPerf matches its enum values: in any case (the flag also sets
+/// `ignore_case`), and given to the plan in lowercase.
+pub fn named(
+    names: impl IntoIterator<Item = &'static str>,
+) -> impl clap::builder::TypedValueParser<Value = String> {
+    use clap::builder::TypedValueParser as _;
+    clap::builder::PossibleValuesParser::new(names).map(|s: String| s.to_ascii_lowercase())
+}
+
 /// `--extra-inputs` values, as AIPerf 0.13 parses them: a value starting with `{` is a JSON
 /// object (its values as written); any other is a comma list of `key:value` items, each value
 /// typed by AIPerf's `coerce_value` ([`coerce`]). Ours on top: a value starting with `[` or
