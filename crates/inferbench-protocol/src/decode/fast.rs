@@ -18,25 +18,75 @@ const MAX_DEPTH: u32 = 64;
 
 /// The chunk as serde would read it, written into `w` (which must be [`empty`]); false when
 /// the fast path declines, `w` then holding whatever it had read. Written in place: a
-/// `Wire` is 144 bytes, and returning one was a `memcpy` call a chunk.
-pub(super) fn wire_into<'a>(data: &'a str, w: &mut Wire<'a>) -> bool {
+/// `Wire` is 144 bytes, and returning one was a `memcpy` call a chunk. With a `memo`, a
+/// chunk that begins with the bytes the memo holds starts reading after them, and a chunk
+/// read whole leaves its leading fields in the memo for the next one.
+pub(super) fn wire_into<'a>(data: &'a str, w: &mut Wire<'a>, memo: Option<&mut Memo>) -> bool {
     let mut p = Reader {
         s: data,
         b: data.as_bytes(),
         i: 0,
     };
-    if p.wire(w).is_none() {
+    let start = memo.as_deref().and_then(|m| m.resume(p.b));
+    let Some(cut) = p.wire(w, start) else {
+        return false;
+    };
+    p.ws();
+    if p.i != p.b.len() {
         return false;
     }
-    p.ws();
-    p.i == p.b.len()
+    if let Some(m) = memo {
+        m.hits += u64::from(start.is_some());
+        if let Some(c) = cut {
+            m.keep(&p.b[..c.at], c);
+        }
+    }
+    true
+}
+
+/// A stream's chunks repeat their leading fields (`{"id":…,"object":…,"created":…,"model":…,`
+/// from vLLM, SGLang, TensorRT-LLM and the simulated server), about half of each chunk's
+/// bytes. The memo holds those bytes as the last chunk read whole had them, up to the comma
+/// after its last leading field, with what reading them left behind: the keys seen and where
+/// `object`'s text lies. A leading field is one the reader only checks (`object`, or a key
+/// it skips); the first `choices`, `usage`, `error` or `message` ends them. The reader is
+/// a function of the bytes it has read, so a chunk whose first bytes are the memo's is, after
+/// them, in the very state the memo recorded, and its answer is the same as read whole.
+#[derive(Debug, Default)]
+pub(super) struct Memo {
+    prefix: Vec<u8>,
+    state: Cut,
+    /// Chunks that started after the memo's bytes (for the tests).
+    pub(super) hits: u64,
+}
+
+/// Where the leading fields end, and the reader's state there.
+#[derive(Clone, Copy, Debug, Default)]
+struct Cut {
+    at: usize,
+    seen: u8,
+    /// `object`'s text as a byte range, when it was a string.
+    object: Option<(usize, usize)>,
+}
+
+impl Memo {
+    fn keep(&mut self, prefix: &[u8], cut: Cut) {
+        self.prefix.clear();
+        self.prefix.extend_from_slice(prefix);
+        self.state = cut;
+    }
+
+    /// The state after the memo's bytes, when `b` begins with them.
+    fn resume(&self, b: &[u8]) -> Option<Cut> {
+        (!self.prefix.is_empty() && b.starts_with(&self.prefix)).then_some(self.state)
+    }
 }
 
 /// The chunk as serde would read it, or `None` when the fast path declines.
 #[cfg(test)]
 pub(super) fn wire(data: &str) -> Option<Wire<'_>> {
     let mut w = empty();
-    wire_into(data, &mut w).then_some(w)
+    wire_into(data, &mut w, None).then_some(w)
 }
 
 /// A `Wire` with no field set, as serde's defaults leave it.
@@ -62,34 +112,78 @@ fn first_time(seen: &mut u8, bit: u8) -> Option<()> {
 }
 
 impl<'a> Reader<'a> {
-    fn wire(&mut self, w: &mut Wire<'a>) -> Option<()> {
+    /// The top-level object into `w`, from its start or from a memo's `start`; with the
+    /// leading fields' end when it read them itself (see [`Memo`]).
+    fn wire(&mut self, w: &mut Wire<'a>, start: Option<Cut>) -> Option<Option<Cut>> {
         let mut seen = 0u8;
-        self.object(|p, key| {
+        let mut object = None;
+        // Still among the leading fields, whose end is worth remembering.
+        let mut leading = true;
+        let mut cut = None;
+        if let Some(c) = start {
+            if let Some((from, to)) = c.object {
+                w.object = Text(Some(Cow::Borrowed(&self.s[from..to])));
+            }
+            (self.i, seen, object, leading) = (c.at, c.seen, c.object, false);
+        } else {
+            self.expect(b'{')?;
+            if self.peek()? == b'}' {
+                self.i += 1;
+                return Some(None);
+            }
+        }
+        loop {
+            let key = self.string()?;
+            self.expect(b':')?;
             match key {
                 "object" => {
                     first_time(&mut seen, 1)?;
-                    w.object = p.text()?;
+                    w.object = self.text()?;
+                    object = w.object.0.as_deref().map(|t| {
+                        let start = t.as_ptr() as usize - self.s.as_ptr() as usize;
+                        (start, start + t.len())
+                    });
                 }
                 "choices" => {
                     first_time(&mut seen, 2)?;
-                    w.choices = p.choices()?;
+                    leading = false;
+                    w.choices = self.choices()?;
                 }
                 "usage" => {
                     first_time(&mut seen, 4)?;
-                    w.usage = p.raw()?;
+                    leading = false;
+                    w.usage = self.raw()?;
                 }
                 "error" => {
                     first_time(&mut seen, 8)?;
-                    w.error = p.raw()?;
+                    leading = false;
+                    w.error = self.raw()?;
                 }
                 "message" => {
                     first_time(&mut seen, 16)?;
-                    w.message = p.text()?;
+                    leading = false;
+                    w.message = self.text()?;
                 }
-                _ => p.skip(1)?,
+                _ => self.skip(1)?,
             }
-            Some(())
-        })
+            match self.peek()? {
+                b',' => {
+                    self.i += 1;
+                    if leading {
+                        cut = Some(Cut {
+                            at: self.i,
+                            seen,
+                            object,
+                        });
+                    }
+                }
+                b'}' => {
+                    self.i += 1;
+                    return Some(cut);
+                }
+                _ => return None,
+            }
+        }
     }
 
     /// `null` or an array whose first element is a choice object (the rest are skipped).

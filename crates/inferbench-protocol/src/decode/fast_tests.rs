@@ -181,8 +181,145 @@ fn chunk() -> impl Strategy<Value = String> {
     ])
 }
 
+/// Decodes `chunks` in turn through one memo, each answer checked against the chunk decoded
+/// alone (with serde's answer checked against that by the other tests); the memo's hits.
+fn same_through_a_memo(shape: Shape, chunks: &[String]) -> Result<u64, TestCaseError> {
+    let mut memo = fast::Memo::default();
+    for data in chunks {
+        let mut out = Decoded::default();
+        let with_memo = decode_into(data, shape, &mut out, Some(&mut memo)).map(|()| out);
+        prop_assert_eq!(with_memo, decode(data, shape), "{}", data);
+    }
+    Ok(memo.hits)
+}
+
+#[test]
+fn a_stream_reads_its_leading_fields_once() {
+    let chunk = |delta: &str, finish: &str| {
+        format!(
+            r#"{{"id":"chatcmpl-9f2","object":"chat.completion.chunk","created":1733300000,"model":"m","choices":[{{"index":0,"delta":{delta},"finish_reason":{finish}}}]}}"#
+        )
+    };
+    let stream = [
+        chunk(r#"{"role":"assistant","content":""}"#, "null"),
+        chunk(r#"{"content":" the"}"#, "null"),
+        chunk(r#"{"content":" end"}"#, r#""length""#),
+        r#"{"id":"chatcmpl-9f2","object":"chat.completion.chunk","created":1733300000,"model":"m","choices":[],"usage":{"prompt_tokens":3,"completion_tokens":2,"total_tokens":5}}"#.to_owned(),
+        // Another id: read whole, and remembered in turn.
+        chunk(r#"{"content":" x"}"#, "null").replace("9f2", "9f3"),
+        chunk(r#"{"content":" y"}"#, "null").replace("9f2", "9f3"),
+        // The same leading bytes, then a key given twice: declined as read whole.
+        r#"{"id":"chatcmpl-9f3","object":"chat.completion.chunk","created":1733300000,"model":"m","object":"x","choices":[]}"#.to_owned(),
+    ];
+    let hits = same_through_a_memo(Shape::Chat { body: false }, &stream).unwrap();
+    assert_eq!(hits, 4);
+    let mut memo = fast::Memo::default();
+    let mut out = Decoded::default();
+    for data in &stream[..3] {
+        decode_into(data, Shape::Chat { body: false }, &mut out, Some(&mut memo)).unwrap();
+    }
+    assert_eq!(out.content.as_deref(), Some(" end"));
+    assert_eq!(out.finish_reason.as_deref(), Some("length"));
+    // llama.cpp puts `choices` first: nothing to remember, nothing lost.
+    // An error's `object` is among the leading fields: its message still comes out.
+    let errors = [
+        r#"{"object":"error","message":"overloaded","code":503}"#.to_owned(),
+        r#"{"object":"error","message":"still overloaded","code":503}"#.to_owned(),
+    ];
+    assert_eq!(
+        same_through_a_memo(Shape::Chat { body: false }, &errors).unwrap(),
+        1
+    );
+    let mut out = Decoded::default();
+    for data in &errors {
+        decode_into(data, Shape::Chat { body: false }, &mut out, Some(&mut memo)).unwrap();
+    }
+    assert_eq!(out.error.as_deref(), Some("still overloaded"));
+    let llama = vec![LLAMA_CPP.to_owned(); 3];
+    assert_eq!(
+        same_through_a_memo(Shape::Chat { body: false }, &llama).unwrap(),
+        0
+    );
+}
+
+/// A value without escapes, which the fast path reads (so that a chunk can be remembered).
+fn plain_json() -> impl Strategy<Value = String> {
+    let leaf = prop_oneof![
+        Just("null".to_owned()),
+        Just("true".to_owned()),
+        any::<i32>().prop_map(|n| n.to_string()),
+        "[a-z \u{e9}]{0,6}".prop_map(|s| format!("\"{s}\"")),
+    ];
+    leaf.prop_recursive(2, 8, 3, |inner| {
+        prop::collection::vec(inner, 0..3).prop_map(|v| format!("[{}]", v.join(",")))
+    })
+}
+
+/// Chunks that share leading fields (`object` and unknown keys, in any order and spacing)
+/// and differ after them, as a stream's do; some damaged anywhere, the shared part included.
+fn stream_of_chunks() -> impl Strategy<Value = Vec<String>> {
+    let ws = || prop::sample::select(vec!["", "", " ", "\n"]);
+    // `"object": "error"` makes the chunk an error, whose message comes after it.
+    let key = prop_oneof![
+        2 => "[a-z]{1,6}",
+        1 => Just("object".to_owned()),
+        1 => Just("choices".to_owned()),
+    ];
+    let value = prop_oneof![
+        3 => plain_json(),
+        1 => Just(r#""error""#.to_owned()),
+    ];
+    let leading = prop::collection::vec((key, value, ws(), ws()), 1..5).prop_map(|fields| {
+        let body: Vec<String> = fields
+            .iter()
+            .map(|(k, v, a, b)| format!("{a}\"{k}\"{b}:{v}"))
+            .collect();
+        format!("{{{},", body.join(","))
+    });
+    let word = "[ a-z\u{e9}]{0,6}";
+    let tail = prop_oneof![
+        4 => (word, prop::sample::select(vec!["null", r#""length""#])).prop_map(|(w, f)| format!(
+            r#""choices":[{{"index":0,"delta":{{"content":"{w}"}},"finish_reason":{f}}}]}}"#
+        )),
+        1 => Just(r#""choices":[],"usage":{"prompt_tokens":3,"completion_tokens":2}}"#.to_owned()),
+        1 => word.prop_map(|w| format!(r#""message":"{w}","code":503}}"#)),
+        1 => word.prop_map(|w| format!(r#""error":{{"message":"{w}"}}}}"#)),
+        1 => Just(r#""x":1 }"#.to_owned()),
+        // A key the leading fields may hold already.
+        1 => Just(r#""object":"again","choices":[]}"#.to_owned()),
+        1 => chunk().prop_map(|c| c.trim_start().trim_start_matches('{').to_owned()),
+    ];
+    let damage = (
+        any::<prop::sample::Index>(),
+        prop::sample::select(b"{}[],:\"\\ 0-eE.ntf".to_vec()),
+        0..6u8,
+    );
+    (leading, prop::collection::vec((tail, damage), 1..6)).prop_map(|(head, tails)| {
+        tails
+            .into_iter()
+            .map(|(tail, (at, byte, how))| {
+                let mut b = format!("{head}{tail}").into_bytes();
+                let i = at.index(b.len().max(1)).min(b.len());
+                match how {
+                    0 => b.truncate(i),
+                    1 if i < b.len() && b[i].is_ascii() => b[i] = byte,
+                    _ => {}
+                }
+                String::from_utf8(b).unwrap_or_default()
+            })
+            .collect()
+    })
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(2000))]
+
+    #[test]
+    fn chunks_through_a_memo_decode_as_each_alone(chunks in stream_of_chunks()) {
+        for shape in SHAPES {
+            same_through_a_memo(shape, &chunks)?;
+        }
+    }
 
     #[test]
     fn chunks_decode_as_serde_decodes_them(data in chunk()) {

@@ -242,6 +242,7 @@ impl Decoder {
             decoder: self,
             streamed_parts: Vec::new(),
             think: self.split_think.then(ThinkSplitter::default),
+            memo: fast::Memo::default(),
         }
     }
 
@@ -275,6 +276,8 @@ pub struct StreamDecoder<'a> {
     /// `(output_index, content_index)` of Responses text parts that had a non-empty delta.
     streamed_parts: Vec<(Option<u64>, Option<u64>)>,
     think: Option<ThinkSplitter>,
+    /// The leading fields of the last chunk the fast path read whole.
+    memo: fast::Memo,
 }
 
 impl StreamDecoder<'_> {
@@ -295,8 +298,12 @@ impl StreamDecoder<'_> {
     ) -> Result<(), DecodeError> {
         *out = Decoded::default();
         match self.decoder.endpoint {
-            EndpointType::Chat => decode_into(data, Shape::Chat { body: false }, out)?,
-            EndpointType::Completions => decode_into(data, Shape::Completions, out)?,
+            EndpointType::Chat => {
+                decode_into(data, Shape::Chat { body: false }, out, Some(&mut self.memo))?
+            }
+            EndpointType::Completions => {
+                decode_into(data, Shape::Completions, out, Some(&mut self.memo))?
+            }
             e => *out = self.other_message(e, event, data)?,
         }
         if let Some(splitter) = self.think.as_mut()
@@ -368,18 +375,24 @@ enum Shape {
 
 fn decode(data: &str, shape: Shape) -> Result<Decoded, DecodeError> {
     let mut out = Decoded::default();
-    decode_into(data, shape, &mut out)?;
+    decode_into(data, shape, &mut out, None)?;
     Ok(out)
 }
 
 /// `decode`, written into `out` (which must be empty): the engine's path for every streamed
 /// chunk, where a returned `Decoded` (192 bytes) was copied at each call level on the way up,
 /// a `memcpy` call each time (about 2 % of a streaming run's samples).
-fn decode_into(data: &str, shape: Shape, out: &mut Decoded) -> Result<(), DecodeError> {
+/// A stream's decoder passes its `memo` (see `fast::Memo`).
+fn decode_into(
+    data: &str,
+    shape: Shape,
+    out: &mut Decoded,
+    memo: Option<&mut fast::Memo>,
+) -> Result<(), DecodeError> {
     // Read and used where it lies: a `Wire` is 144 bytes, and moving it (out of the reader,
     // into `from_wire`) was a `memcpy` call a chunk (docs/timing.md).
     let mut wire = fast::empty();
-    if fast::wire_into(data, &mut wire) {
+    if fast::wire_into(data, &mut wire, memo) {
         return from_wire(data, &mut wire, shape, out);
     }
     *out = decode_serde(data, shape)?;
