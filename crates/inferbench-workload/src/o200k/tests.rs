@@ -159,6 +159,31 @@ proptest! {
     }
 }
 
+/// ASCII text of every byte, weighted to the ones the pattern tells apart: letters of both
+/// cases, digits, apostrophes and the contraction letters, spaces and line breaks, `/`.
+fn ascii() -> impl Strategy<Value = String> {
+    let byte = prop_oneof![
+        4 => prop::sample::select(b"aZsStTrReEvVmMlLdD".to_vec()),
+        2 => prop::sample::select(b" \t\n\r\x0b\x0c".to_vec()),
+        2 => prop::sample::select(b"'/.!0123456789".to_vec()),
+        1 => 0u8..0x80,
+    ];
+    prop::collection::vec(byte, 0..40).prop_map(|b| String::from_utf8(b).unwrap())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(5000))]
+
+    #[test]
+    fn ascii_splits_as_the_automaton_does(s in ascii()) {
+        let (mut by_hand, mut by_regex) = (Vec::new(), Vec::new());
+        split::split_ascii(&s, |p| by_hand.push(p));
+        split::split_regex(&s, &mut split::new_cache(), |p| by_regex.push(p));
+        prop_assert_eq!(by_hand, by_regex, "{:?}", s);
+        same_as_oracle(&s)?;
+    }
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(200))]
 
