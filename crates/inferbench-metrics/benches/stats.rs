@@ -123,8 +123,9 @@ fn bench(c: &mut Criterion) {
     // The end-of-run sweep of a streamed run (the 14 time-weighted metrics): 20,000 requests
     // at concurrency 64, 16 chunks each, ICL-aware as every streaming run is.
     // At 40,000 the per-gap curves hold 1.2 million events, past the radix sorts' limit
-    // (radix.rs `LARGE`): they are built in two time buckets, each radix-sorted.
-    for n in [20_000, 40_000] {
+    // (radix.rs `LARGE`): they are built in two time buckets, each radix-sorted; at 100,000
+    // in three.
+    for n in [20_000, 40_000, 100_000] {
         let sweep = sweep_records(n);
         let start = sweep.iter().map(|r| r.s).min().unwrap_or(0);
         let end = sweep.iter().map(|r| r.e).max().unwrap_or(0);
