@@ -41,105 +41,6 @@ struct Curve {
 }
 
 impl Curve {
-    /// Sweep events (t, δ) into a curve, as AIPerf's event sweep does, reusing the event
-    /// vector's memory for the curve.
-    fn from_events(mut ev: Vec<(f64, f64)>) -> Curve {
-        if ev.is_empty() {
-            return Curve::default();
-        }
-        sort_events(&mut ev);
-        // Running values in place, the last event at an instant giving the value there.
-        let mut run = 0.0;
-        let mut m = 0.0f64;
-        let mut w = 0usize;
-        for r in 0..ev.len() {
-            let (t, d) = ev[r];
-            run += d;
-            m = m.max(run.abs());
-            if w > 0 && ev[w - 1].0 == t {
-                ev[w - 1].1 = run;
-            } else {
-                ev[w] = (t, run);
-                w += 1;
-            }
-        }
-        ev.truncate(w);
-        snap(&mut ev, m);
-        ev.shrink_to_fit();
-        Curve { p: ev }
-    }
-
-    /// The curve of the events `ev()` yields, in list order. A long list (a streaming run's
-    /// chunk events: tens of millions at a million requests) is never held whole: its
-    /// instants' range is cut into equal time buckets of about [`BUCKET_EVENTS`] events, and
-    /// each bucket is collected (in list order), sorted and swept in turn, the running value
-    /// carried over. The bucket of an instant never decreases with the instant and equal
-    /// instants share one, so the buckets in order are the whole sorted list in order: the
-    /// curve is the same, bit for bit, as [`Curve::from_events`] of the whole list, and
-    /// memory is the curve plus one bucket instead of the list plus the sort's scratch
-    /// (half the list again). A long list's `ev` is called twice more than there are buckets
-    /// (its start, then its range).
-    fn from_source<I: Iterator<Item = (f64, f64)>>(ev: impl Fn() -> I) -> Curve {
-        // A short list (every curve of a run below about 30,000 requests of 16 streamed tokens)
-        // is walked once.
-        let mut head: Vec<(f64, f64)> = Vec::new();
-        let mut it = ev();
-        for e in it.by_ref() {
-            head.push(e);
-            if head.len() > BUCKET_EVENTS {
-                break;
-            }
-        }
-        if head.len() <= BUCKET_EVENTS {
-            return Curve::from_events(head);
-        }
-        drop((head, it));
-        let (mut n, mut lo, mut hi, mut finite) = (0usize, f64::INFINITY, f64::NEG_INFINITY, true);
-        for (t, _) in ev() {
-            n += 1;
-            finite &= t.is_finite();
-            lo = lo.min(t);
-            hi = hi.max(t);
-        }
-        let span = hi - lo;
-        if !(finite && span > 0.0 && span.is_finite()) {
-            return Curve::from_events(ev().collect());
-        }
-        let k = n.div_ceil(BUCKET_EVENTS);
-        // Monotone in t: a rounded subtraction, division and product of positive numbers
-        // never reverse an order, and the clamp keeps the last instant in the last bucket.
-        let bucket = |t: f64| (((t - lo) / span * k as f64) as usize).min(k - 1);
-        let mut p: Vec<(f64, f64)> = Vec::new();
-        let mut b: Vec<(f64, f64)> = Vec::new();
-        let (mut run, mut m) = (0.0, 0.0f64);
-        for j in 0..k {
-            b.clear();
-            b.extend(ev().filter(|e| bucket(e.0) == j));
-            sort_events(&mut b);
-            for &(t, d) in &b {
-                run += d;
-                m = m.max(run.abs());
-                match p.last_mut() {
-                    Some(last) if last.0 == t => last.1 = run,
-                    _ => p.push((t, run)),
-                }
-            }
-        }
-        drop(b);
-        snap(&mut p, m);
-        p.shrink_to_fit();
-        Curve { p }
-    }
-
-    /// Intervals (a, b, w): every (a, +w) in list order, then every (b, −w). The intervals
-    /// are generated again on each pass, never held as a list of their own.
-    fn from_intervals<I: Iterator<Item = (f64, f64, f64)>>(iv: impl Fn() -> I) -> Curve {
-        Curve::from_source(|| {
-            iv().map(|(a, _, w)| (a, w))
-                .chain(iv().map(|(_, b, w)| (b, -w)))
-        })
-    }
-
     fn is_empty(&self) -> bool {
         self.p.is_empty()
     }
@@ -166,24 +67,6 @@ impl Curve {
         });
         p.shrink_to_fit();
         Curve { p }
-    }
-}
-
-/// Events per bucket above which [`Curve::from_source`] builds bucket by bucket (16 MiB of
-/// events): the radix sort's limit (`radix::LARGE`), so that a bucket of average size is
-/// radix-sorted (a 40,000-request streamed run's per-gap curve, 1.2 million events, took the
-/// comparison sort whole: 8 % of that run's sweep). Small in the unit tests, so that the
-/// oracle comparison crosses many buckets.
-const BUCKET_EVENTS: usize = if cfg!(test) { 16 } else { 1 << 20 };
-
-/// Snaps +r/−r cancellation residue to exact 0, relative to the largest running value `m`.
-fn snap(p: &mut [(f64, f64)], m: f64) {
-    if m > 0.0 {
-        for e in p.iter_mut() {
-            if e.1.abs() < 1e-9 * m {
-                e.1 = 0.0;
-            }
-        }
     }
 }
 
@@ -778,12 +661,13 @@ fn icl_tokens_events<'a, R: Rows + ?Sized>(src: &'a R) -> impl Iterator<Item = (
         .chain(exits(src, in_hset))
 }
 
+mod build;
 mod quantile;
 mod radix;
 mod rows;
 
 use quantile::weighted_quantiles;
-use radix::{sort_events, sort_pieces};
+use radix::sort_pieces;
 
 pub use rows::CompactSweep;
 use rows::{ColumnRows, PooledRows, Row, Rows};
