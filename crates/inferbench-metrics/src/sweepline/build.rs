@@ -58,21 +58,13 @@ impl Curve {
             return Curve::from_events(head);
         }
         drop((head, it));
-        let (mut n, mut lo, mut hi, mut finite) = (0usize, f64::INFINITY, f64::NEG_INFINITY, true);
+        let mut range = Range::default();
         for (t, _) in ev() {
-            n += 1;
-            finite &= t.is_finite();
-            lo = lo.min(t);
-            hi = hi.max(t);
+            range.add(t);
         }
-        let span = hi - lo;
-        if !(finite && span > 0.0 && span.is_finite()) {
+        let Some((k, bucket)) = range.buckets() else {
             return Curve::from_events(ev().collect());
-        }
-        let k = n.div_ceil(BUCKET_EVENTS);
-        // Monotone in t: a rounded subtraction, division and product of positive numbers
-        // never reverse an order, and the clamp keeps the last instant in the last bucket.
-        let bucket = |t: f64| (((t - lo) / span * k as f64) as usize).min(k - 1);
+        };
         let mut sweep = Sweep::default();
         let mut b: Vec<(f64, f64)> = Vec::new();
         for j in 0..k {
@@ -105,22 +97,16 @@ impl Curve {
         }
         drop(head);
         ends = Vec::new();
-        let (mut n, mut lo, mut hi, mut finite) = (0usize, f64::INFINITY, f64::NEG_INFINITY, true);
+        let mut range = Range::default();
         for (a, b, _) in iv() {
-            n += 2;
-            finite &= a.is_finite() && b.is_finite();
-            lo = lo.min(a).min(b);
-            hi = hi.max(a).max(b);
+            range.add(a);
+            range.add(b);
         }
-        let span = hi - lo;
-        if !(finite && span > 0.0 && span.is_finite()) {
+        let Some((k, bucket)) = range.buckets() else {
             let mut all: Vec<(f64, f64)> = iv().map(|(a, _, w)| (a, w)).collect();
             all.extend(iv().map(|(_, b, w)| (b, -w)));
             return Curve::from_events(all);
-        }
-        let k = n.div_ceil(BUCKET_EVENTS);
-        // As in `from_source`.
-        let bucket = |t: f64| (((t - lo) / span * k as f64) as usize).min(k - 1);
+        };
         let mut sweep = Sweep::default();
         let mut bk: Vec<(f64, f64)> = Vec::new();
         for j in 0..k {
@@ -138,6 +124,50 @@ impl Curve {
             sweep.bucket(&mut bk);
         }
         sweep.finish()
+    }
+}
+
+/// A long list's instants: how many, their range, whether all are finite.
+struct Range {
+    n: usize,
+    lo: f64,
+    hi: f64,
+    finite: bool,
+}
+
+impl Default for Range {
+    fn default() -> Self {
+        Range {
+            n: 0,
+            lo: f64::INFINITY,
+            hi: f64::NEG_INFINITY,
+            finite: true,
+        }
+    }
+}
+
+impl Range {
+    fn add(&mut self, t: f64) {
+        self.n += 1;
+        self.finite &= t.is_finite();
+        self.lo = self.lo.min(t);
+        self.hi = self.hi.max(t);
+    }
+
+    /// How many time buckets of about [`BUCKET_EVENTS`] events, and an instant's bucket;
+    /// `None` when the instants do not span a finite, positive range (the list is then
+    /// swept whole).
+    fn buckets(&self) -> Option<(usize, impl Fn(f64) -> usize + use<>)> {
+        let (lo, span) = (self.lo, self.hi - self.lo);
+        if !(self.finite && span > 0.0 && span.is_finite()) {
+            return None;
+        }
+        let k = self.n.div_ceil(BUCKET_EVENTS);
+        // Monotone in t: a rounded subtraction, division and product of positive numbers
+        // never reverse an order, and the clamp keeps the last instant in the last bucket.
+        Some((k, move |t: f64| {
+            (((t - lo) / span * k as f64) as usize).min(k - 1)
+        }))
     }
 }
 
