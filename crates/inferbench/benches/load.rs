@@ -109,8 +109,22 @@ fn run_measured(cmd: &mut Command) -> (Duration, Duration, i32) {
 }
 
 /// As [`run_measured`], with the child's peak RSS in KiB (wait4's `ru_maxrss`).
-#[allow(clippy::zombie_processes)]
 fn run_measured_rss(cmd: &mut Command) -> (Duration, Duration, i32, i64) {
+    let m = run_measured_full(cmd);
+    (m.wall, m.user + m.system, m.status, m.rss_kib)
+}
+
+/// One child's run as `wait4` reports it.
+struct Measured {
+    wall: Duration,
+    user: Duration,
+    system: Duration,
+    status: i32,
+    rss_kib: i64,
+}
+
+#[allow(clippy::zombie_processes)]
+fn run_measured_full(cmd: &mut Command) -> Measured {
     let start = Instant::now();
     let child = cmd.spawn().expect("spawn client");
     let pid = child.id() as i32;
@@ -120,12 +134,13 @@ fn run_measured_rss(cmd: &mut Command) -> (Duration, Duration, i32, i64) {
     assert_eq!(r, pid, "wait4");
     let wall = start.elapsed();
     let tv = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
-    (
+    Measured {
         wall,
-        tv(ru.ru_utime) + tv(ru.ru_stime),
+        user: tv(ru.ru_utime),
+        system: tv(ru.ru_stime),
         status,
-        ru.ru_maxrss as i64,
-    )
+        rss_kib: ru.ru_maxrss as i64,
+    }
 }
 
 /// The server's socket writes per streamed response so far, from its own counters.
@@ -278,7 +293,8 @@ fn main() {
     let _ = run_measured(&mut client(&server.addr, &tmp.join("warm"), 64, 2_000));
     let server_cpu0 = proc_cpu(server.child.id());
     let dir1 = tmp.join("cost");
-    let (wall, cpu, status, rss_kib) = run_measured_rss(&mut client(&server.addr, &dir1, 64, n));
+    let m = run_measured_full(&mut client(&server.addr, &dir1, 64, n));
+    let (wall, cpu, status, rss_kib) = (m.wall, m.user + m.system, m.status, m.rss_kib);
     let server_cpu = proc_cpu(server.child.id()) - server_cpu0;
     assert_eq!(status, 0, "client failed");
     let rate = summary_avg(&dir1, "request_throughput");
@@ -286,10 +302,12 @@ fn main() {
         "== client cost: zero-delay one-thread server, per-event writes, 32 in / 16 out streamed, concurrency 64, {n} requests"
     );
     println!(
-        "client: {:.1} µs CPU per request (target ≤ 50; whole process, start to exit: {:.2} s CPU over {:.2} s wall)",
+        "client: {:.1} µs CPU per request (target ≤ 50; whole process, start to exit: {:.2} s CPU over {:.2} s wall; user {:.1} and system {:.1} µs a request)",
         cpu.as_secs_f64() * 1e6 / n as f64,
         cpu.as_secs_f64(),
-        wall.as_secs_f64()
+        wall.as_secs_f64(),
+        m.user.as_secs_f64() * 1e6 / n as f64,
+        m.system.as_secs_f64() * 1e6 / n as f64
     );
     println!(
         "server: {:.1} µs CPU per request",
@@ -297,7 +315,7 @@ fn main() {
     );
     println!("achieved: {rate:.0} requests/s (request_throughput of the run)");
     println!(
-        "client reads a request: {:.1} (the kernel's part of the CPU follows them)",
+        "client reads a request: {:.1} (the kernel's part of the CPU follows them, and a client quicker in user space reads more often)",
         reads_per_request(&dir1)
     );
     println!(
