@@ -42,27 +42,15 @@ async fn run(
     reasoning_tags: bool,
     body: Value,
 ) -> Vec<Record> {
-    let cfg = EngineConfig {
-        uri: format!("http://{}{path}", server.local_addr())
-            .parse()
-            .unwrap(),
-        endpoint_type: endpoint,
+    let phases = EngineConfig::burst_phases(2, 0, N);
+    let cfg = crate::test_config(
+        server.local_addr(),
+        path,
+        endpoint,
         streaming,
-        headers: Vec::new(),
-        timeout: Duration::from_secs(10),
-        phases: EngineConfig::burst_phases(2, 0, N),
-        cancellation: None,
-        keep_raw: false,
-        seed: 1,
-        decoder: inferbench_client::decode::Decoder::new(
-            endpoint,
-            &inferbench_core::endpoint_plan::EndpointPlan {
-                reasoning_tags: reasoning_tags.then(|| "think".to_string()),
-                ..Default::default()
-            },
-        )
-        .unwrap(),
-    };
+        phases,
+        reasoning_tags,
+    );
     let payload = PreparedPayload {
         conversation_id: "session_000000".into(),
         turn_index: 0,

@@ -86,26 +86,12 @@ async fn request_on(
     headers: Vec<ConfiguredHeader>,
     reasoning_tags: bool,
 ) -> Record {
+    let phases = EngineConfig::burst_phases(1, 0, 1);
+    let chat = "/v1/chat/completions";
     let cfg = EngineConfig {
-        uri: format!("http://{addr}/v1/chat/completions")
-            .parse()
-            .unwrap(),
-        endpoint_type: EndpointType::Chat,
-        streaming: true,
         headers,
-        timeout: Duration::from_secs(10),
-        phases: EngineConfig::burst_phases(1, 0, 1),
-        cancellation: None,
         keep_raw: true,
-        seed: 1,
-        decoder: inferbench_client::decode::Decoder::new(
-            EndpointType::Chat,
-            &inferbench_core::endpoint_plan::EndpointPlan {
-                reasoning_tags: reasoning_tags.then(|| "think".to_string()),
-                ..Default::default()
-            },
-        )
-        .unwrap(),
+        ..crate::test_config(addr, chat, EndpointType::Chat, true, phases, reasoning_tags)
     };
     let payload = PreparedPayload {
         conversation_id: "session_000000".into(),
@@ -297,34 +283,23 @@ async fn a_fixed_schedule_plans_each_request_at_its_offset() {
         .iter()
         .map(|ms| ms * 1_000_000)
         .collect();
-    let cfg = EngineConfig {
-        uri: format!("http://{}/v1/chat/completions", server.local_addr())
-            .parse()
-            .unwrap(),
-        endpoint_type: EndpointType::Chat,
-        streaming: true,
-        headers: Vec::new(),
-        timeout: Duration::from_secs(10),
-        phases: vec![PhaseSpec {
-            phase: Phase::Profiling,
-            mode: LoadMode::Fixed {
-                offsets_ns: std::sync::Arc::new(offsets.clone()),
-                conversations: std::sync::Arc::new(Vec::new()),
-                ceiling: None,
-            },
-            request_count: None,
-            session_count: None,
-            duration: None,
-            grace: None,
-            prefill_concurrency: None,
-            prefill_ramp: None,
-            failed_request_threshold: None,
-        }],
-        cancellation: None,
-        keep_raw: false,
-        seed: 1,
-        decoder: inferbench_client::decode::Decoder::plain(EndpointType::Chat),
-    };
+    let phases = vec![PhaseSpec {
+        phase: Phase::Profiling,
+        mode: LoadMode::Fixed {
+            offsets_ns: std::sync::Arc::new(offsets.clone()),
+            conversations: std::sync::Arc::new(Vec::new()),
+            ceiling: None,
+        },
+        request_count: None,
+        session_count: None,
+        duration: None,
+        grace: None,
+        prefill_concurrency: None,
+        prefill_ramp: None,
+        failed_request_threshold: None,
+    }];
+    let (addr, chat) = (server.local_addr(), "/v1/chat/completions");
+    let cfg = crate::test_config(addr, chat, EndpointType::Chat, true, phases, false);
     let payload = PreparedPayload {
         conversation_id: "session_000000".into(),
         turn_index: 0,

@@ -111,24 +111,15 @@ async fn server() -> (std::net::SocketAddr, tokio::task::JoinHandle<usize>) {
 
 /// `requests` streamed chat requests at concurrency 1 to the server at `addr`.
 fn config(addr: std::net::SocketAddr, requests: u64) -> EngineConfig {
-    EngineConfig {
-        uri: format!("http://{addr}/v1/chat/completions")
-            .parse()
-            .unwrap(),
-        endpoint_type: EndpointType::Chat,
-        streaming: true,
-        headers: Vec::new(),
-        timeout: Duration::from_secs(10),
-        phases: EngineConfig::burst_phases(1, 0, requests),
-        cancellation: None,
-        keep_raw: false,
-        seed: 1,
-        decoder: inferbench_client::decode::Decoder::new(
-            EndpointType::Chat,
-            &inferbench_core::endpoint_plan::EndpointPlan::default(),
-        )
-        .unwrap(),
-    }
+    let phases = EngineConfig::burst_phases(1, 0, requests);
+    crate::test_config(
+        addr,
+        "/v1/chat/completions",
+        EndpointType::Chat,
+        true,
+        phases,
+        false,
+    )
 }
 
 async fn run(addr: std::net::SocketAddr, requests: u64) -> Vec<Record> {

@@ -6,9 +6,43 @@ mod sessions;
 
 use std::time::Duration;
 
-use inferbench_client::engine::PreparedPayload;
+use inferbench_client::engine::{PhaseSpec, PreparedPayload};
 use inferbench_client::{Clock, Engine, EngineConfig, EngineEvent, StopSignal};
+use inferbench_core::endpoint_plan::EndpointPlan;
+use inferbench_core::plan::EndpointType;
 use inferbench_core::record::Record;
+
+/// The tests' run configuration: `endpoint` at `path` on `addr` with these phases, no headers
+/// of their own, a 10 s timeout, no cancellation, seed 1, and the endpoint's decoder
+/// (`<think>` split out when `reasoning_tags`). A test changes what it needs with `..`.
+pub fn test_config(
+    addr: std::net::SocketAddr,
+    path: &str,
+    endpoint: EndpointType,
+    streaming: bool,
+    phases: Vec<PhaseSpec>,
+    reasoning_tags: bool,
+) -> EngineConfig {
+    EngineConfig {
+        uri: format!("http://{addr}{path}").parse().unwrap(),
+        endpoint_type: endpoint,
+        streaming,
+        headers: Vec::new(),
+        timeout: Duration::from_secs(10),
+        phases,
+        cancellation: None,
+        keep_raw: false,
+        seed: 1,
+        decoder: inferbench_client::decode::Decoder::new(
+            endpoint,
+            &EndpointPlan {
+                reasoning_tags: reasoning_tags.then(|| "think".to_string()),
+                ..Default::default()
+            },
+        )
+        .unwrap(),
+    }
+}
 
 /// Runs `n` requests, each of `payload`, under `cfg` (within 30 s) and returns their
 /// records by id, after checking that the run made exactly `n`.

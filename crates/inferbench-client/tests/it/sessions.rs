@@ -99,29 +99,21 @@ fn turn(conv: &str, i: u32, text: &str, delay_ms: Option<u64>, history: bool) ->
 }
 
 fn config(addr: std::net::SocketAddr, mode: LoadMode, count: Option<u64>) -> EngineConfig {
+    let phases = vec![PhaseSpec {
+        phase: Phase::Profiling,
+        mode,
+        request_count: count,
+        session_count: None,
+        duration: None,
+        grace: None,
+        prefill_concurrency: None,
+        prefill_ramp: None,
+        failed_request_threshold: None,
+    }];
+    let chat = "/v1/chat/completions";
     EngineConfig {
-        uri: format!("http://{addr}/v1/chat/completions")
-            .parse()
-            .unwrap(),
-        endpoint_type: EndpointType::Chat,
-        streaming: false,
-        headers: Vec::new(),
-        timeout: Duration::from_secs(10),
-        phases: vec![PhaseSpec {
-            phase: Phase::Profiling,
-            mode,
-            request_count: count,
-            session_count: None,
-            duration: None,
-            grace: None,
-            prefill_concurrency: None,
-            prefill_ramp: None,
-            failed_request_threshold: None,
-        }],
-        cancellation: None,
-        keep_raw: false,
         seed: 7,
-        decoder: inferbench_client::decode::Decoder::plain(EndpointType::Chat),
+        ..crate::test_config(addr, chat, EndpointType::Chat, false, phases, false)
     }
 }
 
