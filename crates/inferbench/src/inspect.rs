@@ -5,9 +5,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use inferbench_client::engine::{LoadMode, PhaseSpec};
-use inferbench_client::{Clock, Engine, EngineEvent, StopSignal};
-use inferbench_core::record::{Phase, Record};
+use inferbench_client::{Clock, Engine, EngineConfig, EngineEvent, StopSignal};
+use inferbench_core::record::Record;
 use inferbench_workload::Tokenizer;
 
 use inferbench_core::plan::Target;
@@ -77,20 +76,7 @@ fn inspect(a: &InspectArgs, prepared: &inferbench_run::Prepared) -> Result<u8, F
         c
     });
     let mut cfg = prepared.engine.clone();
-    cfg.phases = vec![PhaseSpec {
-        phase: Phase::Profiling,
-        mode: LoadMode::Burst {
-            concurrency: 1,
-            ramp: None,
-        },
-        request_count: Some(a.count as u64),
-        session_count: None,
-        duration: None,
-        grace: None,
-        prefill_concurrency: None,
-        prefill_ramp: None,
-        failed_request_threshold: None,
-    }];
+    cfg.phases = EngineConfig::burst_phases(1, 0, a.count as u64);
     cfg.keep_raw = true;
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()

@@ -187,40 +187,36 @@ pub struct EngineConfig {
     pub decoder: decode::Decoder,
 }
 
-impl EngineConfig {
-    /// A count-limited burst run (warmup, then profiling): the simplest plan.
-    pub fn burst_phases(concurrency: usize, warmup: u64, count: u64) -> Vec<PhaseSpec> {
-        let mut v = Vec::new();
-        if warmup > 0 {
-            v.push(PhaseSpec {
-                phase: Phase::Warmup,
-                mode: LoadMode::Burst {
-                    concurrency,
-                    ramp: None,
-                },
-                request_count: Some(warmup),
-                duration: None,
-                grace: None,
-                prefill_concurrency: None,
-                prefill_ramp: None,
-                failed_request_threshold: None,
-                session_count: None,
-            });
-        }
-        v.push(PhaseSpec {
-            phase: Phase::Profiling,
-            mode: LoadMode::Burst {
-                concurrency,
-                ramp: None,
-            },
-            request_count: Some(count),
+impl PhaseSpec {
+    /// A phase with no limit but its request count (None: none) and no prefill limit or
+    /// failure threshold.
+    pub fn new(phase: Phase, mode: LoadMode, request_count: Option<u64>) -> PhaseSpec {
+        PhaseSpec {
+            phase,
+            mode,
+            request_count,
             duration: None,
             grace: None,
             prefill_concurrency: None,
             prefill_ramp: None,
             failed_request_threshold: None,
             session_count: None,
-        });
+        }
+    }
+}
+
+impl EngineConfig {
+    /// A count-limited burst run (warmup, then profiling): the simplest plan.
+    pub fn burst_phases(concurrency: usize, warmup: u64, count: u64) -> Vec<PhaseSpec> {
+        let burst = LoadMode::Burst {
+            concurrency,
+            ramp: None,
+        };
+        let mut v = Vec::new();
+        if warmup > 0 {
+            v.push(PhaseSpec::new(Phase::Warmup, burst.clone(), Some(warmup)));
+        }
+        v.push(PhaseSpec::new(Phase::Profiling, burst, Some(count)));
         v
     }
 }

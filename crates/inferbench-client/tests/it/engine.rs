@@ -283,21 +283,12 @@ async fn a_fixed_schedule_plans_each_request_at_its_offset() {
         .iter()
         .map(|ms| ms * 1_000_000)
         .collect();
-    let phases = vec![PhaseSpec {
-        phase: Phase::Profiling,
-        mode: LoadMode::Fixed {
-            offsets_ns: std::sync::Arc::new(offsets.clone()),
-            conversations: std::sync::Arc::new(Vec::new()),
-            ceiling: None,
-        },
-        request_count: None,
-        session_count: None,
-        duration: None,
-        grace: None,
-        prefill_concurrency: None,
-        prefill_ramp: None,
-        failed_request_threshold: None,
-    }];
+    let fixed = LoadMode::Fixed {
+        offsets_ns: std::sync::Arc::new(offsets.clone()),
+        conversations: std::sync::Arc::new(Vec::new()),
+        ceiling: None,
+    };
+    let phases = vec![PhaseSpec::new(Phase::Profiling, fixed, None)];
     let (addr, chat) = (server.local_addr(), "/v1/chat/completions");
     let cfg = crate::test_config(addr, chat, EndpointType::Chat, true, phases, false);
     let payload = PreparedPayload {

@@ -99,17 +99,7 @@ fn turn(conv: &str, i: u32, text: &str, delay_ms: Option<u64>, history: bool) ->
 }
 
 fn config(addr: std::net::SocketAddr, mode: LoadMode, count: Option<u64>) -> EngineConfig {
-    let phases = vec![PhaseSpec {
-        phase: Phase::Profiling,
-        mode,
-        request_count: count,
-        session_count: None,
-        duration: None,
-        grace: None,
-        prefill_concurrency: None,
-        prefill_ramp: None,
-        failed_request_threshold: None,
-    }];
+    let phases = vec![PhaseSpec::new(Phase::Profiling, mode, count)];
     let chat = "/v1/chat/completions";
     EngineConfig {
         seed: 7,
