@@ -20,7 +20,7 @@ source "$(dirname "$0")/servers.sh"
 URL=$(start "$WORK/srv.err" "${PIN[@]}" "$A" mock-server --port 0 --host 127.0.0.1 --workers 1 --fast)
 run() { # run SIDE N ROUND: one run, its "user sys" appended to WORK/SIDE-N
     local bin=${!1}
-    /usr/bin/time -f "%U %S" -o "$WORK/t" "$bin" profile -m mock-model --endpoint-type chat \
+    /usr/bin/time -f "%U %S" -o "$WORK/t" "${CLIENT_PIN[@]}" "$bin" profile -m mock-model --endpoint-type chat \
         --streaming --isl 32 --osl 16 --extra-inputs ignore_eos:true --random-seed 1 --ui none \
         -u "$URL" --concurrency 64 --request-count "$2" --artifact-dir "$WORK/run-$1-$2-$3" \
         >/dev/null 2>&1

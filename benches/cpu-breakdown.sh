@@ -22,9 +22,9 @@ URL=$(start "$WORK/srv.err" "${PIN[@]}" "$BIN" mock-server --port 0 --host 127.0
 ARGS=(profile -m mock-model --endpoint-type chat --streaming --isl 32 --osl 16
     --extra-inputs ignore_eos:true --random-seed 1 --ui none -u "$URL" --concurrency 64
     --request-count "$N")
-/usr/bin/time -f "%U %S" -o "$WORK/t" "$BIN" "${ARGS[@]}" --artifact-dir "$WORK/plain" >/dev/null 2>&1
+/usr/bin/time -f "%U %S" -o "$WORK/t" "${CLIENT_PIN[@]}" "$BIN" "${ARGS[@]}" --artifact-dir "$WORK/plain" >/dev/null 2>&1
 perf record -N -q -F 999 --call-graph dwarf,16384 -o "$WORK/perf.data" -- \
-    "$BIN" "${ARGS[@]}" --artifact-dir "$WORK/profiled" >/dev/null 2>&1
+    "${CLIENT_PIN[@]}" "$BIN" "${ARGS[@]}" --artifact-dir "$WORK/profiled" >/dev/null 2>&1
 perf report -i "$WORK/perf.data" --children --sort sym -g none --stdio 2>/dev/null >"$WORK/children"
 perf report -i "$WORK/perf.data" --no-children --sort comm,dso -g none --stdio 2>/dev/null >"$WORK/comm"
 python3 - "$WORK" "$N" <<'PY'

@@ -1,6 +1,7 @@
 # Sourced by the A/B benchmark scripts: a work directory whose servers the exit trap stops,
-# `start` for a mock-server, and `PIN` (the last CPU) for a server that must not share the
-# client's core.
+# `start` for a mock-server, `PIN` (the last CPU) for a server that must not share the
+# client's core, and `CLIENT_PIN` (every other CPU) for the client, which left to the
+# scheduler sometimes lands on the server's core (crates/inferbench/benches/common/pin.rs).
 WORK=$(mktemp -d)
 # The servers start inside command substitutions (not jobs of this shell): their pids go to
 # a file, and the exit trap stops them.
@@ -18,4 +19,8 @@ start() { # start LOG ARGS... : a mock-server; prints its URL
     grep -o 'http://[0-9.:]*' "$log" | head -1
 }
 PIN=()
-if command -v taskset >/dev/null && [ "$(nproc)" -gt 1 ]; then PIN=(taskset -c "$(($(nproc) - 1))"); fi
+CLIENT_PIN=()
+if command -v taskset >/dev/null && [ "$(nproc)" -gt 1 ]; then
+    PIN=(taskset -c "$(($(nproc) - 1))")
+    CLIENT_PIN=(taskset -c "0-$(($(nproc) - 2))")
+fi

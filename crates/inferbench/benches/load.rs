@@ -10,7 +10,13 @@
 //! pinned to the last CPU with `taskset` when there is one); 32 input / 16 output tokens per
 //! streamed chat request; concurrency 64. Reports the client process's CPU time per request
 //! (user + sys of the whole process, start to exit, from wait4), its achieved request rate,
-//! its peak RSS (wait4's `ru_maxrss`), and the server process's CPU per request.
+//! its peak RSS (wait4's `ru_maxrss`), and the server process's CPU per request. Then the
+//! floor client (`common/floor_client.rs`: epoll and `read` only) runs the same load against
+//! the same server: its rate is what the server gives a client that never holds it up, so
+//! inferbench's rate as a share of it says whether inferbench held the server back. Both
+//! processes' busy shares are printed: when both are near one core, each is saturated and
+//! the client's CPU a request is the server's rate spent on reads (docs/timing.md, "Two
+//! saturated processes").
 //!
 //! Scenario 2 (timing accuracy): server TTFT 50 ms, ITL 10 ms; concurrency 64. Reports the
 //! mean TTFT the client measured next to the mean TTFT the server actually waited (from the
@@ -33,6 +39,9 @@ use std::time::{Duration, Instant};
 
 #[path = "common/pin.rs"]
 mod pin;
+
+#[path = "common/floor_client.rs"]
+mod floor_client;
 
 const BIN: &str = env!("CARGO_BIN_EXE_inferbench");
 
@@ -182,7 +191,29 @@ fn client(addr: &str, dir: &Path, concurrency: u32, count: u64) -> Command {
 }
 
 fn client_ui(addr: &str, dir: &Path, concurrency: u32, count: u64, ui: &str) -> Command {
-    let mut c = Command::new(BIN);
+    client_from(Command::new(BIN), addr, dir, concurrency, count, ui)
+}
+
+/// As [`client`], kept off the last CPU, where the one-thread server runs (`common/pin.rs`).
+fn client_off_server_cpu(addr: &str, dir: &Path, concurrency: u32, count: u64) -> Command {
+    client_from(
+        pin::off_last_cpu(BIN),
+        addr,
+        dir,
+        concurrency,
+        count,
+        "none",
+    )
+}
+
+fn client_from(
+    mut c: Command,
+    addr: &str,
+    dir: &Path,
+    concurrency: u32,
+    count: u64,
+    ui: &str,
+) -> Command {
     c.args([
         "profile",
         "-m",
@@ -290,10 +321,15 @@ fn main() {
     let n: u64 = if quick { 20_000 } else { 100_000 };
     let server = start_one_thread_server(&["--fast"]);
     // A short warm run so that page cache and connection set-up do not skew the first figure.
-    let _ = run_measured(&mut client(&server.addr, &tmp.join("warm"), 64, 2_000));
+    let _ = run_measured(&mut client_off_server_cpu(
+        &server.addr,
+        &tmp.join("warm"),
+        64,
+        2_000,
+    ));
     let server_cpu0 = proc_cpu(server.child.id());
     let dir1 = tmp.join("cost");
-    let m = run_measured_full(&mut client(&server.addr, &dir1, 64, n));
+    let m = run_measured_full(&mut client_off_server_cpu(&server.addr, &dir1, 64, n));
     let (wall, cpu, status, rss_kib) = (m.wall, m.user + m.system, m.status, m.rss_kib);
     let server_cpu = proc_cpu(server.child.id()) - server_cpu0;
     assert_eq!(status, 0, "client failed");
@@ -324,6 +360,26 @@ fn main() {
         rss_kib as f64 * 1024.0 / n as f64
     );
     println!("{}", writes_per_stream(&server.addr));
+    println!(
+        "busy: client {:.2} of a core over its {:.2} s, server {:.2} over the same wall",
+        cpu.as_secs_f64() / wall.as_secs_f64(),
+        wall.as_secs_f64(),
+        server_cpu.as_secs_f64() / wall.as_secs_f64()
+    );
+    // The floor client runs on a thread kept off the server's CPU, as inferbench was.
+    let f = pin::off_last_cpu_thread(|| floor_client::run(&server.addr, n));
+    let floor_rate = f.requests_per_s(n);
+    println!(
+        "floor client, same load and server: {floor_rate:.0} requests/s at {:.1} µs CPU a request ({:.1} reads); inferbench's rate is {:.1} % of it ({})",
+        (f.user_s + f.system_s) * 1e6 / n as f64,
+        f.reads as f64 / n as f64,
+        100.0 * rate / floor_rate,
+        if rate >= 0.95 * floor_rate {
+            "the server, not the client, set the rate"
+        } else {
+            "the client held the server back"
+        }
+    );
     drop(server);
 
     // Scenario 2: TTFT accuracy with real delays.
