@@ -15,8 +15,8 @@
 //! the same server: its rate is what the server gives a client that never holds it up, so
 //! inferbench's rate as a share of it says whether inferbench held the server back. Both
 //! processes' busy shares are printed: when both are near one core, each is saturated and
-//! the client's CPU a request is the server's rate spent on reads (docs/timing.md, "Two
-//! saturated processes").
+//! the client's CPU a request is about one core over the server's rate, the client's spare
+//! cycles spent on reads (docs/timing.md, "CPU: two saturated processes").
 //!
 //! Scenario 2 (timing accuracy): server TTFT 50 ms, ITL 10 ms; concurrency 64. Reports the
 //! mean TTFT the client measured next to the mean TTFT the server actually waited (from the
