@@ -43,11 +43,11 @@ impl Curve {
     /// memory is the curve plus one bucket instead of the list plus the sort's scratch
     /// (half the list again). A long list's `ev` is called twice more than there are buckets
     /// (its start, then its range).
-    pub(super) fn from_source<I: Iterator<Item = (f64, f64)>>(ev: impl Fn() -> I) -> Curve {
+    pub(super) fn from_source<I: Iterator<Item = (f64, f64)>>(ev: impl Fn(Pass) -> I) -> Curve {
         // A short list (every curve of a run below about 30,000 requests of 16 streamed tokens)
         // is walked once.
         let mut head: Vec<(f64, f64)> = Vec::new();
-        let mut it = ev();
+        let mut it = ev(Pass::ALL);
         for e in it.by_ref() {
             head.push(e);
             if head.len() > BUCKET_EVENTS {
@@ -59,17 +59,17 @@ impl Curve {
         }
         drop((head, it));
         let mut range = Range::default();
-        for (t, _) in ev() {
+        for (t, _) in ev(Pass::ALL) {
             range.add(t);
         }
-        let Some((k, bucket)) = range.buckets() else {
-            return Curve::from_events(ev().collect());
+        let Some(bk) = range.buckets() else {
+            return Curve::from_events(ev(Pass::ALL).collect());
         };
         let mut sweep = Sweep::default();
         let mut b: Vec<(f64, f64)> = Vec::new();
-        for j in 0..k {
+        for j in 0..bk.k {
             b.clear();
-            b.extend(ev().filter(|e| bucket(e.0) == j));
+            b.extend(ev(bk.pass(j)).filter(|e| bk.of(e.0) == j));
             sweep.bucket(&mut b);
         }
         sweep.finish()
@@ -81,10 +81,12 @@ impl Curve {
     /// generates them once: the (b, −w) events it keeps wait in a list of their own until
     /// the pass's (a, +w) ones are in (generating the intervals, which for the per-gap curve
     /// decodes every record's gaps, was the largest part of a 100,000-request run's sweep).
-    pub(super) fn from_intervals<I: Iterator<Item = (f64, f64, f64)>>(iv: impl Fn() -> I) -> Curve {
+    pub(super) fn from_intervals<I: Iterator<Item = (f64, f64, f64)>>(
+        iv: impl Fn(Pass) -> I,
+    ) -> Curve {
         let mut head: Vec<(f64, f64)> = Vec::new();
         let mut ends: Vec<(f64, f64)> = Vec::new();
-        for (a, b, w) in iv() {
+        for (a, b, w) in iv(Pass::ALL) {
             head.push((a, w));
             ends.push((b, -w));
             if head.len() + ends.len() > BUCKET_EVENTS {
@@ -98,30 +100,30 @@ impl Curve {
         drop(head);
         ends = Vec::new();
         let mut range = Range::default();
-        for (a, b, _) in iv() {
+        for (a, b, _) in iv(Pass::ALL) {
             range.add(a);
             range.add(b);
         }
-        let Some((k, bucket)) = range.buckets() else {
-            let mut all: Vec<(f64, f64)> = iv().map(|(a, _, w)| (a, w)).collect();
-            all.extend(iv().map(|(_, b, w)| (b, -w)));
+        let Some(bk) = range.buckets() else {
+            let mut all: Vec<(f64, f64)> = iv(Pass::ALL).map(|(a, _, w)| (a, w)).collect();
+            all.extend(iv(Pass::ALL).map(|(_, b, w)| (b, -w)));
             return Curve::from_events(all);
         };
         let mut sweep = Sweep::default();
-        let mut bk: Vec<(f64, f64)> = Vec::new();
-        for j in 0..k {
-            bk.clear();
+        let mut list: Vec<(f64, f64)> = Vec::new();
+        for j in 0..bk.k {
+            list.clear();
             ends.clear();
-            for (a, b, w) in iv() {
-                if bucket(a) == j {
-                    bk.push((a, w));
+            for (a, b, w) in iv(bk.pass(j)) {
+                if bk.of(a) == j {
+                    list.push((a, w));
                 }
-                if bucket(b) == j {
+                if bk.of(b) == j {
                     ends.push((b, -w));
                 }
             }
-            bk.append(&mut ends);
-            sweep.bucket(&mut bk);
+            list.append(&mut ends);
+            sweep.bucket(&mut list);
         }
         sweep.finish()
     }
@@ -154,20 +156,69 @@ impl Range {
         self.hi = self.hi.max(t);
     }
 
-    /// How many time buckets of about [`BUCKET_EVENTS`] events, and an instant's bucket;
-    /// `None` when the instants do not span a finite, positive range (the list is then
-    /// swept whole).
-    fn buckets(&self) -> Option<(usize, impl Fn(f64) -> usize + use<>)> {
+    /// Time buckets of about [`BUCKET_EVENTS`] events; `None` when the instants do not
+    /// span a finite, positive range (the list is then swept whole).
+    fn buckets(&self) -> Option<Buckets> {
         let (lo, span) = (self.lo, self.hi - self.lo);
         if !(self.finite && span > 0.0 && span.is_finite()) {
             return None;
         }
         let k = self.n.div_ceil(BUCKET_EVENTS);
-        // Monotone in t: a rounded subtraction, division and product of positive numbers
-        // never reverse an order, and the clamp keeps the last instant in the last bucket.
-        Some((k, move |t: f64| {
-            (((t - lo) / span * k as f64) as usize).min(k - 1)
-        }))
+        Some(Buckets { lo, span, k })
+    }
+}
+
+/// A long curve's instants cut into `k` equal time buckets.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Buckets {
+    lo: f64,
+    span: f64,
+    k: usize,
+}
+
+impl Buckets {
+    /// An instant's bucket. Monotone in t: a rounded subtraction, division and product of
+    /// positive numbers never reverse an order, a negative value casts to 0, and the clamp
+    /// keeps the last instant in the last bucket.
+    fn of(&self, t: f64) -> usize {
+        (((t - self.lo) / self.span * self.k as f64) as usize).min(self.k - 1)
+    }
+
+    fn pass(self, j: usize) -> Pass {
+        Pass(Some((self, j)))
+    }
+}
+
+/// What a walk over the records must yield for one pass of a curve's construction: every
+/// event, or those of one time bucket. The builders keep a pass's events, in list order, and
+/// drop the rest, so a walk may leave out any record none of whose events falls in the
+/// pass's bucket: see [`Pass::range`].
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Pass(Option<(Buckets, usize)>);
+
+impl Pass {
+    /// Every event.
+    pub(super) const ALL: Pass = Pass(None);
+
+    pub(super) fn is_all(&self) -> bool {
+        self.0.is_none()
+    }
+
+    /// The records a pass needs, as an index range, from each record's least and greatest
+    /// instant: `max_hi[i]` the greatest instant of records 0..=i, `min_lo[i]` the least of
+    /// records i.. (both never decrease with i). An instant's bucket never decreases with
+    /// the instant, so a record before the range has every instant in an earlier bucket and
+    /// one after it every instant in a later one. Records are kept in completion order, which
+    /// is close to time order, so a bucket's range is about its own records.
+    pub(super) fn range(&self, max_hi: &[f64], min_lo: &[f64]) -> std::ops::Range<usize> {
+        match self.0 {
+            None => 0..max_hi.len(),
+            Some((b, j)) => {
+                let from = max_hi.partition_point(|&t| b.of(t) < j);
+                let to = min_lo.partition_point(|&t| b.of(t) <= j);
+                from..to.max(from)
+            }
+        }
     }
 }
 
@@ -244,13 +295,47 @@ mod tests {
                 .into_iter()
                 .map(|(a, b, w)| (f64::from(a.min(b)), f64::from(a.max(b)), w))
                 .collect();
-            let by_pass = Curve::from_intervals(|| iv.iter().copied());
-            let by_list = Curve::from_source(|| {
+            let by_pass = Curve::from_intervals(|_| iv.iter().copied());
+            let by_list = Curve::from_source(|_| {
                 iv.iter()
                     .map(|&(a, _, w)| (a, w))
                     .chain(iv.iter().map(|&(_, b, w)| (b, -w)))
             });
             prop_assert_eq!(bits(&by_pass), bits(&by_list));
+        }
+
+        /// A pass never leaves out a record that holds one of its instants: for records in
+        /// any order (each a few instants), every record with an instant in bucket j lies in
+        /// pass j's range, whatever the buckets, instants outside their range included.
+        #[test]
+        fn a_pass_keeps_every_record_holding_one_of_its_instants(
+            lo in -1e3f64..1e3,
+            span in 1e-3f64..1e3,
+            k in 1usize..12,
+            recs in prop::collection::vec(prop::collection::vec(-2e3f64..2e3, 1..4), 1..30),
+        ) {
+            let bk = Buckets { lo, span, k };
+            let mut max_hi = Vec::new();
+            let mut m = f64::NEG_INFINITY;
+            for r in &recs {
+                m = r.iter().copied().fold(m, f64::max);
+                max_hi.push(m);
+            }
+            let mut min_lo = vec![0.0; recs.len()];
+            let mut m = f64::INFINITY;
+            for (i, r) in recs.iter().enumerate().rev() {
+                m = r.iter().copied().fold(m, f64::min);
+                min_lo[i] = m;
+            }
+            prop_assert_eq!(Pass::ALL.range(&max_hi, &min_lo), 0..recs.len());
+            for j in 0..k {
+                let range = bk.pass(j).range(&max_hi, &min_lo);
+                for (i, r) in recs.iter().enumerate() {
+                    if r.iter().any(|&t| bk.of(t) == j) {
+                        prop_assert!(range.contains(&i), "record {} of bucket {} outside {:?}", i, j, range);
+                    }
+                }
+            }
         }
     }
 }

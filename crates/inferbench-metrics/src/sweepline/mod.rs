@@ -409,21 +409,22 @@ impl SweepCurves {
     }
 
     fn of<R: Rows + ?Sized>(src: &R, icl_aware: bool) -> SweepCurves {
-        let conc = Curve::from_intervals(|| src.rows().map(|r| (r.s, r.e, 1.0)));
+        let w = Walk::new(src);
+        let conc = Curve::from_intervals(|p| w.rows(p).map(|r| (r.s, r.e, 1.0)));
         let dec_conc =
-            Curve::from_intervals(|| src.rows().filter_map(|r| r.g.map(|g| (g, r.e, 1.0))));
+            Curve::from_intervals(|p| w.rows(p).filter_map(|r| r.g.map(|g| (g, r.e, 1.0))));
         let pre_conc =
-            Curve::from_intervals(|| src.rows().filter_map(|r| r.g.map(|g| (r.s, g, 1.0))));
-        let pre_tput = Curve::from_intervals(|| src.rows().filter_map(prefill_iv));
+            Curve::from_intervals(|p| w.rows(p).filter_map(|r| r.g.map(|g| (r.s, g, 1.0))));
+        let pre_tput = Curve::from_intervals(|p| w.rows(p).filter_map(prefill_iv));
         let dec_tput = if icl_aware {
-            Curve::from_intervals(|| src.rows().flat_map(icl_decode_intervals))
+            Curve::from_intervals(|p| w.rows(p).flat_map(icl_decode_intervals))
         } else {
-            Curve::from_intervals(|| src.rows().filter_map(decode_iv))
+            Curve::from_intervals(|p| w.rows(p).filter_map(decode_iv))
         };
-        let total_tput = total_throughput(src);
+        let total_tput = total_throughput(&w);
         let dec_user = Curve::divide(&dec_tput, &dec_conc);
         let pre_user = Curve::divide(&pre_tput, &pre_conc);
-        let tokens = tokens_curve(src, icl_aware);
+        let tokens = tokens_curve(&w, icl_aware);
         SweepCurves {
             conc,
             dec_conc,
@@ -468,12 +469,12 @@ pub fn is_sweepline_tag(tag: &str) -> bool {
 }
 
 /// Total throughput: always request-level decode, even when DT is ICL-aware.
-fn total_throughput<R: Rows + ?Sized>(src: &R) -> Curve {
-    Curve::from_source(|| {
-        let pre = src.rows().filter_map(prefill_iv);
-        let pre_end = src.rows().filter_map(prefill_iv);
-        let dec = src.rows().filter_map(decode_iv);
-        let dec_end = src.rows().filter_map(decode_iv);
+fn total_throughput<R: Rows + ?Sized>(w: &Walk<R>) -> Curve {
+    Curve::from_source(|p| {
+        let pre = w.rows(p).filter_map(prefill_iv);
+        let pre_end = w.rows(p).filter_map(prefill_iv);
+        let dec = w.rows(p).filter_map(decode_iv);
+        let dec_end = w.rows(p).filter_map(decode_iv);
         pre.map(|(a, _, w)| (a, w))
             .chain(pre_end.map(|(_, b, w)| (b, -w)))
             .chain(dec.map(|(a, _, w)| (a, w)))
@@ -481,11 +482,11 @@ fn total_throughput<R: Rows + ?Sized>(src: &R) -> Curve {
     })
 }
 
-fn tokens_curve<R: Rows + ?Sized>(src: &R, icl_aware: bool) -> Curve {
+fn tokens_curve<R: Rows + ?Sized>(w: &Walk<R>, icl_aware: bool) -> Curve {
     if icl_aware {
-        Curve::from_source(|| icl_tokens_events(src))
+        Curve::from_source(|p| icl_tokens_events(w, p))
     } else {
-        Curve::from_source(|| request_tokens_events(src))
+        Curve::from_source(|p| request_tokens_events(w, p))
     }
 }
 
@@ -513,12 +514,13 @@ fn metrics_of<R: Rows + ?Sized>(src: &R, window: (u64, u64), icl_aware: bool) ->
     let tw = |c: &Curve| time_weighted(c, w0, w1);
     let aw = |x: &Curve, m: &Curve| active_weighted(x, m, w0, w1);
     let mut raw = [[0.0; 8]; 14];
+    let w = Walk::new(src);
 
     // Concurrency, and total throughput (active while any request is in flight).
-    let conc = Curve::from_intervals(|| src.rows().map(|r| (r.s, r.e, 1.0)));
+    let conc = Curve::from_intervals(|p| w.rows(p).map(|r| (r.s, r.e, 1.0)));
     raw[0] = tw(&conc);
     {
-        let total_tput = total_throughput(src);
+        let total_tput = total_throughput(&w);
         raw[5] = tw(&total_tput);
         raw[13] = aw(&total_tput, &conc);
     }
@@ -527,8 +529,8 @@ fn metrics_of<R: Rows + ?Sized>(src: &R, window: (u64, u64), icl_aware: bool) ->
     // Prefill.
     {
         let pre_conc =
-            Curve::from_intervals(|| src.rows().filter_map(|r| r.g.map(|g| (r.s, g, 1.0))));
-        let pre_tput = Curve::from_intervals(|| src.rows().filter_map(prefill_iv));
+            Curve::from_intervals(|p| w.rows(p).filter_map(|r| r.g.map(|g| (r.s, g, 1.0))));
+        let pre_tput = Curve::from_intervals(|p| w.rows(p).filter_map(prefill_iv));
         raw[2] = tw(&pre_tput);
         raw[4] = tw(&pre_conc);
         raw[10] = aw(&pre_tput, &pre_conc);
@@ -541,11 +543,11 @@ fn metrics_of<R: Rows + ?Sized>(src: &R, window: (u64, u64), icl_aware: bool) ->
     // Decode.
     {
         let dec_conc =
-            Curve::from_intervals(|| src.rows().filter_map(|r| r.g.map(|g| (g, r.e, 1.0))));
+            Curve::from_intervals(|p| w.rows(p).filter_map(|r| r.g.map(|g| (g, r.e, 1.0))));
         let dec_tput = if icl_aware {
-            Curve::from_intervals(|| src.rows().flat_map(icl_decode_intervals))
+            Curve::from_intervals(|p| w.rows(p).flat_map(icl_decode_intervals))
         } else {
-            Curve::from_intervals(|| src.rows().filter_map(decode_iv))
+            Curve::from_intervals(|p| w.rows(p).filter_map(decode_iv))
         };
         raw[1] = tw(&dec_tput);
         raw[3] = tw(&dec_conc);
@@ -556,7 +558,7 @@ fn metrics_of<R: Rows + ?Sized>(src: &R, window: (u64, u64), icl_aware: bool) ->
         raw[11] = aw(&dec_user, &dec_conc);
     }
 
-    let tokens = tokens_curve(src, icl_aware);
+    let tokens = tokens_curve(&w, icl_aware);
     raw[8] = tw(&tokens);
     SPECS.iter().zip(raw).map(|(s, r)| result(s, r)).collect()
 }
@@ -606,33 +608,35 @@ fn output_tokens(r: &Row) -> f64 {
 
 /// Request-level tokens in flight: input from S, all output from G, both out at E.
 fn request_tokens_events<'a, R: Rows + ?Sized>(
-    src: &'a R,
+    w: &'a Walk<'a, R>,
+    p: Pass,
 ) -> impl Iterator<Item = (f64, f64)> + 'a {
-    let inputs = src.rows().filter(in_pset).map(|r| (r.s, input_tokens(&r)));
-    let outputs = src
-        .rows()
+    let inputs = w.rows(p).filter(in_pset).map(|r| (r.s, input_tokens(&r)));
+    let outputs = w
+        .rows(p)
         .filter(in_dset)
         .map(|r| (r.g.unwrap(), output_tokens(&r)));
-    inputs.chain(outputs).chain(exits(src, in_dset))
+    inputs.chain(outputs).chain(exits(w, p, in_dset))
 }
 
 /// The removal events at E, in AIPerf's order: both sets, input only, output only. `h` is
 /// the output set (`in_dset` or `in_hset`); the input set is always `in_pset`.
 fn exits<'a, R: Rows + ?Sized>(
-    src: &'a R,
+    w: &'a Walk<'a, R>,
+    pass: Pass,
     h: fn(&Row) -> bool,
 ) -> impl Iterator<Item = (f64, f64)> + 'a {
     let (p, i, o) = (in_pset, input_tokens, output_tokens);
-    let both = src
-        .rows()
+    let both = w
+        .rows(pass)
         .filter(move |r| p(r) && h(r))
         .map(move |r| (r.e, -(i(&r) + o(&r))));
-    let only_in = src
-        .rows()
+    let only_in = w
+        .rows(pass)
         .filter(move |r| p(r) && !h(r))
         .map(move |r| (r.e, -i(&r)));
-    let only_out = src
-        .rows()
+    let only_out = w
+        .rows(pass)
         .filter(move |r| !p(r) && h(r))
         .map(move |r| (r.e, -o(&r)));
     both.chain(only_in).chain(only_out)
@@ -640,9 +644,12 @@ fn exits<'a, R: Rows + ?Sized>(
 
 /// ICL-aware tokens in flight: 1 token at G, then (O − 1)/K per chunk at G ⊕ cₖ, every gap
 /// counted (zeros too); a chunk at or after E moves just below E.
-fn icl_tokens_events<'a, R: Rows + ?Sized>(src: &'a R) -> impl Iterator<Item = (f64, f64)> + 'a {
-    let firsts = src.rows().filter(in_hset).map(|r| (r.g.unwrap(), 1.0));
-    let chunks = src.rows().filter(in_hset).flat_map(|r| {
+fn icl_tokens_events<'a, R: Rows + ?Sized>(
+    w: &'a Walk<'a, R>,
+    p: Pass,
+) -> impl Iterator<Item = (f64, f64)> + 'a {
+    let firsts = w.rows(p).filter(in_hset).map(|r| (r.g.unwrap(), 1.0));
+    let chunks = w.rows(p).filter(in_hset).flat_map(|r| {
         let g = r.g.unwrap();
         let e = r.e;
         let per_chunk = (r.o.unwrap() - 1) as f64 / r.icl.len() as f64;
@@ -654,23 +661,26 @@ fn icl_tokens_events<'a, R: Rows + ?Sized>(src: &'a R) -> impl Iterator<Item = (
             (t, per_chunk)
         })
     });
-    let inputs = src.rows().filter(in_pset).map(|r| (r.s, input_tokens(&r)));
+    let inputs = w.rows(p).filter(in_pset).map(|r| (r.s, input_tokens(&r)));
     firsts
         .chain(chunks)
         .chain(inputs)
-        .chain(exits(src, in_hset))
+        .chain(exits(w, p, in_hset))
 }
 
 mod build;
 mod quantile;
 mod radix;
 mod rows;
+mod walk;
 
 use quantile::weighted_quantiles;
 use radix::sort_pieces;
 
+use build::Pass;
 pub use rows::CompactSweep;
 use rows::{ColumnRows, PooledRows, Row, Rows};
+use walk::Walk;
 
 #[cfg(test)]
 mod reference_tests;

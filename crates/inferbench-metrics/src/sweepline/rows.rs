@@ -68,12 +68,17 @@ pub(super) struct Row<'a> {
 
 /// The phase's records, walked once per curve (never copied into a list of rows).
 pub(super) trait Rows {
-    fn rows(&self) -> Box<dyn Iterator<Item = Row<'_>> + '_>;
+    fn rows(&self) -> Box<dyn Iterator<Item = Row<'_>> + '_> {
+        self.rows_from(0)
+    }
+
+    /// The rows from the `i`-th on (none past the last).
+    fn rows_from(&self, i: usize) -> Box<dyn Iterator<Item = Row<'_>> + '_>;
 }
 
 impl Rows for [SweepRecord] {
-    fn rows(&self) -> Box<dyn Iterator<Item = Row<'_>> + '_> {
-        Box::new(self.iter().map(|r| Row {
+    fn rows_from(&self, i: usize) -> Box<dyn Iterator<Item = Row<'_>> + '_> {
+        Box::new(self[i.min(self.len())..].iter().map(|r| Row {
             s: r.s as f64,
             g: r.g.map(|g| g as f64),
             e: r.e as f64,
@@ -189,8 +194,9 @@ impl Packed {
 }
 
 impl Rows for PooledRows<'_> {
-    fn rows(&self) -> Box<dyn Iterator<Item = Row<'_>> + '_> {
-        Box::new(self.sweep.rows.iter().map(move |r| {
+    fn rows_from(&self, i: usize) -> Box<dyn Iterator<Item = Row<'_>> + '_> {
+        let rows = &self.sweep.rows[i.min(self.sweep.rows.len())..];
+        Box::new(rows.iter().map(move |r| {
             let a = (r.gap_start as usize).min(self.gaps.len());
             let b = (a + r.gaps as usize).min(self.gaps.len());
             r.row(Gaps::Pooled(&self.gaps[a..b]))
@@ -242,27 +248,27 @@ impl<'a> ColumnRows<'a> {
 }
 
 impl Rows for ColumnRows<'_> {
-    fn rows(&self) -> Box<dyn Iterator<Item = Row<'_>> + '_> {
+    fn rows_from(&self, i: usize) -> Box<dyn Iterator<Item = Row<'_>> + '_> {
         let bytes = self.bytes;
+        let i = i.min(self.sweep.rows.len());
         if let Some(ends) = &self.ends {
-            return Box::new(
-                self.sweep
-                    .rows
-                    .iter()
-                    .zip(ends)
-                    .scan(0usize, move |a, (r, &b)| {
-                        let (from, to) = (*a, b as usize);
-                        *a = to;
-                        Some(r.row(Gaps::Encoded(&bytes[from..to], r.gaps as usize)))
-                    }),
-            );
+            let from = if i == 0 { 0 } else { ends[i - 1] as usize };
+            return Box::new(self.sweep.rows[i..].iter().zip(&ends[i..]).scan(
+                from,
+                move |a, (r, &b)| {
+                    let (from, to) = (*a, b as usize);
+                    *a = to;
+                    Some(r.row(Gaps::Encoded(&bytes[from..to], r.gaps as usize)))
+                },
+            ));
         }
         let mut at = 0usize;
-        Box::new(self.sweep.rows.iter().map(move |r| {
+        let all = self.sweep.rows.iter().map(move |r| {
             let a = at.min(bytes.len());
             at = crate::column::skip(bytes, a, r.gaps as usize);
             let b = at.min(bytes.len());
             r.row(Gaps::Encoded(&bytes[a..b], r.gaps as usize))
-        }))
+        });
+        Box::new(all.skip(i))
     }
 }
