@@ -7,8 +7,9 @@
 //! figures they judge.
 //!
 //! Scenario 1 (client cost): server with zero delays on one worker thread (`--workers 1`,
-//! pinned to the last CPU with `taskset` when there is one); 32 input / 16 output tokens per
-//! streamed chat request; concurrency 64. Reports the client process's CPU time per request
+//! pinned to the last CPU with `taskset` when there is one, the client to the other CPUs,
+//! `common/pin.rs`); 32 input / 16 output tokens per streamed chat request; concurrency 64.
+//! Reports the client process's CPU time per request
 //! (user + sys of the whole process, start to exit, from wait4), its achieved request rate,
 //! its peak RSS (wait4's `ru_maxrss`), and the server process's CPU per request. Then the
 //! floor client (`common/floor_client.rs`: epoll and `read` only) runs the same load against
@@ -184,10 +185,13 @@ fn summary_avg(dir: &Path, tag: &str) -> f64 {
 }
 
 fn client(addr: &str, dir: &Path, concurrency: u32, count: u64) -> Command {
-    // `INFERBENCH_LOAD_UI=simple` runs every client with that progress display (issue 15:
-    // the display must not cost timing accuracy); the default is none.
-    let ui = std::env::var("INFERBENCH_LOAD_UI").unwrap_or_else(|_| "none".into());
-    client_ui(addr, dir, concurrency, count, &ui)
+    client_ui(addr, dir, concurrency, count, &load_ui())
+}
+
+/// `INFERBENCH_LOAD_UI=simple` runs every client with that progress display (issue 15: the
+/// display must not cost timing accuracy); the default is none.
+fn load_ui() -> String {
+    std::env::var("INFERBENCH_LOAD_UI").unwrap_or_else(|_| "none".into())
 }
 
 fn client_ui(addr: &str, dir: &Path, concurrency: u32, count: u64, ui: &str) -> Command {
@@ -202,7 +206,7 @@ fn client_off_server_cpu(addr: &str, dir: &Path, concurrency: u32, count: u64) -
         dir,
         concurrency,
         count,
-        "none",
+        &load_ui(),
     )
 }
 

@@ -62,7 +62,8 @@ impl<'a, R: Rows + ?Sized> Walk<'a, R> {
 /// G ⊕ cₖ and its start G ⊕ cₖ − vₖ, computed as the curves compute them (mod.rs:
 /// `icl_decode_intervals`, `icl_tokens_events`).
 pub(super) fn span(r: &Row) -> (f64, f64) {
-    let mut lo = r.s.min(r.e).min(r.e.next_down());
+    // Just below E is below E itself.
+    let mut lo = r.s.min(r.e.next_down());
     let mut hi = r.s.max(r.e);
     if let Some(g) = r.g {
         lo = lo.min(g);

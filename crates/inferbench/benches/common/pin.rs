@@ -48,12 +48,11 @@ pub fn off_last_cpu(bin: &str) -> Command {
 /// Runs `f` on a thread of its own kept off the last CPU (the server's), as `off_last_cpu`
 /// does for a process (a thread, so that the processes this one starts later keep the
 /// whole machine: a child inherits its parent thread's affinity).
-#[allow(dead_code)] // not every benchmark runs a client in its own process
 pub fn off_last_cpu_thread<T: Send>(f: impl FnOnce() -> T + Send) -> T {
     std::thread::scope(|s| {
         s.spawn(|| {
-            let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
-            if cpus > 1 {
+            // Only where `on_last_cpu` pins the server: otherwise it has no core of its own.
+            if let Some(cpus) = cpus_and_taskset() {
                 // SAFETY: a zeroed cpu_set_t filled with CPU_SET, passed with its own size,
                 // for this thread alone.
                 unsafe {
